@@ -1,0 +1,75 @@
+# Helpers that give every folder the same shape: an OBJECT library of its *.cc (tests excluded), and a
+# gtest binary of its *_test.cc files, each case registered with ctest under the given labels.
+
+# kiln_component(<name> [DEPS <component>...] [SOURCES_GLOB <globs>...])
+function(kiln_component name)
+  cmake_parse_arguments(ARG "" "" "DEPS;GLOBS;EXTRA_SOURCES" ${ARGN})
+  if(NOT ARG_GLOBS)
+    set(ARG_GLOBS "*.cc")
+  endif()
+  set(srcs)
+  foreach(g IN LISTS ARG_GLOBS)
+    file(GLOB_RECURSE found CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/${g}")
+    list(APPEND srcs ${found})
+  endforeach()
+  list(FILTER srcs EXCLUDE REGEX "_test\\.cc$")
+  if(NOT srcs)
+    # A folder still being written: an empty object library keeps the build graph whole.
+    set(empty ${PROJECT_BINARY_DIR}/generated/empty_${name}.cc)
+    file(WRITE ${empty} "// empty component ${name}\n")
+    list(APPEND srcs ${empty})
+  endif()
+  add_library(kiln_${name} OBJECT ${srcs} ${ARG_EXTRA_SOURCES})
+  target_include_directories(kiln_${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>)
+  target_compile_options(kiln_${name} PRIVATE ${KILN_WARNINGS})
+  target_compile_definitions(kiln_${name} PRIVATE KILN_BUILDING_LIBRARY=1)
+  set(closure kiln_${name})
+  foreach(d IN LISTS ARG_DEPS)
+    target_link_libraries(kiln_${name} PUBLIC kiln_${d})
+    get_property(dc GLOBAL PROPERTY KILN_CLOSURE_${d})
+    list(APPEND closure ${dc})
+  endforeach()
+  list(REMOVE_DUPLICATES closure)
+  set_property(GLOBAL PROPERTY KILN_CLOSURE_${name} ${closure})
+  set_property(GLOBAL APPEND PROPERTY KILN_COMPONENTS kiln_${name})
+endfunction()
+
+# kiln_tests(<name> LABELS <labels>... [GLOBS <globs>...] [COMPONENT <c>]): one gtest binary from the matching
+# *_test.cc, linked with the objects of component <c> (default <name>) and everything below it, or with the
+# whole library when COMPONENT is ALL.
+function(kiln_tests name)
+  cmake_parse_arguments(ARG "" "COMPONENT" "LABELS;GLOBS" ${ARGN})
+  if(NOT ARG_COMPONENT)
+    set(ARG_COMPONENT ${name})
+  endif()
+  if(NOT KILN_BUILD_TESTS)
+    return()
+  endif()
+  if(NOT ARG_GLOBS)
+    set(ARG_GLOBS "*_test.cc")
+  endif()
+  set(srcs)
+  foreach(g IN LISTS ARG_GLOBS)
+    file(GLOB_RECURSE found CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/${g}")
+    list(APPEND srcs ${found})
+  endforeach()
+  if(NOT srcs)
+    return()
+  endif()
+  add_executable(${name}_tests ${srcs})
+  target_compile_options(${name}_tests PRIVATE ${KILN_WARNINGS})
+  if(ARG_COMPONENT STREQUAL "ALL")
+    target_link_libraries(${name}_tests PRIVATE kiln_internal)
+  else()
+    get_property(closure GLOBAL PROPERTY KILN_CLOSURE_${ARG_COMPONENT})
+    # Linking an OBJECT library directly links its objects, so list the whole closure.
+    target_link_libraries(${name}_tests PRIVATE ${closure} ${XXHASH_LIBRARY} ${CMAKE_DL_LIBS})
+  endif()
+  target_link_libraries(${name}_tests PRIVATE GTest::gtest GTest::gtest_main Threads::Threads)
+  gtest_discover_tests(${name}_tests
+    PROPERTIES LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,86 @@
+// Tactic registry and the host evaluator over the reference tactics.
+#include "backends/backend.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kiln::backends {
+
+TacticRegistry& TacticRegistry::instance() {
+  static TacticRegistry r;
+  return r;
+}
+
+bool TacticRegistry::add(Tactic t) {
+  if (find(t.name)) {
+    std::fprintf(stderr, "kiln: tactic '%s' registered twice; keeping the first\n", t.name.c_str());
+    return false;
+  }
+  tactics_.push_back(std::make_unique<Tactic>(std::move(t)));
+  return true;
+}
+
+Tactic const* TacticRegistry::find(std::string const& name) const {
+  for (auto const& t : tactics_)
+    if (t->name == name) return t.get();
+  return nullptr;
+}
+
+std::vector<Tactic const*> TacticRegistry::candidates(ir::Node const& node, std::vector<TensorInfo> const& in,
+                                                      std::vector<TensorInfo> const& out, DeviceType device,
+                                                      TacticSources sources) const {
+  std::vector<Tactic const*> r;
+  for (auto const& t : tactics_) {
+    if (t->op != node.op || t->device != device) continue;
+    if (!(sources & (1u << static_cast<uint32_t>(t->source)))) continue;
+    if (t->supports && !t->supports(node, in, out)) continue;
+    r.push_back(t.get());
+  }
+  std::stable_sort(r.begin(), r.end(), [](Tactic const* a, Tactic const* b) { return a->priority > b->priority; });
+  return r;
+}
+
+std::vector<Tactic const*> TacticRegistry::all() const {
+  std::vector<Tactic const*> r;
+  for (auto const& t : tactics_) r.push_back(t.get());
+  return r;
+}
+
+Status evaluateOnHost(ir::Node const& node, std::vector<HostTensor const*> const& in, std::vector<HostTensor>& out) {
+  std::vector<TensorInfo> inInfo, outInfo;
+  LaunchContext ctx;
+  for (HostTensor const* t : in) {
+    if (t) {
+      inInfo.push_back({t->dtype(), t->shape()});
+      ctx.inputs.push_back({const_cast<void*>(t->data()), t->dtype(), t->shape()});
+    } else {
+      Dims none{};
+      none.nbDims = -1;
+      inInfo.push_back({DataType::kFLOAT, none});
+      ctx.inputs.push_back({nullptr, DataType::kFLOAT, none});
+    }
+  }
+  for (HostTensor& t : out) {
+    outInfo.push_back({t.dtype(), t.shape()});
+    ctx.outputs.push_back({t.mutableData(), t.dtype(), t.shape()});
+  }
+  auto cands = TacticRegistry::instance().candidates(node, inInfo, outInfo, DeviceType::kCPU,
+                                                     1u << static_cast<uint32_t>(TacticSource::kREFERENCE));
+  if (cands.empty())
+    return unsupported(node.describe(), ": no reference kernel supports these input types");
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, cands.front()->create(node));
+  size_t ws = k->workspaceSize(inInfo, outInfo);
+  HostBuffer wsBuf;
+  if (ws) {
+    KILN_ASSIGN_OR_RETURN(wsBuf, HostBuffer::allocate(ws, "reference kernel workspace"));
+    ctx.workspace = wsBuf.data();
+    ctx.workspaceSize = ws;
+  }
+  CpuStream stream;
+  ctx.stream = &stream;
+  return k->enqueue(ctx);
+}
+
+ir::HostEvaluator referenceEvaluator() { return &evaluateOnHost; }
+
+}  // namespace kiln::backends

@@ -1,0 +1,110 @@
+// The backend interface: tactics (named kernels for one op, registered by the file that implements them),
+// the kernel life cycle supports -> workspaceSize -> create/prepare -> enqueue, and streams.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ir/graph.h"
+#include "ir/shape_inference.h"
+
+namespace kiln::backends {
+
+using ir::TensorInfo;
+
+/// A tensor as a kernel sees it: memory (host or device) with type and shape, row-major.
+struct TensorView {
+  void* data = nullptr;
+  DataType dtype = DataType::kFLOAT;
+  Dims shape{};
+  int64_t count() const { return volume(shape); }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data); }
+};
+
+/// An ordered queue of work on a device. The CPU stream runs work inline.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  virtual DeviceType device() const = 0;
+  /// Native handle (cudaStream_t on the GPU; null on the CPU).
+  virtual void* native() const { return nullptr; }
+  virtual Status synchronize() { return Status::ok(); }
+};
+
+/// Everything one kernel launch gets. Inputs absent from the node have data == nullptr and nbDims == -1.
+struct LaunchContext {
+  Stream* stream = nullptr;
+  std::vector<TensorView> inputs;
+  std::vector<TensorView> outputs;
+  void* workspace = nullptr;
+  size_t workspaceSize = 0;
+  ThreadPool* pool = nullptr;  // CPU threads the kernel may use (null: run on the calling thread)
+};
+
+/// A kernel instance for one node of one engine: created (and its weights prepared) once per engine,
+/// immutable after that, safe to enqueue from many contexts at once.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  /// Scratch bytes for these shapes.
+  virtual size_t workspaceSize(std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) const {
+    return 0;
+  }
+  /// Runs the node on ctx.stream. Shapes come with every call (they change with the context's input shapes).
+  virtual Status enqueue(LaunchContext const& ctx) const = 0;
+};
+
+/// A registered way to run an op ("<op>_<impl>_<variant>", e.g. "conv_reference_direct").
+struct Tactic {
+  std::string name;
+  ir::OpType op = ir::OpType::kIdentity;
+  DeviceType device = DeviceType::kCPU;
+  TacticSource source = TacticSource::kREFERENCE;
+  int priority = 0;  // higher is tried first by the level-0 heuristic
+  /// True when this tactic can run `node` with these input/output types and (possibly -1) shapes.
+  std::function<bool(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out)>
+      supports;
+  /// Builds the kernel: reads attributes, packs constant weights (node.inputs' producers are Constant
+  /// nodes when the weights are constant). Errors name the node.
+  std::function<Result<std::unique_ptr<Kernel>>(ir::Node const& node)> create;
+};
+
+/// The process-wide tactic registry.
+class TacticRegistry {
+ public:
+  static TacticRegistry& instance();
+  /// Adds a tactic (a second tactic with the same name replaces nothing and is reported at startup).
+  bool add(Tactic t);
+  Tactic const* find(std::string const& name) const;
+  /// Tactics that support the node on `device` from the allowed `sources` (bit mask of TacticSource),
+  /// highest priority first.
+  std::vector<Tactic const*> candidates(ir::Node const& node, std::vector<TensorInfo> const& in,
+                                        std::vector<TensorInfo> const& out, DeviceType device,
+                                        TacticSources sources) const;
+  std::vector<Tactic const*> all() const;
+
+ private:
+  std::vector<std::unique_ptr<Tactic>> tactics_;
+};
+
+/// `KILN_REGISTER_TACTIC(makeTacticFunction)`: registers the Tactic returned by a function at load time.
+#define KILN_REGISTER_TACTIC(MAKE) \
+  static bool const KILN_CONCAT(kiln_tactic_registered_, __LINE__) = ::kiln::backends::TacticRegistry::instance().add(MAKE())
+
+/// The stream of the CPU backends (work runs inline on the calling thread).
+class CpuStream final : public Stream {
+ public:
+  DeviceType device() const override { return DeviceType::kCPU; }
+};
+
+/// Runs one node with the reference tactics on host tensors: used for host evaluation of shape tensors,
+/// constant folding and tests. `out` must come allocated with dtype and shape.
+Status evaluateOnHost(ir::Node const& node, std::vector<HostTensor const*> const& in, std::vector<HostTensor>& out);
+/// evaluateOnHost as an ir::HostEvaluator.
+ir::HostEvaluator referenceEvaluator();
+
+}  // namespace kiln::backends

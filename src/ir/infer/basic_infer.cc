@@ -1,0 +1,44 @@
+// Shape inference of Constant, Identity, Cast and Shape.
+#include "ir/shape_inference.h"
+
+namespace kiln::ir {
+namespace {
+
+Status inferConstant(InferContext& ctx) {
+  if (!ctx.node.constant) return ctx.error("has no data");
+  ctx.out[0] = {ctx.node.constant->dtype(), ctx.node.constant->shape()};
+  return Status::ok();
+}
+
+Status inferIdentity(InferContext& ctx) {
+  if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
+  ctx.out[0] = ctx.in[0];
+  return Status::ok();
+}
+
+Status inferCast(InferContext& ctx) {
+  if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
+  auto to = static_cast<DataType>(ctx.node.attrs.getInt("to", static_cast<int64_t>(DataType::kFLOAT)));
+  if (!isSupportedType(to)) return ctx.error("cannot cast to ", dataTypeName(to));
+  ctx.out[0] = {to, ctx.in[0].shape};
+  return Status::ok();
+}
+
+Status inferShape(InferContext& ctx) {
+  if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
+  Dims const& s = ctx.in[0].shape;
+  ctx.out[0] = {DataType::kINT64, makeDims({s.nbDims})};
+  if (dimsKnown(s)) {
+    ctx.outValues[0] = HostTensor::fromVector(DataType::kINT64, makeDims({s.nbDims}), dimsToVector(s));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+KILN_REGISTER_INFER(kConstant, inferConstant);
+KILN_REGISTER_INFER(kIdentity, inferIdentity);
+KILN_REGISTER_INFER(kCast, inferCast);
+KILN_REGISTER_INFER(kShape, inferShape);
+
+}  // namespace kiln::ir

@@ -1,0 +1,341 @@
+// IExecutionContext: input shapes and profile, tensor addresses, activation arena, and the step loop that
+// runs each node's kernel (synchronously on the CPU target).
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <optional>
+
+#include "core/thread_pool.h"
+#include "runtime/engine_core.h"
+
+namespace kiln::runtime {
+namespace {
+
+using ir::Node;
+using ir::Value;
+
+class ContextImpl final : public IExecutionContext {
+ public:
+  ContextImpl(std::shared_ptr<EngineCore> core, ExecutionContextAllocationStrategy strategy, Reporter const& reporter)
+      : core_(std::move(core)), strategy_(strategy), reporter_(reporter), shadow_(core_, false) {
+    core_->liveContexts.fetch_add(1);
+    ir::Graph const& g = *core_->plan.graph;
+    inputShapes_.resize(g.inputs().size());
+    inputSet_.assign(g.inputs().size(), false);
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      inputShapes_[i] = g.inputs()[i]->shape;
+      inputSet_[i] = dimsKnown(inputShapes_[i]);
+    }
+    addresses_.assign(core_->io.size(), nullptr);
+  }
+  ~ContextImpl() noexcept override { core_->liveContexts.fetch_sub(1); }
+
+  Status init() {
+    if (strategy_ == ExecutionContextAllocationStrategy::kSTATIC) return allocateArena();
+    return Status::ok();
+  }
+
+  void setDebugSync(bool sync) noexcept override { debugSync_ = sync; }
+  bool getDebugSync() const noexcept override { return debugSync_; }
+  void setProfiler(IProfiler* profiler) noexcept override { profiler_ = profiler; }
+  IProfiler* getProfiler() const noexcept override { return profiler_; }
+  ICudaEngine const& getEngine() const noexcept override {
+    EngineImpl* owner = core_->owner.load();
+    return owner ? *static_cast<ICudaEngine const*>(owner) : shadow_;
+  }
+  void setName(char const* name) noexcept override { name_ = name ? name : ""; }
+  char const* getName() const noexcept override { return name_.c_str(); }
+
+  void setDeviceMemory(void* memory) noexcept override { setDeviceMemoryV2(memory, core_->plan.arenaSize); }
+  void setDeviceMemoryV2(void* memory, int64_t size) noexcept override {
+    if (size < core_->plan.arenaSize) {
+      reporter_.fail(invalidArgument("setDeviceMemoryV2: ", size, " bytes given, the engine needs ", core_->plan.arenaSize));
+      return;
+    }
+    if (!memory && core_->plan.arenaSize > 0) {
+      reporter_.fail(invalidArgument("setDeviceMemoryV2: null memory"));
+      return;
+    }
+    ownedArena_ = HostBuffer();
+    arena_ = static_cast<uint8_t*>(memory);
+  }
+  Dims getTensorStrides(char const* tensorName) const noexcept override {
+    Dims s = getTensorShape(tensorName);
+    if (s.nbDims < 0) return s;
+    auto strides = rowMajorStrides(s);
+    for (int32_t i = 0; i < s.nbDims; ++i) s.d[i] = strides[i];
+    return s;
+  }
+  int32_t getOptimizationProfile() const noexcept override { return profile_; }
+
+  bool setInputShape(char const* tensorName, Dims const& dims) noexcept override {
+    IOTensor const* t = core_->findIO(tensorName);
+    if (!t || t->mode != TensorIOMode::kINPUT)
+      return reporter_.fail(invalidArgument("setInputShape: '", tensorName ? tensorName : "(null)",
+                                            "' is not an input tensor of the engine"));
+    if (dims.nbDims != t->dims.nbDims)
+      return reporter_.fail(invalidArgument("setInputShape: '", t->name, "' has rank ", t->dims.nbDims, ", got ",
+                                            dimsToString(dims)));
+    auto const& ps = core_->plan.profiles[profile_].inputs[t->inputIndex];
+    for (int32_t i = 0; i < dims.nbDims; ++i) {
+      if (dims.d[i] < ps.min.d[i] || dims.d[i] > ps.max.d[i])
+        return reporter_.fail(invalidArgument("setInputShape: '", t->name, "' shape ", dimsToString(dims),
+                                              " is outside optimization profile ", profile_, " (min ",
+                                              dimsToString(ps.min), ", max ", dimsToString(ps.max), ")"));
+    }
+    inputShapes_[t->inputIndex] = dims;
+    inputSet_[t->inputIndex] = true;
+    shapesValid_ = false;
+    return true;
+  }
+
+  Dims getTensorShape(char const* tensorName) const noexcept override {
+    Dims none{};
+    none.nbDims = -1;
+    IOTensor const* t = core_->findIO(tensorName);
+    if (!t) return none;
+    if (t->mode == TensorIOMode::kINPUT) return inputShapes_[t->inputIndex];
+    if (!allInputDimensionsSpecified()) return t->dims;
+    Status s = const_cast<ContextImpl*>(this)->ensureShapes();
+    if (!s.isOk()) {
+      reporter_.fail(s);
+      return none;
+    }
+    return state_.info[t->valueId].shape;
+  }
+
+  bool allInputDimensionsSpecified() const noexcept override {
+    for (bool b : inputSet_)
+      if (!b) return false;
+    return true;
+  }
+  // Kiln has no shape-tensor inputs yet, so every shape input is specified.
+  bool allInputShapesSpecified() const noexcept override { return true; }
+  void setErrorRecorder(IErrorRecorder* recorder) noexcept override { reporter_.setRecorder(recorder); }
+  IErrorRecorder* getErrorRecorder() const noexcept override { return reporter_.recorder(); }
+
+  bool executeV2(void* const* bindings) noexcept override {
+    if (!bindings) return reporter_.fail(invalidArgument("executeV2: null bindings"));
+    for (size_t i = 0; i < core_->io.size(); ++i) addresses_[i] = bindings[i];
+    return run("executeV2");
+  }
+
+  bool setOptimizationProfileAsync(int32_t profileIndex, cudaStream_t stream) noexcept override {
+    if (profileIndex < 0 || profileIndex >= static_cast<int32_t>(core_->plan.profiles.size()))
+      return reporter_.fail(invalidArgument("setOptimizationProfileAsync: profile ", profileIndex, " does not exist (the engine has ",
+                                            core_->plan.profiles.size(), ")"));
+    profile_ = profileIndex;
+    ir::Graph const& g = *core_->plan.graph;
+    for (size_t i = 0; i < g.inputs().size(); ++i) {
+      inputShapes_[i] = g.inputs()[i]->shape;
+      inputSet_[i] = dimsKnown(inputShapes_[i]);
+    }
+    shapesValid_ = false;
+    return true;
+  }
+  void setEnqueueEmitsProfile(bool v) noexcept override { enqueueEmitsProfile_ = v; }
+  bool getEnqueueEmitsProfile() const noexcept override { return enqueueEmitsProfile_; }
+  bool reportToProfiler() const noexcept override {
+    if (!profiler_) return reporter_.fail(errorStatus(StatusCode::kInvalidState, "reportToProfiler: no profiler set"));
+    for (auto const& [name, ms] : lastTimes_) profiler_->reportLayerTime(name.c_str(), ms);
+    return true;
+  }
+
+  bool setTensorAddress(char const* tensorName, void* data) noexcept override {
+    IOTensor const* t = core_->findIO(tensorName);
+    if (!t)
+      return reporter_.fail(invalidArgument("setTensorAddress: '", tensorName ? tensorName : "(null)",
+                                            "' is not an input or output tensor of the engine"));
+    addresses_[core_->ioByName.at(t->name)] = data;
+    return true;
+  }
+  void const* getTensorAddress(char const* tensorName) const noexcept override {
+    IOTensor const* t = core_->findIO(tensorName);
+    return t ? addresses_[core_->ioByName.at(t->name)] : nullptr;
+  }
+  bool setInputTensorAddress(char const* tensorName, void const* data) noexcept override {
+    IOTensor const* t = core_->findIO(tensorName);
+    if (!t || t->mode != TensorIOMode::kINPUT)
+      return reporter_.fail(invalidArgument("setInputTensorAddress: '", tensorName ? tensorName : "(null)",
+                                            "' is not an input tensor"));
+    return setTensorAddress(tensorName, const_cast<void*>(data));
+  }
+  void* getOutputTensorAddress(char const* tensorName) const noexcept override {
+    IOTensor const* t = core_->findIO(tensorName);
+    return t && t->mode == TensorIOMode::kOUTPUT ? addresses_[core_->ioByName.at(t->name)] : nullptr;
+  }
+
+  int32_t inferShapes(int32_t nbMaxNames, char const** tensorNames) noexcept override {
+    int32_t missing = 0;
+    for (auto const& t : core_->io) {
+      if (t.mode != TensorIOMode::kINPUT || inputSet_[t.inputIndex]) continue;
+      if (tensorNames && missing < nbMaxNames) tensorNames[missing] = t.name.c_str();
+      ++missing;
+    }
+    if (missing) return missing;
+    Status s = ensureShapes();
+    if (!s.isOk()) {
+      reporter_.fail(s.withContext("inferShapes"));
+      return -1;
+    }
+    return 0;
+  }
+  size_t updateDeviceMemorySizeForShapes() noexcept override { return static_cast<size_t>(core_->plan.arenaSize); }
+  bool setInputConsumedEvent(cudaEvent_t event) noexcept override {
+    inputConsumed_ = event;
+    return true;
+  }
+  cudaEvent_t getInputConsumedEvent() const noexcept override { return inputConsumed_; }
+  int64_t getMaxOutputSize(char const* tensorName) const noexcept override {
+    IOTensor const* t = core_->findIO(tensorName);
+    if (!t || t->mode != TensorIOMode::kOUTPUT) return -1;
+    return core_->plan.placements[t->valueId].size;
+  }
+
+  bool enqueueV3(cudaStream_t stream) noexcept override { return run("enqueueV3"); }
+
+ private:
+  Status allocateArena() {
+    if (arena_ || core_->plan.arenaSize == 0) return Status::ok();
+    KILN_ASSIGN_OR_RETURN(ownedArena_, HostBuffer::allocate(static_cast<size_t>(core_->plan.arenaSize),
+                                                             "execution context activation memory", core_->budget.get()));
+    arena_ = static_cast<uint8_t*>(ownedArena_.data());
+    return Status::ok();
+  }
+
+  Status ensureShapes() {
+    if (shapesValid_) return Status::ok();
+    ir::Graph const& g = *core_->plan.graph;
+    state_.resize(g.values().size());
+    for (size_t i = 0; i < g.inputs().size(); ++i) state_.info[g.inputs()[i]->id] = {g.inputs()[i]->dtype, inputShapes_[i]};
+    ir::HostEvaluator eval = backends::referenceEvaluator();
+    KILN_RETURN_IF_ERROR(ir::inferShapes(g, state_, &eval));
+    for (auto const& v : g.values()) {
+      if (!dimsKnown(state_.info[v->id].shape))
+        return unsupported("tensor '", v->name, "' has a data-dependent shape, which this runtime cannot run yet");
+      // Shapes must fit the memory planned at build time.
+      auto const& pl = core_->plan.placements[v->id];
+      if (pl.offset >= 0) {
+        int64_t need = volume(state_.info[v->id].shape) * static_cast<int64_t>(dataTypeSize(state_.info[v->id].dtype));
+        if (need > pl.size)
+          return invalidArgument("tensor '", v->name, "' needs ", need, " bytes at shape ",
+                                 dimsToString(state_.info[v->id].shape), ", more than the ", pl.size,
+                                 " planned for the optimization profile");
+      }
+    }
+    shapesValid_ = true;
+    return Status::ok();
+  }
+
+  void* addressOf(Value const* v) const {
+    auto const& pl = core_->plan.placements[v->id];
+    if (pl.offset >= 0) return arena_ + pl.offset;
+    if (v->producer && v->producer->op == ir::OpType::kConstant) return const_cast<void*>(v->producer->constant->data());
+    auto it = core_->ioByName.find(v->name);
+    if (it != core_->ioByName.end() && core_->io[it->second].valueId == v->id) return addresses_[it->second];
+    return nullptr;
+  }
+
+  bool run(char const* what) {
+    Status s = runSteps();
+    if (!s.isOk()) return reporter_.fail(s.withContext(strCat(what, name_.empty() ? "" : " in context '" + name_ + "'")));
+    return true;
+  }
+
+  Status runSteps() {
+    if (!allInputDimensionsSpecified()) {
+      for (auto const& t : core_->io)
+        if (t.mode == TensorIOMode::kINPUT && !inputSet_[t.inputIndex])
+          return errorStatus(StatusCode::kInvalidState, "the shape of input '", t.name,
+                             "' is not set (call setInputShape)");
+    }
+    KILN_RETURN_IF_ERROR(ensureShapes());
+    if (!arena_ && core_->plan.arenaSize > 0) {
+      if (strategy_ == ExecutionContextAllocationStrategy::kUSER_MANAGED)
+        return errorStatus(StatusCode::kInvalidState, "no device memory: this context was created with kUSER_MANAGED; call "
+                                                      "setDeviceMemoryV2 first");
+      KILN_RETURN_IF_ERROR(allocateArena());
+    }
+    for (size_t i = 0; i < core_->io.size(); ++i) {
+      auto const& t = core_->io[i];
+      if (!addresses_[i] && volume(state_.info[t.valueId].shape) > 0)
+        return errorStatus(StatusCode::kInvalidState, "no address for ", t.mode == TensorIOMode::kINPUT ? "input" : "output",
+                           " tensor '", t.name, "' (call setTensorAddress)");
+    }
+    if (!pool_ && core_->maxThreads > 1) pool_ = std::make_unique<ThreadPool>(core_->maxThreads);
+    ir::Graph const& g = *core_->plan.graph;
+    backends::CpuStream stream;
+    bool profile = profiler_ && enqueueEmitsProfile_;
+    lastTimes_.clear();
+    backends::LaunchContext ctx;
+    ctx.stream = &stream;
+    ctx.pool = pool_.get();
+    for (int32_t nodeId : core_->layerNodes) {
+      Node const& n = *g.nodes()[nodeId];
+      ctx.inputs.clear();
+      ctx.outputs.clear();
+      for (Value const* v : n.inputs) {
+        if (!v) {
+          Dims none{};
+          none.nbDims = -1;
+          ctx.inputs.push_back({nullptr, DataType::kFLOAT, none});
+          continue;
+        }
+        ctx.inputs.push_back({addressOf(v), state_.info[v->id].dtype, state_.info[v->id].shape});
+      }
+      for (Value const* v : n.outputs) ctx.outputs.push_back({addressOf(v), state_.info[v->id].dtype, state_.info[v->id].shape});
+      int64_t wsOff = core_->plan.workspaceOffsets[nodeId];
+      ctx.workspace = wsOff >= 0 ? arena_ + wsOff : nullptr;
+      ctx.workspaceSize = wsOff >= 0 ? static_cast<size_t>(core_->plan.workspaceSizes[nodeId]) : 0;
+      auto t0 = std::chrono::steady_clock::now();
+      Status s = core_->kernels[nodeId]->enqueue(ctx);
+      if (!s.isOk()) return s.withContext(n.describe());
+      if (profile || profiler_) {
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        lastTimes_.push_back({n.name, static_cast<float>(ms)});
+      }
+    }
+    if (profile)
+      for (auto const& [name, ms] : lastTimes_) profiler_->reportLayerTime(name.c_str(), ms);
+    return Status::ok();
+  }
+
+  std::shared_ptr<EngineCore> core_;
+  ExecutionContextAllocationStrategy strategy_;
+  Reporter reporter_;
+  EngineImpl shadow_;  // what getEngine() returns after the user destroyed the engine
+  std::string name_;
+  bool debugSync_ = false;
+  IProfiler* profiler_ = nullptr;
+  bool enqueueEmitsProfile_ = true;
+  std::vector<std::pair<std::string, float>> lastTimes_;
+  int32_t profile_ = 0;
+  std::vector<Dims> inputShapes_;
+  std::vector<bool> inputSet_;
+  std::vector<void*> addresses_;
+  ir::ShapeState state_;
+  bool shapesValid_ = false;
+  HostBuffer ownedArena_;
+  uint8_t* arena_ = nullptr;
+  std::unique_ptr<ThreadPool> pool_;
+  cudaEvent_t inputConsumed_ = nullptr;
+};
+
+}  // namespace
+
+IExecutionContext* createContext(std::shared_ptr<EngineCore> core, ExecutionContextAllocationStrategy strategy,
+                                 Reporter const& reporter) {
+  auto ctx = std::unique_ptr<ContextImpl>(new (std::nothrow) ContextImpl(std::move(core), strategy, reporter));
+  if (!ctx) {
+    reporter.fail(errorStatus(StatusCode::kOutOfMemory, "createExecutionContext: out of memory"));
+    return nullptr;
+  }
+  Status s = ctx->init();
+  if (!s.isOk()) {
+    reporter.fail(s.withContext("createExecutionContext"));
+    return nullptr;
+  }
+  return ctx.release();
+}
+
+}  // namespace kiln::runtime

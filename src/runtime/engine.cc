@@ -1,0 +1,166 @@
+// Engine loading (plan -> kernels) and the ICudaEngine implementation.
+#include <new>
+
+#include "core/host_memory.h"
+#include "runtime/engine_core.h"
+
+namespace kiln::runtime {
+
+Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Reporter const& reporter,
+                                               std::shared_ptr<MemoryBudget> budget, int32_t maxThreads) {
+  if (!blob || size == 0) return invalidArgument("deserializeCudaEngine: empty plan");
+  auto core = std::make_shared<EngineCore>();
+  core->reporter = reporter;
+  core->budget = std::move(budget);
+  core->maxThreads = maxThreads;
+  KILN_ASSIGN_OR_RETURN(core->plan, plan::readPlan(blob, size, core->budget.get()));
+  plan::PlanInfo& p = core->plan;
+  if (p.target != "cpu")
+    return unsupported("the plan targets '", p.target, "' but this build of Kiln has only the CPU backends");
+  ir::Graph const& g = *p.graph;
+  if (p.placements.size() != g.values().size() || p.workspaceOffsets.size() != g.nodes().size() ||
+      p.workspaceSizes.size() != g.nodes().size())
+    return invalidPlan("the memory plan does not match the graph");
+  if (p.arenaSize < 0) return invalidPlan("negative arena size");
+  for (auto const& pl : p.placements)
+    if (pl.offset >= 0 && (pl.size < 0 || pl.offset + pl.size > p.arenaSize))
+      return invalidPlan("a tensor placement lies outside the activation arena");
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (p.workspaceOffsets[i] >= 0 && p.workspaceOffsets[i] + p.workspaceSizes[i] > p.arenaSize)
+      return invalidPlan("a workspace lies outside the activation arena");
+  if (p.profiles.empty()) return invalidPlan("the plan has no optimization profile");
+  for (auto const& prof : p.profiles)
+    if (prof.inputs.size() != g.inputs().size()) return invalidPlan("an optimization profile does not cover every input");
+
+  core->kernels.resize(g.nodes().size());
+  for (auto const& np : g.nodes()) {
+    ir::Node const& n = *np;
+    if (n.op == ir::OpType::kConstant) continue;
+    core->layerNodes.push_back(n.id);
+    backends::Tactic const* t = backends::TacticRegistry::instance().find(n.tactic);
+    if (!t) return errorStatus(StatusCode::kNotFound, n.describe(), ": the plan asks for tactic '", n.tactic,
+                               "', which this build of Kiln does not have");
+    if (t->op != n.op) return invalidPlan(n.describe(), ": tactic '", n.tactic, "' is for another op");
+    auto k = t->create(n);
+    if (!k) return k.status();
+    core->kernels[n.id] = std::move(k).value();
+  }
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    ir::Value const* v = g.inputs()[i];
+    core->io.push_back({v->name, v->id, static_cast<int32_t>(i), TensorIOMode::kINPUT, v->dtype, v->shape});
+  }
+  for (ir::Value const* v : g.outputs()) {
+    if (v->isInput) return invalidPlan("output '", v->name, "' is also an input");
+    core->io.push_back({v->name, v->id, -1, TensorIOMode::kOUTPUT, v->dtype, v->shape});
+  }
+  for (size_t i = 0; i < core->io.size(); ++i) {
+    if (!core->ioByName.emplace(core->io[i].name, static_cast<int32_t>(i)).second)
+      return invalidPlan("I/O tensor name '", core->io[i].name, "' appears twice");
+  }
+  return core;
+}
+
+EngineImpl::EngineImpl(std::shared_ptr<EngineCore> core, bool owning)
+    : core_(std::move(core)), owning_(owning), reporter_(core_->reporter) {
+  if (owning_) core_->owner.store(this);
+}
+
+EngineImpl::~EngineImpl() noexcept {
+  if (!owning_) return;
+  core_->owner.store(nullptr);
+  int32_t live = core_->liveContexts.load();
+  if (live > 0)
+    core_->reporter.warning(strCat("engine '", core_->plan.name, "' destroyed while ", live,
+                                   " execution context(s) still use it; they keep its state alive"));
+}
+
+Dims EngineImpl::getTensorShape(char const* tensorName) const noexcept {
+  IOTensor const* t = core_->findIO(tensorName);
+  if (!t) {
+    Dims none{};
+    none.nbDims = -1;
+    return none;
+  }
+  return t->dims;
+}
+
+DataType EngineImpl::getTensorDataType(char const* tensorName) const noexcept {
+  IOTensor const* t = core_->findIO(tensorName);
+  return t ? t->dtype : DataType::kFLOAT;
+}
+
+IHostMemory* EngineImpl::serialize() const noexcept {
+  auto bytes = plan::writePlan(core_->plan, core_->budget.get());
+  if (!bytes) {
+    reporter_.fail(bytes.status().withContext("serialize"));
+    return nullptr;
+  }
+  return new (std::nothrow) HostMemoryImpl(std::move(bytes).value());
+}
+
+IExecutionContext* EngineImpl::createExecutionContext(ExecutionContextAllocationStrategy strategy) noexcept {
+  return createContext(core_, strategy, reporter_);
+}
+
+IExecutionContext* EngineImpl::createExecutionContextWithoutDeviceMemory() noexcept {
+  return createContext(core_, ExecutionContextAllocationStrategy::kUSER_MANAGED, reporter_);
+}
+
+size_t EngineImpl::getDeviceMemorySizeForProfile(int32_t profileIndex) const noexcept {
+  int64_t s = getDeviceMemorySizeForProfileV2(profileIndex);
+  return s < 0 ? 0 : static_cast<size_t>(s);
+}
+
+int64_t EngineImpl::getDeviceMemorySizeForProfileV2(int32_t profileIndex) const noexcept {
+  if (profileIndex < 0 || profileIndex >= getNbOptimizationProfiles()) return -1;
+  return core_->plan.arenaSize;
+}
+
+TensorIOMode EngineImpl::getTensorIOMode(char const* tensorName) const noexcept {
+  IOTensor const* t = core_->findIO(tensorName);
+  return t ? t->mode : TensorIOMode::kNONE;
+}
+
+int32_t EngineImpl::getTensorBytesPerComponent(char const* tensorName) const noexcept {
+  IOTensor const* t = core_->findIO(tensorName);
+  return t ? static_cast<int32_t>(dataTypeSize(t->dtype)) : -1;
+}
+
+int32_t EngineImpl::getTensorComponentsPerElement(char const* tensorName) const noexcept {
+  return core_->findIO(tensorName) ? 1 : -1;
+}
+
+char const* EngineImpl::getTensorFormatDesc(char const* tensorName) const noexcept {
+  IOTensor const* t = core_->findIO(tensorName);
+  if (!t) return nullptr;
+  formatDesc_ = strCat("Row major linear ", dataTypeName(t->dtype), " format (kLINEAR)");
+  return formatDesc_.c_str();
+}
+
+TensorLocation EngineImpl::getTensorLocation(char const* tensorName) const noexcept {
+  // On the CPU target "device" memory is host memory; TensorRT reports kDEVICE for execution tensors.
+  return TensorLocation::kDEVICE;
+}
+
+Dims EngineImpl::getProfileShape(char const* tensorName, int32_t profileIndex, OptProfileSelector select) const noexcept {
+  Dims none{};
+  none.nbDims = -1;
+  IOTensor const* t = core_->findIO(tensorName);
+  if (!t || t->inputIndex < 0 || profileIndex < 0 || profileIndex >= getNbOptimizationProfiles()) return none;
+  auto const& ps = core_->plan.profiles[profileIndex].inputs[t->inputIndex];
+  switch (select) {
+    case OptProfileSelector::kMIN: return ps.min;
+    case OptProfileSelector::kOPT: return ps.opt;
+    case OptProfileSelector::kMAX: return ps.max;
+  }
+  return none;
+}
+
+char const* EngineImpl::getIOTensorName(int32_t index) const noexcept {
+  if (index < 0 || index >= getNbIOTensors()) return nullptr;
+  return core_->io[index].name.c_str();
+}
+
+IEngineInspector* EngineImpl::createEngineInspector() const noexcept { return createInspector(core_, reporter_); }
+
+}  // namespace kiln::runtime
