@@ -1,0 +1,329 @@
+// Tests of ElementWise: shape inference and the reference kernel against naive loops and hand-computed values,
+// over float32/float16/bfloat16 and the integer types, broadcasting edge shapes and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "backends/backend.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+using ir::OpType;
+
+// One input of the node under test: a graph input (contents reach only the kernel), a Constant (contents known
+// to shape inference too), or absent.
+struct In {
+  HostTensor t;
+  bool constant = false;
+  bool absent = false;
+};
+[[maybe_unused]] In var(HostTensor t) { return {std::move(t), false, false}; }
+[[maybe_unused]] In cst(HostTensor t) { return {std::move(t), true, false}; }
+[[maybe_unused]] In none() { return {HostTensor(), false, true}; }
+
+template <typename T = double>
+HostTensor tensor(DataType dtype, std::vector<int64_t> const& shape, std::vector<T> const& v) {
+  return HostTensor::fromVector(dtype, makeDims(shape), v);
+}
+
+// A double rounded to a storage type and back (the expected value of a kernel that rounds once on store).
+[[maybe_unused]] double roundTo(DataType t, double v) { return tensor(t, {1}, std::vector<double>{v}).doubleAt(0); }
+
+[[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
+  std::vector<double> r;
+  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  return r;
+}
+
+struct RunResult {
+  Status status;  // of inference, then of the kernel
+  Dims shape{};   // inferred output shape (valid when inference succeeded)
+  DataType dtype = DataType::kFLOAT;
+  HostTensor out;
+};
+
+// Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+  RunResult r;
+  ir::Graph g;
+  std::vector<ir::Value*> vals;
+  std::vector<HostTensor const*> ptrs;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i].absent) {
+      vals.push_back(nullptr);
+      ptrs.push_back(nullptr);
+    } else if (ins[i].constant) {
+      vals.push_back(g.addConstant(strCat("c", i), ins[i].t)->output(0));
+      ptrs.push_back(&ins[i].t);
+    } else {
+      vals.push_back(*g.addInput(strCat("x", i), ins[i].t.dtype(), ins[i].t.shape()));
+      ptrs.push_back(&ins[i].t);
+    }
+  }
+  ir::Node* n = g.addNode(op, "node", vals);
+  n->attrs = attrs;
+  g.markOutput(n->output(0));
+  r.status = ir::inferGraphInPlace(g, nullptr);
+  if (!r.status.isOk()) return r;
+  r.shape = n->output(0)->shape;
+  r.dtype = n->output(0)->dtype;
+  if (!execute) return r;
+  if (!dimsKnown(r.shape)) {
+    r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
+    return r;
+  }
+  Result<HostTensor> out = HostTensor::allocate(r.dtype, r.shape, "test output");
+  if (!out.isOk()) {
+    r.status = out.status();
+    return r;
+  }
+  std::vector<HostTensor> outs{*out};
+  r.status = backends::evaluateOnHost(*n, ptrs, outs);
+  r.out = outs[0];
+  return r;
+}
+
+[[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
+  ir::Attributes a;
+  for (auto const& [k, v] : kv) a.set(k, v);
+  return a;
+}
+
+}  // namespace
+namespace {
+
+using Op = ElementWiseOperation;
+
+ir::Attributes opAttr(Op op) { return attrs({{"op", static_cast<int64_t>(op)}}); }
+
+// Naive broadcasting: the element of `t` (shape `s`) read at output coordinate `oc` of rank `rank`.
+int64_t bcastIndex(std::vector<int64_t> const& s, std::vector<int64_t> const& oc) {
+  int64_t idx = 0;
+  size_t off = oc.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) idx = idx * s[i] + (s[i] == 1 ? 0 : oc[off + i]);
+  return idx;
+}
+
+double naiveFloat(Op op, double a, double b) {
+  switch (op) {
+    case Op::kSUM: return a + b;
+    case Op::kPROD: return a * b;
+    case Op::kMAX: return std::max(a, b);
+    case Op::kMIN: return std::min(a, b);
+    case Op::kSUB: return a - b;
+    case Op::kDIV: return a / b;
+    case Op::kPOW: return std::pow(a, b);
+    case Op::kFLOOR_DIV: return std::floor(a / b);
+    case Op::kEQUAL: return a == b ? 1 : 0;
+    case Op::kGREATER: return a > b ? 1 : 0;
+    case Op::kLESS: return a < b ? 1 : 0;
+    case Op::kAND:
+    case Op::kOR:
+    case Op::kXOR: break;
+  }
+  return 0;
+}
+
+TEST(ElementWiseReference, FloatOpsBroadcastEveryFloatType) {
+  std::vector<int64_t> sa{2, 3, 1}, sb{4}, so{2, 3, 4};
+  std::vector<double> a, b;
+  for (int i = 0; i < 6; ++i) a.push_back(0.75 * i - 1.9);
+  for (int i = 0; i < 4; ++i) b.push_back(0.5 + 0.625 * i);
+  Op ops[] = {Op::kSUM, Op::kPROD, Op::kMAX, Op::kMIN, Op::kSUB, Op::kDIV, Op::kPOW, Op::kFLOOR_DIV,
+              Op::kEQUAL, Op::kGREATER, Op::kLESS};
+  for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
+    for (Op op : ops) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " op ", static_cast<int>(op)));
+      HostTensor ta = tensor(t, sa, a), tb = tensor(t, sb, b);
+      RunResult r = runNode(OpType::kElementWise, opAttr(op), {var(ta), var(tb)});
+      ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+      bool cmp = op == Op::kEQUAL || op == Op::kGREATER || op == Op::kLESS;
+      EXPECT_EQ(r.dtype, cmp ? DataType::kBOOL : t);
+      ASSERT_EQ(dimsToVector(r.shape), so);
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 3; ++j)
+          for (int64_t k = 0; k < 4; ++k) {
+            double x = ta.doubleAt(bcastIndex(sa, {i, j, k})), y = tb.doubleAt(bcastIndex(sb, {i, j, k}));
+            double want = naiveFloat(op, x, y);
+            if (!cmp) want = roundTo(t, want);
+            double got = r.out.doubleAt((i * 3 + j) * 4 + k);
+            if (std::isnan(want)) EXPECT_TRUE(std::isnan(got));
+            else EXPECT_EQ(got, want) << i << "," << j << "," << k;
+          }
+    }
+  }
+}
+
+TEST(ElementWiseReference, FloatNanPropagatesThroughMaxMin) {
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  for (Op op : {Op::kMAX, Op::kMIN}) {
+    RunResult r = runNode(OpType::kElementWise, opAttr(op),
+                          {var(tensor(DataType::kFLOAT, {2}, std::vector<double>{nan, 1})),
+                           var(tensor(DataType::kFLOAT, {2}, std::vector<double>{1, nan}))});
+    ASSERT_TRUE(r.status.isOk());
+    EXPECT_TRUE(std::isnan(r.out.doubleAt(0)));
+    EXPECT_TRUE(std::isnan(r.out.doubleAt(1)));
+  }
+  RunResult d = runNode(OpType::kElementWise, opAttr(Op::kDIV),
+                        {var(tensor(DataType::kHALF, {3}, std::vector<double>{1, -1, 0})),
+                         var(tensor(DataType::kHALF, {1}, std::vector<double>{0}))});
+  ASSERT_TRUE(d.status.isOk());
+  EXPECT_EQ(d.out.doubleAt(0), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(d.out.doubleAt(1), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(d.out.doubleAt(2)));
+}
+
+struct IntCase {
+  Op op;
+  int64_t a, b, want;
+};
+
+TEST(ElementWiseReference, IntegerOpsAreExactForEveryIntType) {
+  // Hand-computed: kDIV truncates toward zero, kFLOOR_DIV floors, kPOW is an integer power, x/0 is defined as 0.
+  IntCase cases[] = {
+      {Op::kSUM, 7, -3, 4},        {Op::kSUB, 7, 9, -2},         {Op::kPROD, -6, 7, -42},
+      {Op::kMAX, -3, 2, 2},        {Op::kMIN, -3, 2, -3},        {Op::kDIV, 7, 2, 3},
+      {Op::kDIV, -7, 2, -3},       {Op::kDIV, 7, -2, -3},        {Op::kDIV, -7, -2, 3},
+      {Op::kDIV, 5, 0, 0},         {Op::kFLOOR_DIV, 7, 2, 3},    {Op::kFLOOR_DIV, -7, 2, -4},
+      {Op::kFLOOR_DIV, 7, -2, -4}, {Op::kFLOOR_DIV, -7, -2, 3},  {Op::kFLOOR_DIV, -6, 2, -3},
+      {Op::kFLOOR_DIV, 5, 0, 0},   {Op::kPOW, 2, 6, 64},         {Op::kPOW, -2, 3, -8},
+      {Op::kPOW, 3, 0, 1},         {Op::kPOW, 2, -1, 0},         {Op::kPOW, 1, -5, 1},
+      {Op::kPOW, -1, -3, -1},      {Op::kPOW, -1, -2, 1},        {Op::kPOW, 0, -1, 0},
+      {Op::kPOW, 0, 0, 1},         {Op::kEQUAL, 3, 3, 1},        {Op::kEQUAL, 3, -3, 0},
+      {Op::kGREATER, 3, -3, 1},    {Op::kGREATER, -3, 3, 0},     {Op::kLESS, -3, 3, 1},
+      {Op::kLESS, 3, 3, 0},
+  };
+  for (DataType t : {DataType::kINT8, DataType::kUINT8, DataType::kINT32, DataType::kINT64}) {
+    for (IntCase const& c : cases) {
+      bool negative = c.a < 0 || c.b < 0 || c.want < 0;
+      if (t == DataType::kUINT8 && negative) continue;
+      SCOPED_TRACE(strCat(dataTypeName(t), " op ", static_cast<int>(c.op), " ", c.a, " ", c.b));
+      RunResult r = runNode(OpType::kElementWise, opAttr(c.op),
+                            {var(tensor(t, {}, std::vector<int64_t>{c.a})), var(tensor(t, {1}, std::vector<int64_t>{c.b}))});
+      ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+      ASSERT_EQ(r.shape.nbDims, 1);
+      EXPECT_EQ(r.out.intAt(0), c.want);
+    }
+  }
+}
+
+TEST(ElementWiseReference, IntegerEdgeCasesNeverTrap) {
+  int64_t const mn = std::numeric_limits<int64_t>::min();
+  RunResult r = runNode(OpType::kElementWise, opAttr(Op::kDIV),
+                        {var(tensor(DataType::kINT64, {3}, std::vector<int64_t>{mn, mn, 0})),
+                         var(tensor(DataType::kINT64, {3}, std::vector<int64_t>{-1, 0, 0}))});
+  ASSERT_TRUE(r.status.isOk());
+  EXPECT_EQ(r.out.as<int64_t>()[0], mn);  // wraps, like two's complement negation
+  EXPECT_EQ(r.out.as<int64_t>()[1], 0);
+  EXPECT_EQ(r.out.as<int64_t>()[2], 0);
+  RunResult f = runNode(OpType::kElementWise, opAttr(Op::kFLOOR_DIV),
+                        {var(tensor(DataType::kINT32, {2}, std::vector<int64_t>{-2147483648LL, 9})),
+                         var(tensor(DataType::kINT32, {2}, std::vector<int64_t>{-1, 0}))});
+  ASSERT_TRUE(f.status.isOk());
+  EXPECT_EQ(f.out.as<int32_t>()[0], std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(f.out.as<int32_t>()[1], 0);
+  // Exact int64 arithmetic beyond double precision.
+  int64_t big = (int64_t{1} << 53) + 1;
+  HostTensor a = tensor(DataType::kINT64, {1}, std::vector<int64_t>{0});
+  static_cast<int64_t*>(a.mutableData())[0] = big;
+  RunResult s2 = runNode(OpType::kElementWise, opAttr(Op::kSUM),
+                         {var(a), var(tensor(DataType::kINT64, {1}, std::vector<int64_t>{1}))});
+  ASSERT_TRUE(s2.status.isOk());
+  EXPECT_EQ(s2.out.as<int64_t>()[0], big + 1);
+  // uint8 wraps like its storage.
+  RunResult u = runNode(OpType::kElementWise, opAttr(Op::kSUB),
+                        {var(tensor(DataType::kUINT8, {1}, std::vector<int64_t>{3})),
+                         var(tensor(DataType::kUINT8, {1}, std::vector<int64_t>{5}))});
+  ASSERT_TRUE(u.status.isOk());
+  EXPECT_EQ(u.out.as<uint8_t>()[0], 254);
+}
+
+TEST(ElementWiseReference, IntegerBroadcastAgainstNaiveLoop) {
+  std::vector<int64_t> sa{3, 1}, sb{1, 5};
+  std::vector<int64_t> a{-4, 0, 9}, b{1, -2, 3, 7, -5};
+  RunResult r = runNode(OpType::kElementWise, opAttr(Op::kFLOOR_DIV),
+                        {var(tensor(DataType::kINT32, sa, a)), var(tensor(DataType::kINT32, sb, b))});
+  ASSERT_TRUE(r.status.isOk());
+  ASSERT_EQ(dimsToVector(r.shape), (std::vector<int64_t>{3, 5}));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j)
+      EXPECT_EQ(r.out.intAt(i * 5 + j), static_cast<int64_t>(std::floor(double(a[i]) / double(b[j]))));
+}
+
+TEST(ElementWiseReference, BoolLogicAndEquality) {
+  HostTensor a = tensor(DataType::kBOOL, {4}, std::vector<int64_t>{0, 0, 1, 1});
+  HostTensor b = tensor(DataType::kBOOL, {4}, std::vector<int64_t>{0, 1, 0, 1});
+  struct {
+    Op op;
+    std::vector<int64_t> want;
+  } cases[] = {{Op::kAND, {0, 0, 0, 1}}, {Op::kOR, {0, 1, 1, 1}}, {Op::kXOR, {0, 1, 1, 0}}, {Op::kEQUAL, {1, 0, 0, 1}}};
+  for (auto const& c : cases) {
+    RunResult r = runNode(OpType::kElementWise, opAttr(c.op), {var(a), var(b)});
+    ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+    EXPECT_EQ(r.dtype, DataType::kBOOL);
+    EXPECT_EQ(r.out.toInt64Vector(), c.want);
+  }
+}
+
+TEST(ElementWiseReference, EdgeShapes) {
+  // Zero-size broadcast.
+  RunResult z = runNode(OpType::kElementWise, opAttr(Op::kSUM),
+                        {var(tensor(DataType::kFLOAT, {0, 3}, std::vector<double>{})),
+                         var(tensor(DataType::kFLOAT, {1, 3}, std::vector<double>{1, 2, 3}))});
+  ASSERT_TRUE(z.status.isOk()) << z.status.toString();
+  EXPECT_EQ(dimsToVector(z.shape), (std::vector<int64_t>{0, 3}));
+  // Rank 0 with rank 0, and rank 0 against rank 2 (right-aligned broadcasting across ranks).
+  RunResult s = runNode(OpType::kElementWise, opAttr(Op::kSUB),
+                        {var(tensor(DataType::kFLOAT, {}, std::vector<double>{5})),
+                         var(tensor(DataType::kFLOAT, {}, std::vector<double>{1.5}))});
+  ASSERT_TRUE(s.status.isOk());
+  EXPECT_EQ(s.shape.nbDims, 0);
+  EXPECT_EQ(s.out.doubleAt(0), 3.5);
+  RunResult m = runNode(OpType::kElementWise, opAttr(Op::kPROD),
+                        {var(tensor(DataType::kINT64, {2, 2}, std::vector<int64_t>{1, 2, 3, 4})),
+                         var(tensor(DataType::kINT64, {}, std::vector<int64_t>{-3}))});
+  ASSERT_TRUE(m.status.isOk());
+  EXPECT_EQ(m.out.toInt64Vector(), (std::vector<int64_t>{-3, -6, -9, -12}));
+  // Size-1 on both sides.
+  RunResult o = runNode(OpType::kElementWise, opAttr(Op::kMAX),
+                        {var(tensor(DataType::kBF16, {1, 2}, std::vector<double>{1, 5})),
+                         var(tensor(DataType::kBF16, {3, 1}, std::vector<double>{0, 2, 9}))});
+  ASSERT_TRUE(o.status.isOk());
+  EXPECT_EQ(doubles(o.out), (std::vector<double>{1, 5, 2, 5, 9, 9}));
+}
+
+TEST(ElementWiseReference, BadInputIsAnError) {
+  auto f = [](std::vector<int64_t> s) { return var(tensor(DataType::kFLOAT, s, std::vector<double>(size_t(volume(makeDims(s))), 1.0))); };
+  // Shapes that do not broadcast.
+  RunResult r1 = runNode(OpType::kElementWise, opAttr(Op::kSUM), {f({2, 3}), f({4})});
+  EXPECT_FALSE(r1.status.isOk());
+  EXPECT_NE(r1.status.message().find("node"), std::string::npos) << r1.status.message();
+  // Mixed types.
+  RunResult r2 = runNode(OpType::kElementWise, opAttr(Op::kSUM),
+                         {f({2}), var(tensor(DataType::kHALF, {2}, std::vector<double>{1, 2}))});
+  EXPECT_FALSE(r2.status.isOk());
+  // Logic on floats, arithmetic and ordering on bool.
+  EXPECT_FALSE(runNode(OpType::kElementWise, opAttr(Op::kAND), {f({2}), f({2})}).status.isOk());
+  HostTensor bt = tensor(DataType::kBOOL, {2}, std::vector<int64_t>{1, 0});
+  EXPECT_FALSE(runNode(OpType::kElementWise, opAttr(Op::kSUM), {var(bt), var(bt)}).status.isOk());
+  EXPECT_FALSE(runNode(OpType::kElementWise, opAttr(Op::kLESS), {var(bt), var(bt)}).status.isOk());
+  // Unknown operation, missing input.
+  EXPECT_FALSE(runNode(OpType::kElementWise, attrs({{"op", int64_t{99}}}), {f({2}), f({2})}).status.isOk());
+  EXPECT_FALSE(runNode(OpType::kElementWise, opAttr(Op::kSUM), {f({2})}).status.isOk());
+  // The kernel itself checks the output shape.
+  ir::Node n;
+  n.op = OpType::kElementWise;
+  n.name = "direct";
+  n.attrs = opAttr(Op::kSUM);
+  HostTensor a = tensor(DataType::kFLOAT, {2}, std::vector<double>{1, 2});
+  std::vector<HostTensor> outs{*HostTensor::allocate(DataType::kFLOAT, makeDims({3}), "out")};
+  EXPECT_FALSE(backends::evaluateOnHost(n, {&a, &a}, outs).isOk());
+}
+
+}  // namespace
+}  // namespace kiln

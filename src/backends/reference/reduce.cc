@@ -1,0 +1,143 @@
+// Reference kernel of Reduce (sum, product, max, min, average over `axes`, keeping the reduced dims as 1 or not):
+// fp64 for float types; exact int64 arithmetic for int32/int64, where kAVG divides truncating toward zero.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backends/reference/reference_util.h"
+
+namespace kiln::backends::reference {
+namespace {
+
+using ir::OpType;
+
+struct ReduceParams {
+  std::string who;
+  ReduceOperation op = ReduceOperation::kSUM;
+  std::vector<int64_t> axes;
+};
+
+// Element offsets of x for each kept index (row-major over the kept dims: the output's order) and for each
+// reduced index.
+void splitOffsets(Dims const& shape, std::vector<bool> const& reduced, std::vector<int64_t>& outer,
+                  std::vector<int64_t>& inner) {
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  for (int pass = 0; pass < 2; ++pass) {
+    bool select = pass == 1;
+    std::vector<int32_t> dims;
+    int64_t total = 1;
+    for (int32_t d = 0; d < shape.nbDims; ++d)
+      if (reduced[d] == select) {
+        dims.push_back(d);
+        total *= shape.d[d];
+      }
+    std::vector<int64_t>& r = select ? inner : outer;
+    r.clear();
+    std::vector<int64_t> coord(dims.size(), 0);
+    int64_t off = 0;
+    for (int64_t i = 0; i < total; ++i) {
+      r.push_back(off);
+      for (size_t j = dims.size(); j-- > 0;) {
+        int32_t d = dims[j];
+        if (++coord[j] < shape.d[d]) {
+          off += strides[d];
+          break;
+        }
+        off -= strides[d] * (shape.d[d] - 1);
+        coord[j] = 0;
+      }
+    }
+  }
+}
+
+Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
+  TensorView const& x = ctx.inputs[0];
+  TensorView const& y = ctx.outputs[0];
+  std::vector<bool> reduced(static_cast<size_t>(x.shape.nbDims), false);
+  for (int64_t a : rp.axes) {
+    auto axis = normalizeAxis(a, x.shape.nbDims);
+    if (!axis) return invalidArgument(rp.who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
+    reduced[*axis] = true;
+  }
+  std::vector<int64_t> outer, inner;
+  splitOffsets(x.shape, reduced, outer, inner);
+  if (static_cast<int64_t>(outer.size()) != y.count())
+    return invalidArgument(rp.who, ": y ", dimsToString(y.shape), " does not match the reduction of ",
+                           dimsToString(x.shape));
+  int64_t n = static_cast<int64_t>(inner.size());
+  bool isInt = x.dtype == DataType::kINT32 || x.dtype == DataType::kINT64;
+  for (size_t o = 0; o < outer.size(); ++o) {
+    if (isInt) {
+      int64_t acc = 0;
+      switch (rp.op) {
+        case ReduceOperation::kSUM:
+        case ReduceOperation::kAVG: acc = 0; break;
+        case ReduceOperation::kPROD: acc = 1; break;
+        case ReduceOperation::kMAX: acc = std::numeric_limits<int64_t>::min(); break;
+        case ReduceOperation::kMIN: acc = std::numeric_limits<int64_t>::max(); break;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t v = loadAsInt(x, outer[o] + inner[i]);
+        switch (rp.op) {
+          case ReduceOperation::kSUM:
+          case ReduceOperation::kAVG: acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v)); break;
+          case ReduceOperation::kPROD: acc = static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v)); break;
+          case ReduceOperation::kMAX: acc = std::max(acc, v); break;
+          case ReduceOperation::kMIN: acc = std::min(acc, v); break;
+        }
+      }
+      if (rp.op == ReduceOperation::kAVG) acc = n > 0 ? acc / n : 0;
+      storeFromInt(y, static_cast<int64_t>(o), acc);
+    } else {
+      double acc = 0.0;
+      switch (rp.op) {
+        case ReduceOperation::kSUM:
+        case ReduceOperation::kAVG: acc = 0.0; break;
+        case ReduceOperation::kPROD: acc = 1.0; break;
+        case ReduceOperation::kMAX: acc = -INFINITY; break;
+        case ReduceOperation::kMIN: acc = INFINITY; break;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        double v = loadAsDouble(x, outer[o] + inner[i]);
+        switch (rp.op) {
+          case ReduceOperation::kSUM:
+          case ReduceOperation::kAVG: acc += v; break;
+          case ReduceOperation::kPROD: acc *= v; break;
+          case ReduceOperation::kMAX:
+            if ((v > acc || std::isnan(v)) && !std::isnan(acc)) acc = v;
+            break;
+          case ReduceOperation::kMIN:
+            if ((v < acc || std::isnan(v)) && !std::isnan(acc)) acc = v;
+            break;
+        }
+      }
+      if (rp.op == ReduceOperation::kAVG) acc /= static_cast<double>(n);
+      storeFromDouble(y, static_cast<int64_t>(o), acc);
+    }
+  }
+  return Status::ok();
+}
+
+Tactic reduceTactic() {
+  return makeTactic(
+      "reduce_reference", OpType::kReduce,
+      [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+        ReduceParams rp;
+        rp.who = node.describe();
+        int64_t op = node.attrs.getInt("op", 0);
+        if (op < 0 || op >= EnumMax<ReduceOperation>()) return invalidGraph(node.describe(), ": unknown reduce op ", op);
+        rp.op = static_cast<ReduceOperation>(op);
+        rp.axes = node.attrs.getInts("axes");
+        return makeKernel([rp](LaunchContext const& ctx) { return runReduce(rp, ctx); });
+      },
+      [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
+        if (in.size() != 1 || out.size() != 1) return false;
+        if (isComputeFloat(in[0].dtype)) return isComputeFloat(out[0].dtype);
+        return typeIn(in[0].dtype, {DataType::kINT32, DataType::kINT64}) && out[0].dtype == in[0].dtype;
+      });
+}
+
+KILN_REGISTER_TACTIC(reduceTactic);
+
+}  // namespace
+}  // namespace kiln::backends::reference

@@ -1,0 +1,167 @@
+// Runtime tests over a hand-made plan (no builder): loading, shapes within profiles, execution, memory
+// strategies, destruction order, the inspector and the profiler.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dims.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln.h"
+#include "plan/plan.h"
+
+namespace kiln {
+namespace {
+
+struct CapturingLogger : ILogger {
+  void log(Severity severity, AsciiChar const* msg) noexcept override {
+    if (severity <= Severity::kWARNING) messages.push_back(msg);
+  }
+  bool saw(std::string const& part) const {
+    for (auto const& m : messages)
+      if (m.find(part) != std::string::npos) return true;
+    return false;
+  }
+  std::vector<std::string> messages;
+};
+
+struct Profiler : IProfiler {
+  void reportLayerTime(char const* layerName, float ms) noexcept override { layers.push_back(layerName); }
+  std::vector<std::string> layers;
+};
+
+// y = (x + c) as float32, through an activation that lives in the arena: x[-1,4] -> add -> t -> identity -> y.
+std::vector<uint8_t> makePlan() {
+  plan::PlanInfo p;
+  p.name = "tiny";
+  p.kilnVersion = "0.1.0";
+  p.graph = std::make_unique<ir::Graph>();
+  ir::Graph& g = *p.graph;
+  ir::Value* x = *g.addInput("x", DataType::kFLOAT, makeDims({-1, 4}));
+  ir::Node* c = g.addConstant("c", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 4}), std::vector<float>{1, 2, 3, 4}));
+  c->tactic = "constant_reference";
+  ir::Node* add = g.addNode(ir::OpType::kElementWise, "add", {x, c->outputs[0]});
+  add->attrs.setInt("op", static_cast<int64_t>(ElementWiseOperation::kSUM));
+  add->tactic = "elementwise_reference";
+  ir::Node* id = g.addNode(ir::OpType::kIdentity, "copy", {add->outputs[0]});
+  id->tactic = "identity_reference";
+  (void)g.renameValue(id->outputs[0], "y");
+  g.markOutput(id->outputs[0]);
+  EXPECT_TRUE(ir::inferGraphInPlace(g, nullptr).isOk());
+  p.profiles.push_back({{{"x", makeDims({1, 4}), makeDims({2, 4}), makeDims({3, 4})}}});
+  p.placements.assign(g.values().size(), {});
+  p.placements[add->outputs[0]->id] = {0, 3 * 4 * 4};
+  p.workspaceOffsets.assign(g.nodes().size(), -1);
+  p.workspaceSizes.assign(g.nodes().size(), 0);
+  p.arenaSize = 256;
+  auto bytes = plan::writePlan(p);
+  EXPECT_TRUE(bytes.isOk()) << bytes.status().toString();
+  auto const* b = static_cast<uint8_t const*>(bytes->data());
+  return std::vector<uint8_t>(b, b + bytes->size());
+}
+
+TEST(Runtime, RunsAHandMadePlanWithDynamicBatch) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  ASSERT_TRUE(runtime);
+  auto blob = makePlan();
+  std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(blob.data(), blob.size()));
+  ASSERT_TRUE(engine) << (logger.messages.empty() ? "" : logger.messages.back());
+  EXPECT_EQ(engine->getNbIOTensors(), 2);
+  EXPECT_STREQ(engine->getIOTensorName(0), "x");
+  EXPECT_EQ(engine->getTensorIOMode("y"), TensorIOMode::kOUTPUT);
+  EXPECT_EQ(engine->getTensorShape("x").d[0], -1);
+  EXPECT_EQ(engine->getProfileShape("x", 0, OptProfileSelector::kMAX).d[0], 3);
+  EXPECT_EQ(engine->getDeviceMemorySizeV2(), 256);
+  EXPECT_EQ(engine->getNbLayers(), 2);
+
+  std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_TRUE(ctx);
+  std::vector<float> x = {0, 0, 0, 0, 10, 10, 10, 10}, y(8, -1.f);
+  EXPECT_FALSE(ctx->enqueueV3(nullptr));  // shape not set
+  EXPECT_TRUE(logger.saw("setInputShape"));
+  EXPECT_FALSE(ctx->setInputShape("x", makeDims({4, 4})));  // past the profile's max
+  EXPECT_TRUE(logger.saw("outside optimization profile"));
+  EXPECT_FALSE(ctx->setInputShape("y", makeDims({1, 4})));
+  ASSERT_TRUE(ctx->setInputShape("x", makeDims({2, 4})));
+  EXPECT_EQ(ctx->getTensorShape("y").d[0], 2);
+  EXPECT_FALSE(ctx->enqueueV3(nullptr));  // no addresses
+  ASSERT_TRUE(ctx->setTensorAddress("x", x.data()));
+  ASSERT_TRUE(ctx->setTensorAddress("y", y.data()));
+  EXPECT_FALSE(ctx->setTensorAddress("nope", y.data()));
+  Profiler prof;
+  ctx->setProfiler(&prof);
+  ASSERT_TRUE(ctx->enqueueV3(nullptr));
+  EXPECT_EQ(y, (std::vector<float>{1, 2, 3, 4, 11, 12, 13, 14}));
+  EXPECT_EQ(prof.layers, (std::vector<std::string>{"add", "copy"}));
+
+  // executeV2 with bindings in I/O order, at another batch size.
+  ASSERT_TRUE(ctx->setInputShape("x", makeDims({1, 4})));
+  std::vector<float> y1(4);
+  void* bindings[] = {x.data(), y1.data()};
+  ASSERT_TRUE(ctx->executeV2(bindings));
+  EXPECT_EQ(y1, (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST(Runtime, UserManagedMemoryAndDestructionInAnyOrder) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makePlan();
+  ICudaEngine* engine = runtime->deserializeCudaEngine(blob.data(), blob.size());
+  ASSERT_TRUE(engine);
+  IExecutionContext* ctx = engine->createExecutionContext(ExecutionContextAllocationStrategy::kUSER_MANAGED);
+  ASSERT_TRUE(ctx);
+  std::vector<float> x(4, 1.f), y(4);
+  ASSERT_TRUE(ctx->setInputShape("x", makeDims({1, 4})));
+  ctx->setTensorAddress("x", x.data());
+  ctx->setTensorAddress("y", y.data());
+  EXPECT_FALSE(ctx->enqueueV3(nullptr));
+  EXPECT_TRUE(logger.saw("setDeviceMemoryV2"));
+  std::vector<uint8_t> small(16), arena(static_cast<size_t>(engine->getDeviceMemorySizeV2()));
+  ctx->setDeviceMemoryV2(small.data(), 16);  // refused: too small
+  EXPECT_FALSE(ctx->enqueueV3(nullptr));
+  ctx->setDeviceMemoryV2(arena.data(), static_cast<int64_t>(arena.size()));
+  // Destroy the engine and the runtime first: the context keeps what it needs.
+  IEngineInspector* inspector = engine->createEngineInspector();
+  delete engine;
+  runtime.reset();
+  EXPECT_TRUE(logger.saw("still use it"));
+  ASSERT_TRUE(ctx->enqueueV3(nullptr));
+  EXPECT_EQ(y, (std::vector<float>{2, 3, 4, 5}));
+  EXPECT_EQ(ctx->getEngine().getNbIOTensors(), 2);
+  std::string info = inspector->getEngineInformation(LayerInformationFormat::kJSON);
+  EXPECT_NE(info.find("\"add\""), std::string::npos);
+  delete inspector;
+  delete ctx;
+}
+
+TEST(Runtime, RefusesBadPlans) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makePlan();
+  EXPECT_EQ(runtime->deserializeCudaEngine(blob.data(), 0), nullptr);
+  EXPECT_EQ(runtime->deserializeCudaEngine(blob.data(), blob.size() / 2), nullptr);
+  auto flipped = blob;
+  flipped[flipped.size() - 3] ^= 0x10;
+  EXPECT_EQ(runtime->deserializeCudaEngine(flipped.data(), flipped.size()), nullptr);
+  EXPECT_GE(logger.messages.size(), 3u);
+}
+
+TEST(Runtime, MemoryLimitRefusesTheArena) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makePlan();
+  std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(blob.data(), blob.size()));
+  ASSERT_TRUE(engine);
+  ASSERT_TRUE(runtime->setMemoryLimit(1));
+  EXPECT_EQ(engine->createExecutionContext(), nullptr);
+  EXPECT_TRUE(logger.saw("memory limit"));
+  EXPECT_TRUE(runtime->setMemoryLimit(0));
+  EXPECT_EQ(runtime->getMemoryLimit(), 0);
+  std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
+  EXPECT_TRUE(ctx);
+}
+
+}  // namespace
+}  // namespace kiln
