@@ -61,13 +61,14 @@ function(kiln_tests name)
   endif()
   add_executable(${name}_tests ${srcs})
   target_compile_options(${name}_tests PRIVATE ${KILN_WARNINGS})
+  # Linking an OBJECT library directly links its objects (self-registering kernels included), so list the
+  # whole closure. ALL means every component, i.e. the objects of libkiln.so, without its visibility limits.
   if(ARG_COMPONENT STREQUAL "ALL")
-    target_link_libraries(${name}_tests PRIVATE kiln_internal)
+    get_property(closure GLOBAL PROPERTY KILN_COMPONENTS)
   else()
     get_property(closure GLOBAL PROPERTY KILN_CLOSURE_${ARG_COMPONENT})
-    # Linking an OBJECT library directly links its objects, so list the whole closure.
-    target_link_libraries(${name}_tests PRIVATE ${closure} ${XXHASH_LIBRARY} ${CMAKE_DL_LIBS})
   endif()
+  target_link_libraries(${name}_tests PRIVATE ${closure} ${XXHASH_LIBRARY} ${CMAKE_DL_LIBS})
   target_link_libraries(${name}_tests PRIVATE GTest::gtest GTest::gtest_main Threads::Threads)
   gtest_discover_tests(${name}_tests
     PROPERTIES LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"

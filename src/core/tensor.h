@@ -23,9 +23,15 @@ class HostTensor {
   Result<HostTensor> clone(char const* what, MemoryBudget* budget = nullptr) const;
   /// A view of bytes inside `owner` (kept alive by the tensor): weights inside a loaded plan.
   static HostTensor view(std::shared_ptr<HostBuffer> owner, void const* data, DataType dtype, Dims const& shape);
-  /// Owned 1-D (or given shape) tensor from values (tests, shape tensors).
+  /// Owned tensor of the given shape from values, converted to dtype; fails when allocation fails.
   template <typename T>
-  static HostTensor fromVector(DataType dtype, Dims const& shape, std::vector<T> const& v);
+  static Result<HostTensor> make(DataType dtype, Dims const& shape, std::vector<T> const& v);
+  /// make() for tests: an empty tensor when allocation fails.
+  template <typename T>
+  static HostTensor fromVector(DataType dtype, Dims const& shape, std::vector<T> const& v) {
+    auto r = make(dtype, shape, v);
+    return r.isOk() ? std::move(r).value() : HostTensor();
+  }
 
   DataType dtype() const { return dtype_; }
   Dims const& shape() const { return shape_; }
@@ -55,20 +61,16 @@ class HostTensor {
 };
 
 template <typename T>
-HostTensor HostTensor::fromVector(DataType dtype, Dims const& shape, std::vector<T> const& v) {
-  HostTensor t;
-  t.dtype_ = dtype;
-  t.shape_ = shape;
-  auto buf = HostBuffer::allocate(v.size() * dataTypeSize(dtype), "HostTensor::fromVector");
-  if (!buf.isOk()) return t;
-  t.owner_ = std::make_shared<HostBuffer>(std::move(buf).value());
-  t.ptr_ = t.owner_->data();
-  (void)dispatchType(dtype, [&](auto tag) {
+Result<HostTensor> HostTensor::make(DataType dtype, Dims const& shape, std::vector<T> const& v) {
+  KILN_ASSIGN_OR_RETURN(HostTensor t, allocate(dtype, shape, "host tensor"));
+  if (static_cast<int64_t>(v.size()) != t.count())
+    return invalidArgument("HostTensor::make: ", v.size(), " values for shape ", dimsToString(shape));
+  KILN_RETURN_IF_ERROR(dispatchType(dtype, [&](auto tag) {
     using S = decltype(tag);
-    S* out = static_cast<S*>(t.owner_->data());
+    S* out = static_cast<S*>(t.mutableData());
     for (size_t i = 0; i < v.size(); ++i) out[i] = fromDouble<S>(static_cast<double>(v[i]));
     return Status::ok();
-  });
+  }));
   return t;
 }
 

@@ -2,7 +2,9 @@
 // which validate their arguments (reporting errors naming the layer) and write the node's attributes.
 #include "network/layers.h"
 
+#include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "core/dtype.h"
 
@@ -15,39 +17,60 @@ std::vector<int64_t> toInts(Dims const& d) { return dimsToVector(d); }
 std::vector<int64_t> maskToAxes(uint32_t mask) {
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < 32; ++i)
-    if (mask & (1U << i)) axes.push_back(i);
+    if (mask & (1U << i))
+      axes.push_back(i);
   return axes;
 }
 
 uint32_t axesToMask(std::vector<int64_t> const& axes, int32_t rank) {
   uint32_t mask = 0;
   for (int64_t a : axes) {
-    if (a < 0 && rank >= 0) a += rank;
-    if (a >= 0 && a < 32) mask |= 1U << a;
+    if (a < 0 && rank >= 0)
+      a += rank;
+    if (a >= 0 && a < 32)
+      mask |= 1U << a;
   }
   return mask;
 }
 
 char const* layerTypeName(LayerType t) {
   switch (t) {
-    case LayerType::kCONVOLUTION: return "Convolution";
-    case LayerType::kCAST: return "Cast";
-    case LayerType::kACTIVATION: return "Activation";
-    case LayerType::kPOOLING: return "Pooling";
-    case LayerType::kSCALE: return "Scale";
-    case LayerType::kSOFTMAX: return "Softmax";
-    case LayerType::kCONCATENATION: return "Concatenation";
-    case LayerType::kELEMENTWISE: return "ElementWise";
-    case LayerType::kUNARY: return "Unary";
-    case LayerType::kSHUFFLE: return "Shuffle";
-    case LayerType::kREDUCE: return "Reduce";
-    case LayerType::kGATHER: return "Gather";
-    case LayerType::kMATRIX_MULTIPLY: return "Matrix Multiply";
-    case LayerType::kCONSTANT: return "Constant";
-    case LayerType::kIDENTITY: return "Identity";
-    case LayerType::kSLICE: return "Slice";
-    case LayerType::kSHAPE: return "Shape";
-    case LayerType::kNORMALIZATION: return "Normalization";
+    case LayerType::kCONVOLUTION:
+      return "Convolution";
+    case LayerType::kCAST:
+      return "Cast";
+    case LayerType::kACTIVATION:
+      return "Activation";
+    case LayerType::kPOOLING:
+      return "Pooling";
+    case LayerType::kSCALE:
+      return "Scale";
+    case LayerType::kSOFTMAX:
+      return "Softmax";
+    case LayerType::kCONCATENATION:
+      return "Concatenation";
+    case LayerType::kELEMENTWISE:
+      return "ElementWise";
+    case LayerType::kUNARY:
+      return "Unary";
+    case LayerType::kSHUFFLE:
+      return "Shuffle";
+    case LayerType::kREDUCE:
+      return "Reduce";
+    case LayerType::kGATHER:
+      return "Gather";
+    case LayerType::kMATRIX_MULTIPLY:
+      return "Matrix Multiply";
+    case LayerType::kCONSTANT:
+      return "Constant";
+    case LayerType::kIDENTITY:
+      return "Identity";
+    case LayerType::kSLICE:
+      return "Slice";
+    case LayerType::kSHAPE:
+      return "Shape";
+    case LayerType::kNORMALIZATION:
+      return "Normalization";
     // Layer kinds the network cannot create yet.
     case LayerType::kLRN:
     case LayerType::kDECONVOLUTION:
@@ -87,7 +110,8 @@ char const* layerTypeName(LayerType t) {
     case LayerType::kROTARY_EMBEDDING:
     case LayerType::kKVCACHE_UPDATE:
     case LayerType::kMOE:
-    case LayerType::kDIST_COLLECTIVE: break;
+    case LayerType::kDIST_COLLECTIVE:
+      break;
   }
   return "Unknown";
 }
@@ -97,11 +121,12 @@ Dims convKernelShape(int64_t count, int64_t nbOutputMaps, std::vector<int64_t> c
   Dims bad{};
   bad.nbDims = -1;
   int64_t kv = 1;
-  for (int64_t k : kernel) kv *= k;
+  for (int64_t k : kernel)
+    kv *= k;
   int64_t per = nbOutputMaps * kv;
   if (per <= 0 || count % per != 0 || count == 0) {
-    *why = strCat("kernel weights have ", count, " values, which is not a multiple of K * kernel volume = ",
-                  nbOutputMaps, " * ", kv);
+    *why = strCat("kernel weights have ", count,
+                  " values, which is not a multiple of K * kernel volume = ", nbOutputMaps, " * ", kv);
     return bad;
   }
   int64_t cg = count / per;
@@ -121,17 +146,22 @@ Dims convKernelShape(int64_t count, int64_t nbOutputMaps, std::vector<int64_t> c
 
 int64_t scaleCoefficientCount(ScaleMode mode, int32_t channelAxis, Dims const& x) {
   switch (mode) {
-    case ScaleMode::kUNIFORM: return 1;
+    case ScaleMode::kUNIFORM:
+      return 1;
     case ScaleMode::kCHANNEL:
-    case ScaleMode::kELEMENTWISE: break;
+    case ScaleMode::kELEMENTWISE:
+      break;
   }
-  if (x.nbDims < 0) return -1;
+  if (x.nbDims < 0)
+    return -1;
   int32_t axis = channelAxis < 0 ? channelAxis + x.nbDims : channelAxis;
-  if (axis < 0 || axis >= x.nbDims) return -1;
+  if (axis < 0 || axis >= x.nbDims)
+    return -1;
   int32_t last = mode == ScaleMode::kCHANNEL ? axis + 1 : x.nbDims;
   int64_t n = 1;
   for (int32_t i = axis; i < last; ++i) {
-    if (x.d[i] < 0) return -1;
+    if (x.d[i] < 0)
+      return -1;
     n *= x.d[i];
   }
   return n;
@@ -149,42 +179,54 @@ Dims unknownDims() {
 // LayerState: the ILayer part.
 //
 
-void LayerState::error(std::string const& msg) const { net_.reporter().fail(invalidArgument(node_->describe(), ": ", msg)); }
+void LayerState::error(std::string const& msg) const {
+  net_.reporter().fail(invalidArgument(node_->describe(), ": ", msg));
+}
 
 void LayerState::doSetName(char const* name) {
-  if (!name) return error("setName: name is null");
+  if (!name)
+    return error("setName: name is null");
   std::string old = node_->name;
   node_->name = name;
   for (auto& [index, w] : weightNodes_) {
-    if (w->name.compare(0, old.size(), old) == 0) w->name = std::string(name) + w->name.substr(old.size());
+    if (w->name.compare(0, old.size(), old) == 0)
+      w->name = std::string(name) + w->name.substr(old.size());
   }
 }
 
 ITensor* LayerState::doGetInput(int32_t index) const {
-  if (index < 0 || index >= doGetNbInputs()) return nullptr;
+  if (index < 0 || index >= doGetNbInputs())
+    return nullptr;
   return net_.tensorOf(node_->inputs[static_cast<size_t>(index)]);
 }
 
 ITensor* LayerState::doGetOutput(int32_t index) const {
-  if (index < 0 || index >= doGetNbOutputs()) return nullptr;
+  if (index < 0 || index >= doGetNbOutputs())
+    return nullptr;
   return net_.tensorOf(node_->outputs[static_cast<size_t>(index)]);
 }
 
 void LayerState::doSetInput(int32_t index, ITensor& tensor) {
   TensorImpl* t = net_.own(tensor, strCat(node_->describe(), ": setInput"));
-  if (!t) return;
-  if (!acceptsInput(index)) return error(strCat("setInput: this layer has no input ", index));
+  if (!t)
+    return;
+  if (!acceptsInput(index))
+    return error(strCat("setInput: this layer has no input ", index));
   // Reading one's own output (directly or through other layers) would make a cycle.
   std::vector<ir::Node const*> stack;
   std::unordered_set<ir::Node const*> seen;
-  if (t->value()->producer) stack.push_back(t->value()->producer);
+  if (t->value()->producer)
+    stack.push_back(t->value()->producer);
   while (!stack.empty()) {
     ir::Node const* n = stack.back();
     stack.pop_back();
-    if (n == node_) return error(strCat("setInput: tensor '", t->value()->name, "' depends on this layer's output"));
-    if (!seen.insert(n).second) continue;
+    if (n == node_)
+      return error(strCat("setInput: tensor '", t->value()->name, "' depends on this layer's output"));
+    if (!seen.insert(n).second)
+      continue;
     for (ir::Value* v : n->inputs)
-      if (v && v->producer) stack.push_back(v->producer);
+      if (v && v->producer)
+        stack.push_back(v->producer);
   }
   net_.setNodeInput(node_, index, t->value());
   auto it = weightNodes_.find(index);
@@ -197,7 +239,8 @@ void LayerState::doSetInput(int32_t index, ITensor& tensor) {
 }
 
 void LayerState::doSetPrecision(DataType type) {
-  if (net_.stronglyTyped()) return error("setPrecision is not allowed in a strongly typed network");
+  if (net_.stronglyTyped())
+    return error("setPrecision is not allowed in a strongly typed network");
   if (!validEnum(type) || !isSupportedType(type))
     return error(strCat("setPrecision: unsupported data type ", static_cast<int32_t>(type)));
   node_->precision = type;
@@ -206,8 +249,10 @@ void LayerState::doSetPrecision(DataType type) {
 void LayerState::doResetPrecision() { node_->precision.reset(); }
 
 void LayerState::doSetOutputType(int32_t index, DataType type) {
-  if (net_.stronglyTyped()) return error("setOutputType is not allowed in a strongly typed network");
-  if (index < 0 || index >= doGetNbOutputs()) return error(strCat("setOutputType: no output ", index));
+  if (net_.stronglyTyped())
+    return error("setOutputType is not allowed in a strongly typed network");
+  if (index < 0 || index >= doGetNbOutputs())
+    return error(strCat("setOutputType: no output ", index));
   if (!validEnum(type) || !isSupportedType(type))
     return error(strCat("setOutputType: unsupported data type ", static_cast<int32_t>(type)));
   node_->outputs[static_cast<size_t>(index)]->requestedType = type;
@@ -220,18 +265,21 @@ DataType LayerState::doGetOutputType(int32_t index) const {
     return DataType::kFLOAT;
   }
   ir::Value const* v = node_->outputs[static_cast<size_t>(index)];
-  if (v->requestedType) return *v->requestedType;
+  if (v->requestedType)
+    return *v->requestedType;
   net_.ensureInferred();
   return v->dtype;
 }
 
 bool LayerState::doOutputTypeIsSet(int32_t index) const {
-  if (index < 0 || index >= doGetNbOutputs()) return false;
+  if (index < 0 || index >= doGetNbOutputs())
+    return false;
   return node_->outputs[static_cast<size_t>(index)]->requestedType.has_value();
 }
 
 void LayerState::doResetOutputType(int32_t index) {
-  if (index < 0 || index >= doGetNbOutputs()) return error(strCat("resetOutputType: no output ", index));
+  if (index < 0 || index >= doGetNbOutputs())
+    return error(strCat("resetOutputType: no output ", index));
   node_->outputs[static_cast<size_t>(index)]->requestedType.reset();
   net_.markChanged(node_);
 }
@@ -241,7 +289,8 @@ void LayerState::doSetMetadata(char const* doc) { metadata_ = doc ? doc : ""; }
 void LayerState::setWeightInput(int32_t index, Weights const& w, Dims const& shape, char const* suffix) {
   ir::Node* old = nullptr;
   auto it = weightNodes_.find(index);
-  if (it != weightNodes_.end()) old = it->second;
+  if (it != weightNodes_.end())
+    old = it->second;
   if (w.count == 0) {
     net_.setNodeInput(node_, index, nullptr);
     weightNodes_.erase(index);
@@ -250,7 +299,8 @@ void LayerState::setWeightInput(int32_t index, Weights const& w, Dims const& sha
     net_.setNodeInput(node_, index, c->outputs[0]);
     weightNodes_[index] = c;
   }
-  if (old) net_.removeWeightConstant(old);
+  if (old)
+    net_.removeWeightConstant(old);
   net_.markChanged(node_);
 }
 
@@ -275,7 +325,7 @@ void LayerState::eraseAttr(char const* name) {
 }
 
 Dims LayerState::inputDims(int32_t index) const {
-  net_.ensureInferred();
+  net_.ensureInferredBefore(node_);
   ir::Value const* v = node_->input(static_cast<size_t>(index));
   return v ? v->shape : unknownDims();
 }
@@ -299,57 +349,73 @@ bool ConvolutionLayer::setSpatial(char const* attr, Dims const& d, int64_t minVa
   return true;
 }
 
-void ConvolutionLayer::reshapeKernel() {
+bool ConvolutionLayer::reshapeKernel(int64_t nbOutputMaps, std::vector<int64_t> const& kernel) {
   auto it = weightNodes_.find(1);
-  if (it == weightNodes_.end()) return;
+  if (it == weightNodes_.end())
+    return true;
   std::string why;
-  Dims shape = convKernelShape(kernel_.count, getNbOutputMaps(), node_->attrs.getInts("kernel_shape"), inputDims(0),
-                               &why);
-  if (shape.nbDims < 0) return error(why);
+  Dims shape = convKernelShape(kernel_.count, nbOutputMaps, kernel, inputDims(0), &why);
+  if (shape.nbDims < 0) {
+    error(strCat(why, " (set matching kernel weights)"));
+    return false;
+  }
   ir::Node* c = it->second;
   c->constant = HostTensor::borrow(kernel_.type, shape, kernel_.values);
   net_.markChanged(c);
+  return true;
 }
 
 void ConvolutionLayer::setNbOutputMaps(int64_t nbOutputMaps) noexcept {
-  if (nbOutputMaps < 1) return error(strCat("setNbOutputMaps: ", nbOutputMaps, " must be >= 1"));
+  if (nbOutputMaps < 1)
+    return error(strCat("setNbOutputMaps: ", nbOutputMaps, " must be >= 1"));
+  // The kernel constant follows when its values fit the new count; otherwise new weights must follow.
+  reshapeKernel(nbOutputMaps, node_->attrs.getInts("kernel_shape"));
   setInt("num_output_maps", nbOutputMaps);
-  reshapeKernel();
 }
 
 void ConvolutionLayer::setNbGroups(int64_t nbGroups) noexcept {
-  if (nbGroups < 1) return error(strCat("setNbGroups: ", nbGroups, " must be >= 1"));
+  if (nbGroups < 1)
+    return error(strCat("setNbGroups: ", nbGroups, " must be >= 1"));
   setInt("groups", nbGroups);
 }
 
 void ConvolutionLayer::setKernelWeights(Weights weights) noexcept {
-  if (!net_.checkWeights(weights, node_->name, "kernel weights", -1)) return;
+  if (!net_.checkWeights(weights, node_->name, "kernel weights", -1))
+    return;
   Dims shape{};
   if (weights.count > 0) {
     std::string why;
     shape = convKernelShape(weights.count, getNbOutputMaps(), node_->attrs.getInts("kernel_shape"), inputDims(0), &why);
-    if (shape.nbDims < 0) return error(strCat("setKernelWeights: ", why));
+    if (shape.nbDims < 0)
+      return error(strCat("setKernelWeights: ", why));
   }
   kernel_ = weights;
   setWeightInput(1, weights, shape, "kernel");
 }
 
 void ConvolutionLayer::setBiasWeights(Weights weights) noexcept {
-  if (!net_.checkWeights(weights, node_->name, "bias weights", weights.count == 0 ? 0 : getNbOutputMaps())) return;
+  if (!net_.checkWeights(weights, node_->name, "bias weights", weights.count == 0 ? 0 : getNbOutputMaps()))
+    return;
   bias_ = weights;
   setWeightInput(2, weights, makeDims({weights.count}), "bias");
 }
 
-void ConvolutionLayer::setPrePadding(Dims const& padding) noexcept { setSpatial("pads_begin", padding, 0, "pre-padding"); }
+void ConvolutionLayer::setPrePadding(Dims const& padding) noexcept {
+  setSpatial("pads_begin", padding, 0, "pre-padding");
+}
 
-void ConvolutionLayer::setPostPadding(Dims const& padding) noexcept { setSpatial("pads_end", padding, 0, "post-padding"); }
+void ConvolutionLayer::setPostPadding(Dims const& padding) noexcept {
+  setSpatial("pads_end", padding, 0, "post-padding");
+}
 
 void ConvolutionLayer::setPaddingNd(Dims const& padding) noexcept {
-  if (setSpatial("pads_begin", padding, 0, "padding")) setInts("pads_end", toInts(padding));
+  if (setSpatial("pads_begin", padding, 0, "padding"))
+    setInts("pads_end", toInts(padding));
 }
 
 void ConvolutionLayer::setPaddingMode(PaddingMode paddingMode) noexcept {
-  if (!validEnum(paddingMode)) return error(strCat("setPaddingMode: unknown mode ", static_cast<int32_t>(paddingMode)));
+  if (!validEnum(paddingMode))
+    return error(strCat("setPaddingMode: unknown mode ", static_cast<int32_t>(paddingMode)));
   setInt("padding_mode", static_cast<int64_t>(paddingMode));
 }
 
@@ -361,7 +427,8 @@ void ConvolutionLayer::setKernelSizeNd(Dims const& kernelSize) noexcept {
   if (kernelSize.nbDims != 2 && kernelSize.nbDims != 3)
     return error(strCat("setKernelSizeNd: the kernel must have 2 or 3 dimensions, got ", dimsToString(kernelSize)));
   for (int32_t i = 0; i < kernelSize.nbDims; ++i)
-    if (kernelSize.d[i] < 1) return error(strCat("setKernelSizeNd: ", dimsToString(kernelSize), " has a dim below 1"));
+    if (kernelSize.d[i] < 1)
+      return error(strCat("setKernelSizeNd: ", dimsToString(kernelSize), " has a dim below 1"));
   if (kernelSize.nbDims != nbSpatial()) {
     // A new spatial rank: the other per-dimension settings go back to their defaults for that rank.
     size_t n = static_cast<size_t>(kernelSize.nbDims);
@@ -370,17 +437,21 @@ void ConvolutionLayer::setKernelSizeNd(Dims const& kernelSize) noexcept {
     node_->attrs.setInts("pads_begin", std::vector<int64_t>(n, 0));
     node_->attrs.setInts("pads_end", std::vector<int64_t>(n, 0));
   }
+  reshapeKernel(getNbOutputMaps(), toInts(kernelSize));
   setInts("kernel_shape", toInts(kernelSize));
-  reshapeKernel();
 }
 
 void ConvolutionLayer::setStrideNd(Dims const& stride) noexcept { setSpatial("strides", stride, 1, "stride"); }
 
-void ConvolutionLayer::setDilationNd(Dims const& dilation) noexcept { setSpatial("dilations", dilation, 1, "dilation"); }
+void ConvolutionLayer::setDilationNd(Dims const& dilation) noexcept {
+  setSpatial("dilations", dilation, 1, "dilation");
+}
 
 void ConvolutionLayer::onInputSet(int32_t index) {
-  if (index == 1) kernel_ = emptyWeights(kernel_.type);
-  if (index == 2) bias_ = emptyWeights(bias_.type);
+  if (index == 1)
+    kernel_ = emptyWeights(kernel_.type);
+  if (index == 2)
+    bias_ = emptyWeights(bias_.type);
 }
 
 //
@@ -388,7 +459,8 @@ void ConvolutionLayer::onInputSet(int32_t index) {
 //
 
 void ActivationLayer::setActivationType(ActivationType type) noexcept {
-  if (!validEnum(type)) return error(strCat("setActivationType: unknown type ", static_cast<int32_t>(type)));
+  if (!validEnum(type))
+    return error(strCat("setActivationType: unknown type ", static_cast<int32_t>(type)));
   setInt("type", static_cast<int64_t>(type));
 }
 
@@ -417,11 +489,14 @@ bool PoolingLayer::setSpatial(char const* attr, Dims const& d, int64_t minValue,
 }
 
 void PoolingLayer::setPoolingType(PoolingType type) noexcept {
-  if (!validEnum(type)) return error(strCat("setPoolingType: unknown type ", static_cast<int32_t>(type)));
+  if (!validEnum(type))
+    return error(strCat("setPoolingType: unknown type ", static_cast<int32_t>(type)));
   setInt("type", static_cast<int64_t>(type));
 }
 
-PoolingType PoolingLayer::getPoolingType() const noexcept { return static_cast<PoolingType>(node_->attrs.getInt("type")); }
+PoolingType PoolingLayer::getPoolingType() const noexcept {
+  return static_cast<PoolingType>(node_->attrs.getInt("type"));
+}
 
 void PoolingLayer::setBlendFactor(float blendFactor) noexcept {
   if (!(blendFactor >= 0.0F && blendFactor <= 1.0F))
@@ -442,11 +517,13 @@ void PoolingLayer::setPrePadding(Dims const& padding) noexcept { setSpatial("pad
 void PoolingLayer::setPostPadding(Dims const& padding) noexcept { setSpatial("pads_end", padding, 0, "post-padding"); }
 
 void PoolingLayer::setPaddingNd(Dims const& padding) noexcept {
-  if (setSpatial("pads_begin", padding, 0, "padding")) setInts("pads_end", toInts(padding));
+  if (setSpatial("pads_begin", padding, 0, "padding"))
+    setInts("pads_end", toInts(padding));
 }
 
 void PoolingLayer::setPaddingMode(PaddingMode paddingMode) noexcept {
-  if (!validEnum(paddingMode)) return error(strCat("setPaddingMode: unknown mode ", static_cast<int32_t>(paddingMode)));
+  if (!validEnum(paddingMode))
+    return error(strCat("setPaddingMode: unknown mode ", static_cast<int32_t>(paddingMode)));
   setInt("padding_mode", static_cast<int64_t>(paddingMode));
 }
 
@@ -458,7 +535,8 @@ void PoolingLayer::setWindowSizeNd(Dims const& windowSize) noexcept {
   if (windowSize.nbDims != 2 && windowSize.nbDims != 3)
     return error(strCat("setWindowSizeNd: the window must have 2 or 3 dimensions, got ", dimsToString(windowSize)));
   for (int32_t i = 0; i < windowSize.nbDims; ++i)
-    if (windowSize.d[i] < 1) return error(strCat("setWindowSizeNd: ", dimsToString(windowSize), " has a dim below 1"));
+    if (windowSize.d[i] < 1)
+      return error(strCat("setWindowSizeNd: ", dimsToString(windowSize), " has a dim below 1"));
   if (static_cast<size_t>(windowSize.nbDims) != node_->attrs.getInts("window").size()) {
     size_t n = static_cast<size_t>(windowSize.nbDims);
     node_->attrs.setInts("strides", std::vector<int64_t>(n, 1));
@@ -475,7 +553,8 @@ void PoolingLayer::setStrideNd(Dims const& stride) noexcept { setSpatial("stride
 //
 
 void ElementWiseLayer::setOperation(ElementWiseOperation op) noexcept {
-  if (!validEnum(op)) return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
+  if (!validEnum(op))
+    return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
   setInt("op", static_cast<int64_t>(op));
 }
 
@@ -484,15 +563,20 @@ ElementWiseOperation ElementWiseLayer::getOperation() const noexcept {
 }
 
 void UnaryLayer::setOperation(UnaryOperation op) noexcept {
-  if (!validEnum(op)) return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
+  if (!validEnum(op))
+    return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
   setInt("op", static_cast<int64_t>(op));
 }
 
-UnaryOperation UnaryLayer::getOperation() const noexcept { return static_cast<UnaryOperation>(node_->attrs.getInt("op")); }
+UnaryOperation UnaryLayer::getOperation() const noexcept {
+  return static_cast<UnaryOperation>(node_->attrs.getInt("op"));
+}
 
 void MatrixMultiplyLayer::setOperation(int32_t index, MatrixOperation op) noexcept {
-  if (index != 0 && index != 1) return error(strCat("setOperation: input index ", index, " is not 0 or 1"));
-  if (!validEnum(op)) return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
+  if (index != 0 && index != 1)
+    return error(strCat("setOperation: input index ", index, " is not 0 or 1"));
+  if (!validEnum(op))
+    return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
   setInt(index == 0 ? "op_a" : "op_b", static_cast<int64_t>(op));
 }
 
@@ -511,24 +595,30 @@ MatrixOperation MatrixMultiplyLayer::getOperation(int32_t index) const noexcept 
 namespace {
 Permutation identityPermutation() {
   Permutation p{};
-  for (int32_t i = 0; i < Dims::MAX_DIMS; ++i) p.order[i] = i;
+  for (int32_t i = 0; i < Dims::MAX_DIMS; ++i)
+    p.order[i] = i;
   return p;
 }
 
 bool validPermutationEntries(Permutation const& p) {
   for (int32_t i = 0; i < Dims::MAX_DIMS; ++i)
-    if (p.order[i] < 0 || p.order[i] >= Dims::MAX_DIMS) return false;
+    if (p.order[i] < 0 || p.order[i] >= Dims::MAX_DIMS)
+      return false;
   return true;
 }
 
 // Writes the first `rank` entries of `p` as attribute `name`, or removes it for the identity (no transpose).
 void writePermutation(ir::Node* node, char const* name, Permutation const& p, int32_t rank) {
-  if (rank < 0) return;  // rank unknown: keep what is there until inference knows it
+  if (rank < 0)
+    return;  // rank unknown: keep what is there until inference knows it
   std::vector<int64_t> v(p.order, p.order + rank);
   bool identity = true;
-  for (int32_t i = 0; i < rank; ++i) identity = identity && v[static_cast<size_t>(i)] == i;
-  if (identity) node->attrs.erase(name);
-  else node->attrs.setInts(name, std::move(v));
+  for (int32_t i = 0; i < rank; ++i)
+    identity = identity && v[static_cast<size_t>(i)] == i;
+  if (identity)
+    node->attrs.erase(name);
+  else
+    node->attrs.setInts(name, std::move(v));
 }
 }  // namespace
 
@@ -549,17 +639,19 @@ void ShuffleLayer::beforeInfer() {
 }
 
 void ShuffleLayer::setFirstTranspose(Permutation permutation) noexcept {
-  if (!validPermutationEntries(permutation)) return error("setFirstTranspose: entries must be in [0, 8)");
+  if (!validPermutationEntries(permutation))
+    return error("setFirstTranspose: entries must be in [0, 8)");
   first_ = permutation;
-  net_.ensureInferred();
+  net_.ensureInferredBefore(node_);
   beforeInfer();
   net_.markChanged(node_);
 }
 
 void ShuffleLayer::setSecondTranspose(Permutation permutation) noexcept {
-  if (!validPermutationEntries(permutation)) return error("setSecondTranspose: entries must be in [0, 8)");
+  if (!validPermutationEntries(permutation))
+    return error("setSecondTranspose: entries must be in [0, 8)");
   second_ = permutation;
-  net_.ensureInferred();
+  net_.ensureInferredBefore(node_);
   beforeInfer();
   net_.markChanged(node_);
 }
@@ -569,26 +661,32 @@ void ShuffleLayer::setReshapeDimensions(Dims const& dimensions) noexcept {
     return error(strCat("setReshapeDimensions: rank ", dimensions.nbDims, " is not in [0, 8]"));
   int32_t minusOnes = 0;
   for (int32_t i = 0; i < dimensions.nbDims; ++i) {
-    if (dimensions.d[i] < -1) return error(strCat("setReshapeDimensions: ", dimsToString(dimensions), " has a dim below -1"));
-    if (dimensions.d[i] == -1) ++minusOnes;
+    if (dimensions.d[i] < -1)
+      return error(strCat("setReshapeDimensions: ", dimsToString(dimensions), " has a dim below -1"));
+    if (dimensions.d[i] == -1)
+      ++minusOnes;
   }
-  if (minusOnes > 1) return error(strCat("setReshapeDimensions: ", dimsToString(dimensions), " has more than one -1"));
+  if (minusOnes > 1)
+    return error(strCat("setReshapeDimensions: ", dimsToString(dimensions), " has more than one -1"));
   // As in TensorRT, static reshape dimensions replace a reshape tensor given on input 1.
-  if (node_->input(1)) net_.setNodeInput(node_, 1, nullptr);
+  if (node_->input(1))
+    net_.setNodeInput(node_, 1, nullptr);
   setInts("reshape", toInts(dimensions));
-  net_.ensureInferred();
+  net_.ensureInferredBefore(node_);
   beforeInfer();
   net_.markChanged(node_);
 }
 
 Dims ShuffleLayer::getReshapeDimensions() const noexcept {
-  if (node_->input(1) || !node_->attrs.has("reshape")) return unknownDims();
+  if (node_->input(1) || !node_->attrs.has("reshape"))
+    return unknownDims();
   return toDims(node_->attrs.getInts("reshape"));
 }
 
 void ShuffleLayer::onInputSet(int32_t index) {
-  if (index == 1) node_->attrs.erase("reshape");
-  net_.ensureInferred();
+  if (index == 1)
+    node_->attrs.erase("reshape");
+  net_.ensureInferredBefore(node_);
   beforeInfer();
 }
 
@@ -612,20 +710,24 @@ void SliceLayer::setParam(int32_t input, char const* attr, Dims const& d) {
     return error(strCat("set ", attr, ": rank ", d.nbDims, " is not in [0, 8]"));
   if (input == 2) {
     for (int32_t i = 0; i < d.nbDims; ++i)
-      if (d.d[i] < 0) return error(strCat("setSize: ", dimsToString(d), " has a negative size"));
+      if (d.d[i] < 0)
+        return error(strCat("setSize: ", dimsToString(d), " has a negative size"));
   }
   // As in TensorRT, static values replace the tensor given on the matching input.
-  if (node_->input(static_cast<size_t>(input))) net_.setNodeInput(node_, input, nullptr);
+  if (node_->input(static_cast<size_t>(input)))
+    net_.setNodeInput(node_, input, nullptr);
   setInts(attr, toInts(d));
 }
 
 Dims SliceLayer::getParam(int32_t input, char const* attr) const {
-  if (node_->input(static_cast<size_t>(input)) || !node_->attrs.has(attr)) return unknownDims();
+  if (node_->input(static_cast<size_t>(input)) || !node_->attrs.has(attr))
+    return unknownDims();
   return toDims(node_->attrs.getInts(attr));
 }
 
 void SliceLayer::setMode(SampleMode mode) noexcept {
-  if (!validEnum(mode)) return error(strCat("setMode: unknown mode ", static_cast<int32_t>(mode)));
+  if (!validEnum(mode))
+    return error(strCat("setMode: unknown mode ", static_cast<int32_t>(mode)));
   setInt("mode", static_cast<int64_t>(mode));
 }
 
@@ -633,7 +735,8 @@ SampleMode SliceLayer::getMode() const noexcept { return static_cast<SampleMode>
 
 void SliceLayer::onInputSet(int32_t index) {
   static char const* const kAttrs[] = {nullptr, "start", "size", "stride", nullptr, "axes"};
-  if (index >= 0 && index <= 5 && kAttrs[index]) node_->attrs.erase(kAttrs[index]);
+  if (index >= 0 && index <= 5 && kAttrs[index])
+    node_->attrs.erase(kAttrs[index]);
 }
 
 //
@@ -641,11 +744,14 @@ void SliceLayer::onInputSet(int32_t index) {
 //
 
 void ReduceLayer::setOperation(ReduceOperation op) noexcept {
-  if (!validEnum(op)) return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
+  if (!validEnum(op))
+    return error(strCat("setOperation: unknown operation ", static_cast<int32_t>(op)));
   setInt("op", static_cast<int64_t>(op));
 }
 
-ReduceOperation ReduceLayer::getOperation() const noexcept { return static_cast<ReduceOperation>(node_->attrs.getInt("op")); }
+ReduceOperation ReduceLayer::getOperation() const noexcept {
+  return static_cast<ReduceOperation>(node_->attrs.getInt("op"));
+}
 
 void ReduceLayer::setReduceAxes(uint32_t reduceAxes) noexcept {
   int32_t rank = inputDims(0).nbDims;
@@ -657,7 +763,8 @@ void ReduceLayer::setReduceAxes(uint32_t reduceAxes) noexcept {
 uint32_t ReduceLayer::getReduceAxes() const noexcept {
   std::vector<int64_t> axes = node_->attrs.getInts("axes");
   bool negative = false;
-  for (int64_t a : axes) negative = negative || a < 0;
+  for (int64_t a : axes)
+    negative = negative || a < 0;
   return axesToMask(axes, negative ? inputDims(0).nbDims : -1);
 }
 
@@ -666,17 +773,21 @@ uint32_t ReduceLayer::getReduceAxes() const noexcept {
 //
 
 void SoftMaxLayer::setAxes(uint32_t axes) noexcept {
-  if (axes == 0 || (axes & (axes - 1)) != 0) return error(strCat("setAxes: mask ", axes, " must have exactly one bit set"));
+  if (axes == 0 || (axes & (axes - 1)) != 0)
+    return error(strCat("setAxes: mask ", axes, " must have exactly one bit set"));
   int32_t axis = 0;
-  while (!(axes & (1U << axis))) ++axis;
+  while (!(axes & (1U << axis)))
+    ++axis;
   int32_t rank = inputDims(0).nbDims;
-  if (rank >= 0 && axis >= rank) return error(strCat("setAxes: axis ", axis, " is out of range for rank ", rank));
+  if (rank >= 0 && axis >= rank)
+    return error(strCat("setAxes: axis ", axis, " is out of range for rank ", rank));
   setInt("axis", axis);
 }
 
 uint32_t SoftMaxLayer::getAxes() const noexcept {
   int64_t axis = node_->attrs.getInt("axis");
-  if (axis < 0) axis += inputDims(0).nbDims;
+  if (axis < 0)
+    axis += inputDims(0).nbDims;
   return axis >= 0 && axis < 32 ? 1U << axis : 0U;
 }
 
@@ -685,7 +796,8 @@ uint32_t SoftMaxLayer::getAxes() const noexcept {
 //
 
 void ScaleLayer::setMode(ScaleMode mode) noexcept {
-  if (!validEnum(mode)) return error(strCat("setMode: unknown mode ", static_cast<int32_t>(mode)));
+  if (!validEnum(mode))
+    return error(strCat("setMode: unknown mode ", static_cast<int32_t>(mode)));
   setInt("mode", static_cast<int64_t>(mode));
 }
 
@@ -701,7 +813,8 @@ void ScaleLayer::setChannelAxis(int32_t channelAxis) noexcept {
 void ScaleLayer::setCoefficients(int32_t which, Weights const& w) {
   static char const* const kNames[] = {"shift", "scale", "power"};
   int64_t expected = w.count == 0 ? 0 : scaleCoefficientCount(getMode(), getChannelAxis(), inputDims(0));
-  if (!net_.checkWeights(w, node_->name, kNames[which], expected)) return;
+  if (!net_.checkWeights(w, node_->name, kNames[which], expected))
+    return;
   w_[which] = w;
   setWeightInput(which + 1, w, makeDims({w.count}), kNames[which]);
 }
@@ -711,22 +824,27 @@ void ScaleLayer::setCoefficients(int32_t which, Weights const& w) {
 //
 
 void NormalizationLayer::setEpsilon(float eps) noexcept {
-  if (!(eps >= 0.0F)) return error(strCat("setEpsilon: ", eps, " must be >= 0"));
+  if (!(eps >= 0.0F))
+    return error(strCat("setEpsilon: ", eps, " must be >= 0"));
   setFloat("epsilon", eps);
 }
 
 void NormalizationLayer::setAxes(uint32_t axesMask) noexcept {
-  if (axesMask == 0) return error("setAxes: the mask names no axis");
+  if (axesMask == 0)
+    return error("setAxes: the mask names no axis");
   int32_t rank = inputDims(0).nbDims;
   if (rank >= 0 && rank < 32 && (axesMask >> rank) != 0)
     return error(strCat("setAxes: mask ", axesMask, " names an axis beyond rank ", rank));
   setInts("axes", maskToAxes(axesMask));
 }
 
-uint32_t NormalizationLayer::getAxes() const noexcept { return axesToMask(node_->attrs.getInts("axes"), inputDims(0).nbDims); }
+uint32_t NormalizationLayer::getAxes() const noexcept {
+  return axesToMask(node_->attrs.getInts("axes"), inputDims(0).nbDims);
+}
 
 void NormalizationLayer::setNbGroups(int64_t nbGroups) noexcept {
-  if (nbGroups < 1) return error(strCat("setNbGroups: ", nbGroups, " must be >= 1"));
+  if (nbGroups < 1)
+    return error(strCat("setNbGroups: ", nbGroups, " must be >= 1"));
   setInt("num_groups", nbGroups);
 }
 
@@ -742,7 +860,8 @@ void NormalizationLayer::setComputePrecision(DataType type) noexcept {
 
 void ConstantLayer::setWeights(Weights weights) noexcept {
   int64_t n = volume(getDimensions());
-  if (!net_.checkWeights(weights, node_->name, "weights", n)) return;
+  if (!net_.checkWeights(weights, node_->name, "weights", n))
+    return;
   w_ = weights;
   node_->constant = HostTensor::borrow(weights.type, getDimensions(), weights.values);
   net_.markChanged(node_);
@@ -752,8 +871,8 @@ void ConstantLayer::setDimensions(Dims const& dimensions) noexcept {
   if (!dimsKnown(dimensions))
     return error(strCat("setDimensions: ", dimsToString(dimensions), " is not a valid constant shape"));
   if (volume(dimensions) != w_.count)
-    return error(strCat("setDimensions: ", dimsToString(dimensions), " has volume ", volume(dimensions), " but the weights have ",
-                        w_.count, " values"));
+    return error(strCat("setDimensions: ", dimsToString(dimensions), " has volume ", volume(dimensions),
+                        " but the weights have ", w_.count, " values"));
   node_->constant = HostTensor::borrow(w_.type, dimensions, w_.values);
   net_.markChanged(node_);
 }
@@ -776,7 +895,8 @@ void GatherLayer::setGatherAxis(int32_t axis) noexcept {
 }
 
 void GatherLayer::setNbElementWiseDims(int32_t k) noexcept {
-  if (k < 0) return error(strCat("setNbElementWiseDims: ", k, " must be >= 0"));
+  if (k < 0)
+    return error(strCat("setNbElementWiseDims: ", k, " must be >= 0"));
   setInt("num_elementwise_dims", k);
 }
 
@@ -785,7 +905,8 @@ int32_t GatherLayer::getNbElementWiseDims() const noexcept {
 }
 
 void GatherLayer::setMode(GatherMode mode) noexcept {
-  if (!validEnum(mode)) return error(strCat("setMode: unknown mode ", static_cast<int32_t>(mode)));
+  if (!validEnum(mode))
+    return error(strCat("setMode: unknown mode ", static_cast<int32_t>(mode)));
   setInt("mode", static_cast<int64_t>(mode));
 }
 

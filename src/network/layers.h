@@ -69,7 +69,9 @@ class ConvolutionLayer final : public LayerBase<IConvolutionLayer> {
  private:
   int32_t nbSpatial() const { return static_cast<int32_t>(node_->attrs.getInts("kernel_shape").size()); }
   bool setSpatial(char const* attr, Dims const& d, int64_t minValue, char const* what);
-  void reshapeKernel();
+  /// Reshapes the hidden kernel constant for K = nbOutputMaps and `kernel`; reports and returns false if the
+  /// weights' count does not fit.
+  bool reshapeKernel(int64_t nbOutputMaps, std::vector<int64_t> const& kernel);
   Weights kernel_;
   Weights bias_;
 };
@@ -147,7 +149,9 @@ class ShuffleLayer final : public LayerBase<IShuffleLayer> {
   Dims getReshapeDimensions() const noexcept override;
   void setSecondTranspose(Permutation permutation) noexcept override;
   Permutation getSecondTranspose() const noexcept override { return second_; }
-  void setZeroIsPlaceholder(bool zeroIsPlaceholder) noexcept override { setInt("zero_is_placeholder", zeroIsPlaceholder); }
+  void setZeroIsPlaceholder(bool zeroIsPlaceholder) noexcept override {
+    setInt("zero_is_placeholder", zeroIsPlaceholder);
+  }
   bool getZeroIsPlaceholder() const noexcept override { return node_->attrs.getInt("zero_is_placeholder", 1) != 0; }
   /// Writes first_perm/second_perm truncated to the ranks they apply to (known once the input is inferred).
   void beforeInfer() override;
@@ -224,7 +228,9 @@ class ScaleLayer final : public LayerBase<IScaleLayer> {
   Weights getScale() const noexcept override { return w_[1]; }
   void setPower(Weights power) noexcept override { setCoefficients(2, power); }
   Weights getPower() const noexcept override { return w_[2]; }
-  int32_t getChannelAxis() const noexcept override { return static_cast<int32_t>(node_->attrs.getInt("channel_axis", 1)); }
+  int32_t getChannelAxis() const noexcept override {
+    return static_cast<int32_t>(node_->attrs.getInt("channel_axis", 1));
+  }
   void setChannelAxis(int32_t channelAxis) noexcept override;
 
  private:

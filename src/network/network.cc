@@ -19,14 +19,17 @@ constexpr size_t kMaxNameLength = 4095;
 Dims unknownRank() {
   Dims d{};
   d.nbDims = -1;
-  for (int64_t& x : d.d) x = -1;
+  for (int64_t& x : d.d)
+    x = -1;
   return d;
 }
 
 // Inputs whose contents give an op's output shape (shape tensors by position).
 bool isShapeSlot(ir::Node const& n, size_t i) {
-  if (n.op == ir::OpType::kShuffle) return i == 1;
-  if (n.op == ir::OpType::kSlice) return i == 1 || i == 2 || i == 3 || i == 5;
+  if (n.op == ir::OpType::kShuffle)
+    return i == 1;
+  if (n.op == ir::OpType::kSlice)
+    return i == 1 || i == 2 || i == 3 || i == 5;
   return false;
 }
 
@@ -42,8 +45,10 @@ bool isIntType(DataType t) { return t == DataType::kINT32 || t == DataType::kINT
 
 // Checks a name given through the API.
 Status checkName(char const* name, char const* what) {
-  if (!name || !*name) return invalidArgument(what, ": the name is empty");
-  if (std::strlen(name) > kMaxNameLength) return invalidArgument(what, ": the name is longer than ", kMaxNameLength, " bytes");
+  if (!name || !*name)
+    return invalidArgument(what, ": the name is empty");
+  if (std::strlen(name) > kMaxNameLength)
+    return invalidArgument(what, ": the name is longer than ", kMaxNameLength, " bytes");
   return Status::ok();
 }
 
@@ -59,8 +64,10 @@ Status checkInputDims(Dims const& d, std::string const& name) {
 }
 
 Status checkTensorType(DataType t, std::string const& what) {
-  if (!validEnum(t)) return invalidArgument(what, ": unknown data type ", static_cast<int32_t>(t));
-  if (!isSupportedType(t)) return unsupported(what, ": data type ", dataTypeName(t), " is not supported");
+  if (!validEnum(t))
+    return invalidArgument(what, ": unknown data type ", static_cast<int32_t>(t));
+  if (!isSupportedType(t))
+    return unsupported(what, ": data type ", dataTypeName(t), " is not supported");
   return Status::ok();
 }
 
@@ -81,8 +88,8 @@ void TensorImpl::setName(char const* name) noexcept {
 
 void TensorImpl::setDimensions(Dims const& dimensions) noexcept {
   if (!value_->isInput) {
-    net_.reporter().fail(invalidArgument("tensor '", value_->name,
-                                         "': setDimensions is only allowed on network inputs (other shapes are inferred)"));
+    net_.reporter().fail(invalidArgument(
+        "tensor '", value_->name, "': setDimensions is only allowed on network inputs (other shapes are inferred)"));
     return;
   }
   Status s = checkInputDims(dimensions, value_->name);
@@ -115,7 +122,8 @@ void TensorImpl::setType(DataType type) noexcept {
       return;
     }
     value_->requestedType = type;
-    if (value_->producer) net_.markChanged(value_->producer);
+    if (value_->producer)
+      net_.markChanged(value_->producer);
   } else {
     net_.reporter().warning(strCat("tensor '", value_->name,
                                    "': setType has no effect on a tensor that is neither a network input nor output"));
@@ -124,13 +132,15 @@ void TensorImpl::setType(DataType type) noexcept {
 
 DataType TensorImpl::getType() const noexcept {
   net_.ensureInferred();
-  if (!value_->isInput && value_->requestedType) return *value_->requestedType;
+  if (!value_->isInput && value_->requestedType)
+    return *value_->requestedType;
   return value_->dtype;
 }
 
 void TensorImpl::setAllowedFormats(TensorFormats formats) noexcept {
   if (formats >> EnumMax<TensorFormat>()) {
-    net_.reporter().fail(invalidArgument("tensor '", value_->name, "': setAllowedFormats: unknown format bits in ", formats));
+    net_.reporter().fail(
+        invalidArgument("tensor '", value_->name, "': setAllowedFormats: unknown format bits in ", formats));
     return;
   }
   formats_ = formats;
@@ -142,15 +152,18 @@ bool TensorImpl::isExecutionTensor() const noexcept { return net_.isExecutionTen
 
 void TensorImpl::setDimensionName(int32_t index, char const* name) noexcept {
   if (!value_->isInput) {
-    net_.reporter().fail(invalidArgument("tensor '", value_->name, "': setDimensionName is only allowed on network inputs"));
+    net_.reporter().fail(
+        invalidArgument("tensor '", value_->name, "': setDimensionName is only allowed on network inputs"));
     return;
   }
   if (index < 0 || index >= value_->shape.nbDims) {
     net_.reporter().fail(invalidArgument("tensor '", value_->name, "': setDimensionName: no dimension ", index));
     return;
   }
-  if (name) dimNames_[index] = name;
-  else dimNames_.erase(index);
+  if (name)
+    dimNames_[index] = name;
+  else
+    dimNames_.erase(index);
 }
 
 char const* TensorImpl::getDimensionName(int32_t index) const noexcept {
@@ -185,7 +198,8 @@ TensorImpl* NetworkImpl::wrap(ir::Value* v) {
 }
 
 TensorImpl* NetworkImpl::tensorOf(ir::Value const* v) const {
-  if (!v) return nullptr;
+  if (!v)
+    return nullptr;
   auto it = tensorOfValue_.find(v);
   return it == tensorOfValue_.end() ? nullptr : it->second;
 }
@@ -204,14 +218,16 @@ std::string NetworkImpl::defaultLayerName(LayerType type) const {
 
 size_t NetworkImpl::positionOf(ir::Node const* n) const {
   for (size_t i = order_.size(); i-- > 0;)
-    if (order_[i] == n) return i;
+    if (order_[i] == n)
+      return i;
   return order_.size();
 }
 
 void NetworkImpl::markChanged(ir::Node const* n) { dirtyFrom_ = std::min(dirtyFrom_, positionOf(n)); }
 
 ir::Node* NetworkImpl::newNode(ir::OpType op, LayerType type, std::vector<ir::Value*> inputs, int numOutputs) {
-  while (!inputs.empty() && !inputs.back()) inputs.pop_back();
+  while (!inputs.empty() && !inputs.back())
+    inputs.pop_back();
   ir::Node* n = graph_->addNode(op, defaultLayerName(type), inputs, numOutputs);
   for (ir::Value* v : n->outputs) {
     v->shape = unknownRank();
@@ -232,10 +248,13 @@ L* NetworkImpl::adopt(std::unique_ptr<L> layer) {
 
 void NetworkImpl::setNodeInput(ir::Node* n, int32_t index, ir::Value* v) {
   size_t i = static_cast<size_t>(index);
-  if (i >= n->inputs.size()) n->inputs.resize(i + 1, nullptr);
+  if (i >= n->inputs.size())
+    n->inputs.resize(i + 1, nullptr);
   n->inputs[i] = v;
-  while (!n->inputs.empty() && !n->inputs.back()) n->inputs.pop_back();
-  if (v && v->producer && positionOf(v->producer) > positionOf(n)) forwardRefs_ = true;
+  while (!n->inputs.empty() && !n->inputs.back())
+    n->inputs.pop_back();
+  if (v && v->producer && positionOf(v->producer) > positionOf(n))
+    forwardRefs_ = true;
   markChanged(n);
 }
 
@@ -250,27 +269,34 @@ ir::Node* NetworkImpl::addWeightConstant(std::string const& name, Weights const&
 
 void NetworkImpl::removeWeightConstant(ir::Node* n) {
   size_t pos = positionOf(n);
-  if (pos < order_.size()) order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(pos));
+  if (pos < order_.size())
+    order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(pos));
   dirtyFrom_ = std::min(dirtyFrom_, pos);
-  for (ir::Value* v : n->outputs) contents_.erase(v);
+  for (ir::Value* v : n->outputs)
+    contents_.erase(v);
   graph_->removeNode(n);
   graph_->removeUnusedValues();
 }
 
 bool NetworkImpl::renameTensor(ir::Value* v, std::string const& name) {
   Status s = graph_->renameValue(v, name);
-  if (!s) return reporter_.fail(s.withContext(strCat("tensor '", v->name, "' setName")));
+  if (!s)
+    return reporter_.fail(s.withContext(strCat("tensor '", v->name, "' setName")));
   return true;
 }
 
 bool NetworkImpl::checkWeights(Weights const& w, std::string const& layer, char const* what, int64_t expected) const {
   std::string where = strCat("layer '", layer, "': ", what);
-  if (w.count < 0) return reporter_.fail(invalidArgument(where, " have a negative count ", w.count));
-  if (w.count > 0 && !w.values) return reporter_.fail(invalidArgument(where, " have ", w.count, " values but no data"));
+  if (w.count < 0)
+    return reporter_.fail(invalidArgument(where, " have a negative count ", w.count));
+  if (w.count > 0 && !w.values)
+    return reporter_.fail(invalidArgument(where, " have ", w.count, " values but no data"));
   if (w.count > 0) {
     Status s = checkTensorType(w.type, where);
-    if (!s) return reporter_.fail(s);
-    if (dataTypeSize(w.type) == 0) return reporter_.fail(unsupported(where, ": type ", dataTypeName(w.type), " cannot be stored"));
+    if (!s)
+      return reporter_.fail(s);
+    if (dataTypeSize(w.type) == 0)
+      return reporter_.fail(unsupported(where, ": type ", dataTypeName(w.type), " cannot be stored"));
   }
   if (expected >= 0 && w.count != expected)
     return reporter_.fail(invalidArgument(where, " have ", w.count, " values; the layer needs ", expected));
@@ -282,12 +308,14 @@ bool NetworkImpl::checkWeights(Weights const& w, std::string const& layer, char 
 //
 
 void NetworkImpl::logOnce(Status const& s) const {
-  if (logged_.insert(s.message()).second) reporter_.fail(s);
+  if (logged_.insert(s.message()).second)
+    reporter_.fail(s);
 }
 
 void NetworkImpl::inferNode(ir::Node* n) const {
   if (n->op == ir::OpType::kConstant) {
-    if (!n->constant) return logOnce(invalidGraph(n->describe(), " has no data"));
+    if (!n->constant)
+      return logOnce(invalidGraph(n->describe(), " has no data"));
     ir::Value* out = n->outputs[0];
     out->dtype = n->constant->dtype();
     out->shape = n->constant->shape();
@@ -295,9 +323,11 @@ void NetworkImpl::inferNode(ir::Node* n) const {
     return;
   }
   auto layer = layerOfNode_.find(n);
-  if (layer != layerOfNode_.end()) layer->second->beforeInfer();
+  if (layer != layerOfNode_.end())
+    layer->second->beforeInfer();
   ir::InferFn fn = ir::findInferFn(n->op);
-  if (!fn) return logOnce(unsupported(n->describe(), ": no shape inference for op ", ir::opName(n->op)));
+  if (!fn)
+    return logOnce(unsupported(n->describe(), ": no shape inference for op ", ir::opName(n->op)));
   ir::InferContext ctx{*n, {}, {}, {}, {}};
   ctx.in.resize(n->inputs.size());
   ctx.inValues.resize(n->inputs.size(), nullptr);
@@ -309,15 +339,18 @@ void NetworkImpl::inferNode(ir::Node* n) const {
     }
     // An input whose rank is not known yet (its producer failed): keep the outputs' last known state; the
     // cause was reported where it happened.
-    if (v->shape.nbDims < 0 || v->shape.nbDims > Dims::MAX_DIMS) return;
+    if (v->shape.nbDims < 0 || v->shape.nbDims > Dims::MAX_DIMS)
+      return;
     ctx.in[i] = {v->dtype, v->shape};
     auto c = contents_.find(v);
-    if (c != contents_.end()) ctx.inValues[i] = &c->second;
+    if (c != contents_.end())
+      ctx.inValues[i] = &c->second;
   }
   ctx.out.resize(n->outputs.size());
   ctx.outValues.resize(n->outputs.size());
   Status s = fn(ctx);
-  if (!s) return logOnce(s);
+  if (!s)
+    return logOnce(s);
   for (size_t i = 0; i < n->outputs.size(); ++i) {
     if (ctx.out[i].shape.nbDims < 0 || ctx.out[i].shape.nbDims > Dims::MAX_DIMS)
       return logOnce(internalError(n->describe(), ": inferred an invalid rank ", ctx.out[i].shape.nbDims));
@@ -326,26 +359,41 @@ void NetworkImpl::inferNode(ir::Node* n) const {
     ir::Value* v = n->outputs[i];
     v->dtype = ctx.out[i].dtype;
     // Only converting ops take a requested output type here; the builder inserts casts for the others.
-    if (v->requestedType && (n->op == ir::OpType::kIdentity || n->op == ir::OpType::kCast)) v->dtype = *v->requestedType;
+    if (v->requestedType && (n->op == ir::OpType::kIdentity || n->op == ir::OpType::kCast))
+      v->dtype = *v->requestedType;
     v->shape = ctx.out[i].shape;
-    if (ctx.outValues[i]) contents_[v] = std::move(*ctx.outValues[i]);
-    else contents_.erase(v);
+    if (ctx.outValues[i])
+      contents_[v] = std::move(*ctx.outValues[i]);
+    else
+      contents_.erase(v);
   }
 }
 
 void NetworkImpl::ensureInferred() const {
-  if (dirtyFrom_ >= order_.size()) return;
+  if (dirtyFrom_ >= order_.size())
+    return;
   if (forwardRefs_) {
     Result<std::vector<ir::Node*>> topo = graph_->topoOrder();
     if (!topo) {
       logOnce(topo.status());
     } else {
-      for (ir::Node* n : *topo) inferNode(n);
+      for (ir::Node* n : *topo)
+        inferNode(n);
     }
   } else {
-    for (size_t i = dirtyFrom_; i < order_.size(); ++i) inferNode(order_[i]);
+    for (size_t i = dirtyFrom_; i < order_.size(); ++i)
+      inferNode(order_[i]);
   }
   dirtyFrom_ = order_.size();
+}
+
+void NetworkImpl::ensureInferredBefore(ir::Node const* n) const {
+  size_t end = positionOf(n);
+  if (forwardRefs_ || end >= order_.size())
+    return ensureInferred();
+  for (size_t i = dirtyFrom_; i < end; ++i)
+    inferNode(order_[i]);
+  dirtyFrom_ = std::max(dirtyFrom_, end);
 }
 
 ir::Graph const& NetworkImpl::graph() const {
@@ -357,9 +405,11 @@ NetworkImpl::TensorRoles NetworkImpl::tensorRoles() const {
   ensureInferred();
   TensorRoles r;
   Result<std::vector<ir::Node*>> topo = graph_->topoOrder();
-  if (!topo) return r;
+  if (!topo)
+    return r;
   r.ok = true;
-  for (ir::Value const* v : graph_->outputs()) r.execution.insert(v);
+  for (ir::Value const* v : graph_->outputs())
+    r.execution.insert(v);
   // Users come after producers in topological order, so one backward sweep settles every value.
   for (auto it = topo->rbegin(); it != topo->rend(); ++it) {
     ir::Node const& n = **it;
@@ -375,13 +425,16 @@ NetworkImpl::TensorRoles NetworkImpl::tensorRoles() const {
     }
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       ir::Value const* v = n.inputs[i];
-      if (!v) continue;
+      if (!v)
+        continue;
       if (isShapeSlot(n, i)) {
         r.shape.insert(v);
         continue;
       }
-      if (outExec) r.execution.insert(v);
-      if (outShape && propagatesShape(n.op) && isIntType(v->dtype) && v->shape.nbDims <= 1) r.shape.insert(v);
+      if (outExec)
+        r.execution.insert(v);
+      if (outShape && propagatesShape(n.op) && isIntType(v->dtype) && v->shape.nbDims <= 1)
+        r.shape.insert(v);
     }
   }
   return r;
@@ -403,9 +456,12 @@ bool NetworkImpl::isExecutionTensor(ir::Value const* v) const {
 
 ITensor* NetworkImpl::addInput(char const* name, DataType type, Dims const& dimensions) noexcept {
   Status s = checkName(name, "addInput");
-  if (s) s = checkTensorType(type, strCat("addInput '", name, "'"));
-  if (s) s = checkInputDims(dimensions, name);
-  if (s && graph_->findValue(name)) s = invalidArgument("addInput: tensor name '", name, "' is already used");
+  if (s)
+    s = checkTensorType(type, strCat("addInput '", name, "'"));
+  if (s)
+    s = checkInputDims(dimensions, name);
+  if (s && graph_->findValue(name))
+    s = invalidArgument("addInput: tensor name '", name, "' is already used");
   if (!s) {
     reporter_.fail(s);
     return nullptr;
@@ -420,13 +476,15 @@ ITensor* NetworkImpl::addInput(char const* name, DataType type, Dims const& dime
 
 void NetworkImpl::markOutput(ITensor& tensor) noexcept {
   TensorImpl* t = own(tensor, "markOutput");
-  if (!t) return;
+  if (!t)
+    return;
   graph_->markOutput(t->value());
 }
 
 void NetworkImpl::unmarkOutput(ITensor& tensor) noexcept {
   TensorImpl* t = own(tensor, "unmarkOutput");
-  if (!t) return;
+  if (!t)
+    return;
   if (!t->value()->isOutput) {
     reporter_.fail(invalidArgument("unmarkOutput: tensor '", t->value()->name, "' is not a network output"));
     return;
@@ -435,23 +493,27 @@ void NetworkImpl::unmarkOutput(ITensor& tensor) noexcept {
 }
 
 ILayer* NetworkImpl::getLayer(int32_t index) const noexcept {
-  if (index < 0 || index >= getNbLayers()) return nullptr;
+  if (index < 0 || index >= getNbLayers())
+    return nullptr;
   return layers_[static_cast<size_t>(index)]->asLayer();
 }
 
 ITensor* NetworkImpl::getInput(int32_t index) const noexcept {
-  if (index < 0 || index >= getNbInputs()) return nullptr;
+  if (index < 0 || index >= getNbInputs())
+    return nullptr;
   return tensorOf(graph_->inputs()[static_cast<size_t>(index)]);
 }
 
 ITensor* NetworkImpl::getOutput(int32_t index) const noexcept {
-  if (index < 0 || index >= getNbOutputs()) return nullptr;
+  if (index < 0 || index >= getNbOutputs())
+    return nullptr;
   return tensorOf(graph_->outputs()[static_cast<size_t>(index)]);
 }
 
 void NetworkImpl::removeTensor(ITensor& tensor) noexcept {
   TensorImpl* t = own(tensor, "removeTensor");
-  if (!t) return;
+  if (!t)
+    return;
   ir::Value* v = t->value();
   if (v->producer) {
     reporter_.fail(invalidArgument("removeTensor: tensor '", v->name, "' is the output of ", v->producer->describe(),
@@ -459,8 +521,8 @@ void NetworkImpl::removeTensor(ITensor& tensor) noexcept {
     return;
   }
   if (!graph_->users(v).empty()) {
-    reporter_.fail(invalidArgument("removeTensor: tensor '", v->name, "' is still used by ",
-                                   graph_->users(v)[0]->describe()));
+    reporter_.fail(
+        invalidArgument("removeTensor: tensor '", v->name, "' is still used by ", graph_->users(v)[0]->describe()));
     return;
   }
   // ir::Graph has no way to drop a graph input yet.
@@ -476,7 +538,8 @@ void NetworkImpl::setName(char const* name) noexcept {
 }
 
 bool NetworkImpl::getFlag(NetworkDefinitionCreationFlag flag) const noexcept {
-  if (!validEnum(flag)) return false;
+  if (!validEnum(flag))
+    return false;
   return (flags_ & (1U << static_cast<int32_t>(flag))) != 0;
 }
 
@@ -487,27 +550,34 @@ bool NetworkImpl::getFlag(NetworkDefinitionCreationFlag flag) const noexcept {
 IConvolutionLayer* NetworkImpl::addConvolutionNd(ITensor& input, int64_t nbOutputMaps, Dims const& kernelSize,
                                                  Weights kernelWeights, Weights biasWeights) noexcept {
   TensorImpl* x = own(input, "addConvolutionNd");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kCONVOLUTION);
   auto fail = [&](std::string const& msg) -> IConvolutionLayer* {
     reporter_.fail(invalidArgument("addConvolutionNd: layer '", name, "': ", msg));
     return nullptr;
   };
-  if (nbOutputMaps < 1) return fail(strCat("nbOutputMaps = ", nbOutputMaps, " must be >= 1"));
+  if (nbOutputMaps < 1)
+    return fail(strCat("nbOutputMaps = ", nbOutputMaps, " must be >= 1"));
   if (kernelSize.nbDims != 2 && kernelSize.nbDims != 3)
     return fail(strCat("the kernel size must have 2 or 3 dimensions, got ", dimsToString(kernelSize)));
   for (int32_t i = 0; i < kernelSize.nbDims; ++i)
-    if (kernelSize.d[i] < 1) return fail(strCat("kernel size ", dimsToString(kernelSize), " has a dim below 1"));
-  if (!checkWeights(kernelWeights, name, "kernel weights", -1)) return nullptr;
-  if (!checkWeights(biasWeights, name, "bias weights", biasWeights.count == 0 ? 0 : nbOutputMaps)) return nullptr;
+    if (kernelSize.d[i] < 1)
+      return fail(strCat("kernel size ", dimsToString(kernelSize), " has a dim below 1"));
+  if (!checkWeights(kernelWeights, name, "kernel weights", -1))
+    return nullptr;
+  if (!checkWeights(biasWeights, name, "bias weights", biasWeights.count == 0 ? 0 : nbOutputMaps))
+    return nullptr;
   std::vector<int64_t> kernel = toInts(kernelSize);
   Dims kshape{};
   if (kernelWeights.count > 0) {
     std::string why;
     kshape = convKernelShape(kernelWeights.count, nbOutputMaps, kernel, x->getDimensions(), &why);
-    if (kshape.nbDims < 0) return fail(why);
+    if (kshape.nbDims < 0)
+      return fail(why);
   }
-  ir::Node* kc = kernelWeights.count > 0 ? addWeightConstant(name + "_kernel", kernelWeights, kshape, nullptr) : nullptr;
+  ir::Node* kc =
+      kernelWeights.count > 0 ? addWeightConstant(name + "_kernel", kernelWeights, kshape, nullptr) : nullptr;
   ir::Node* bc = biasWeights.count > 0
                      ? addWeightConstant(name + "_bias", biasWeights, makeDims({biasWeights.count}), nullptr)
                      : nullptr;
@@ -524,14 +594,17 @@ IConvolutionLayer* NetworkImpl::addConvolutionNd(ITensor& input, int64_t nbOutpu
   n->attrs.setInt("groups", 1);
   n->attrs.setInt("activation", -1);
   auto layer = std::make_unique<ConvolutionLayer>(*this, n, kernelWeights, biasWeights);
-  if (kc) layer->weightNodes_[1] = kc;
-  if (bc) layer->weightNodes_[2] = bc;
+  if (kc)
+    layer->weightNodes_[1] = kc;
+  if (bc)
+    layer->weightNodes_[2] = bc;
   return adopt(std::move(layer));
 }
 
 IActivationLayer* NetworkImpl::addActivation(ITensor& input, ActivationType type) noexcept {
   TensorImpl* x = own(input, "addActivation");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   if (!validEnum(type)) {
     reporter_.fail(invalidArgument("addActivation: unknown activation type ", static_cast<int32_t>(type)));
     return nullptr;
@@ -545,14 +618,17 @@ IActivationLayer* NetworkImpl::addActivation(ITensor& input, ActivationType type
 
 IPoolingLayer* NetworkImpl::addPoolingNd(ITensor& input, PoolingType type, Dims const& windowSize) noexcept {
   TensorImpl* x = own(input, "addPoolingNd");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kPOOLING);
   Status s;
-  if (!validEnum(type)) s = invalidArgument("unknown pooling type ", static_cast<int32_t>(type));
+  if (!validEnum(type))
+    s = invalidArgument("unknown pooling type ", static_cast<int32_t>(type));
   else if (windowSize.nbDims != 2 && windowSize.nbDims != 3)
     s = invalidArgument("the window must have 2 or 3 dimensions, got ", dimsToString(windowSize));
   for (int32_t i = 0; s && i < windowSize.nbDims; ++i)
-    if (windowSize.d[i] < 1) s = invalidArgument("window ", dimsToString(windowSize), " has a dim below 1");
+    if (windowSize.d[i] < 1)
+      s = invalidArgument("window ", dimsToString(windowSize), " has a dim below 1");
   if (!s) {
     reporter_.fail(s.withContext(strCat("addPoolingNd: layer '", name, "'")));
     return nullptr;
@@ -573,7 +649,8 @@ IPoolingLayer* NetworkImpl::addPoolingNd(ITensor& input, PoolingType type, Dims 
 IElementWiseLayer* NetworkImpl::addElementWise(ITensor& input1, ITensor& input2, ElementWiseOperation op) noexcept {
   TensorImpl* a = own(input1, "addElementWise");
   TensorImpl* b = a ? own(input2, "addElementWise") : nullptr;
-  if (!b) return nullptr;
+  if (!b)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kELEMENTWISE);
   if (!validEnum(op)) {
     reporter_.fail(invalidArgument("addElementWise: layer '", name, "': unknown operation ", static_cast<int32_t>(op)));
@@ -593,7 +670,8 @@ IElementWiseLayer* NetworkImpl::addElementWise(ITensor& input1, ITensor& input2,
 
 IUnaryLayer* NetworkImpl::addUnary(ITensor& input, UnaryOperation operation) noexcept {
   TensorImpl* x = own(input, "addUnary");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   if (!validEnum(operation)) {
     reporter_.fail(invalidArgument("addUnary: unknown operation ", static_cast<int32_t>(operation)));
     return nullptr;
@@ -607,7 +685,8 @@ IMatrixMultiplyLayer* NetworkImpl::addMatrixMultiply(ITensor& input0, MatrixOper
                                                      MatrixOperation op1) noexcept {
   TensorImpl* a = own(input0, "addMatrixMultiply");
   TensorImpl* b = a ? own(input1, "addMatrixMultiply") : nullptr;
-  if (!b) return nullptr;
+  if (!b)
+    return nullptr;
   if (!validEnum(op0) || !validEnum(op1)) {
     reporter_.fail(invalidArgument("addMatrixMultiply: unknown matrix operation"));
     return nullptr;
@@ -621,7 +700,8 @@ IMatrixMultiplyLayer* NetworkImpl::addMatrixMultiply(ITensor& input0, MatrixOper
 
 IShuffleLayer* NetworkImpl::addShuffle(ITensor& input) noexcept {
   TensorImpl* x = own(input, "addShuffle");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   ir::Node* n = newNode(ir::OpType::kShuffle, LayerType::kSHUFFLE, {x->value()});
   n->attrs.setInt("zero_is_placeholder", 1);
   return adopt(std::make_unique<ShuffleLayer>(*this, n));
@@ -640,7 +720,8 @@ IConcatenationLayer* NetworkImpl::addConcatenation(ITensor* const* inputs, int32
       return nullptr;
     }
     TensorImpl* t = own(*inputs[i], strCat("addConcatenation: layer '", name, "': input ", i));
-    if (!t) return nullptr;
+    if (!t)
+      return nullptr;
     vs.push_back(t->value());
   }
   int32_t rank = tensorOf(vs[0])->getDimensions().nbDims;
@@ -652,19 +733,22 @@ IConcatenationLayer* NetworkImpl::addConcatenation(ITensor* const* inputs, int32
 
 ISliceLayer* NetworkImpl::addSlice(ITensor& input, Dims const& start, Dims const& size, Dims const& stride) noexcept {
   TensorImpl* x = own(input, "addSlice");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kSLICE);
   Status s;
   for (Dims const* d : {&start, &size, &stride})
-    if (s && (d->nbDims < 0 || d->nbDims > Dims::MAX_DIMS)) s = invalidArgument("rank ", d->nbDims, " is not in [0, 8]");
+    if (s && (d->nbDims < 0 || d->nbDims > Dims::MAX_DIMS))
+      s = invalidArgument("rank ", d->nbDims, " is not in [0, 8]");
   if (s && (start.nbDims != size.nbDims || start.nbDims != stride.nbDims))
-    s = invalidArgument("start ", dimsToString(start), ", size ", dimsToString(size), " and stride ", dimsToString(stride),
-                        " must have the same rank");
+    s = invalidArgument("start ", dimsToString(start), ", size ", dimsToString(size), " and stride ",
+                        dimsToString(stride), " must have the same rank");
   int32_t rank = x->getDimensions().nbDims;
   if (s && rank >= 0 && start.nbDims != rank)
     s = invalidArgument("start/size/stride have ", start.nbDims, " entries for an input of rank ", rank);
   for (int32_t i = 0; s && i < size.nbDims; ++i)
-    if (size.d[i] < 0) s = invalidArgument("size ", dimsToString(size), " has a negative extent");
+    if (size.d[i] < 0)
+      s = invalidArgument("size ", dimsToString(size), " has a negative extent");
   if (!s) {
     reporter_.fail(s.withContext(strCat("addSlice: layer '", name, "'")));
     return nullptr;
@@ -680,11 +764,13 @@ ISliceLayer* NetworkImpl::addSlice(ITensor& input, Dims const& start, Dims const
 IReduceLayer* NetworkImpl::addReduce(ITensor& input, ReduceOperation operation, uint32_t reduceAxes,
                                      bool keepDimensions) noexcept {
   TensorImpl* x = own(input, "addReduce");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kREDUCE);
   int32_t rank = x->getDimensions().nbDims;
   Status s;
-  if (!validEnum(operation)) s = invalidArgument("unknown reduce operation ", static_cast<int32_t>(operation));
+  if (!validEnum(operation))
+    s = invalidArgument("unknown reduce operation ", static_cast<int32_t>(operation));
   else if (rank >= 0 && rank < 32 && (reduceAxes >> rank) != 0)
     s = invalidArgument("reduce axes mask ", reduceAxes, " names an axis beyond rank ", rank);
   if (!s) {
@@ -700,7 +786,8 @@ IReduceLayer* NetworkImpl::addReduce(ITensor& input, ReduceOperation operation, 
 
 ISoftMaxLayer* NetworkImpl::addSoftMax(ITensor& input) noexcept {
   TensorImpl* x = own(input, "addSoftMax");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   int32_t rank = x->getDimensions().nbDims;
   ir::Node* n = newNode(ir::OpType::kSoftMax, LayerType::kSOFTMAX, {x->value()});
   // TensorRT's default: the third-from-last axis (C of NCHW), or 0 below rank 3.
@@ -708,14 +795,16 @@ ISoftMaxLayer* NetworkImpl::addSoftMax(ITensor& input) noexcept {
   return adopt(std::make_unique<SoftMaxLayer>(*this, n));
 }
 
-IScaleLayer* NetworkImpl::addScale(ITensor& input, ScaleMode mode, Weights shift, Weights scale, Weights power) noexcept {
+IScaleLayer* NetworkImpl::addScale(ITensor& input, ScaleMode mode, Weights shift, Weights scale,
+                                   Weights power) noexcept {
   return addScaleNd(input, mode, shift, scale, power, 1);
 }
 
 IScaleLayer* NetworkImpl::addScaleNd(ITensor& input, ScaleMode mode, Weights shift, Weights scale, Weights power,
                                      int32_t channelAxis) noexcept {
   TensorImpl* x = own(input, "addScale");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kSCALE);
   if (!validEnum(mode)) {
     reporter_.fail(invalidArgument("addScale: layer '", name, "': unknown scale mode ", static_cast<int32_t>(mode)));
@@ -731,11 +820,13 @@ IScaleLayer* NetworkImpl::addScaleNd(ITensor& input, ScaleMode mode, Weights shi
   Weights const* ws[] = {&shift, &scale, &power};
   char const* names[] = {"shift", "scale", "power"};
   for (int i = 0; i < 3; ++i)
-    if (!checkWeights(*ws[i], name, names[i], ws[i]->count == 0 ? 0 : need)) return nullptr;
+    if (!checkWeights(*ws[i], name, names[i], ws[i]->count == 0 ? 0 : need))
+      return nullptr;
   std::vector<ir::Value*> inputs{x->value(), nullptr, nullptr, nullptr};
   ir::Node* consts[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < 3; ++i) {
-    if (ws[i]->count == 0) continue;
+    if (ws[i]->count == 0)
+      continue;
     consts[i] = addWeightConstant(strCat(name, "_", names[i]), *ws[i], makeDims({ws[i]->count}), nullptr);
     inputs[static_cast<size_t>(i) + 1] = consts[i]->outputs[0];
   }
@@ -744,7 +835,8 @@ IScaleLayer* NetworkImpl::addScaleNd(ITensor& input, ScaleMode mode, Weights shi
   n->attrs.setInt("channel_axis", channelAxis);
   auto layer = std::make_unique<ScaleLayer>(*this, n, shift, scale, power);
   for (int i = 0; i < 3; ++i)
-    if (consts[i]) layer->weightNodes_[i + 1] = consts[i];
+    if (consts[i])
+      layer->weightNodes_[i + 1] = consts[i];
   return adopt(std::move(layer));
 }
 
@@ -764,11 +856,13 @@ INormalizationLayer* NetworkImpl::addNormalizationImpl(ITensor& input, ITensor& 
   TensorImpl* x = own(input, api);
   TensorImpl* s = x ? own(scale, api) : nullptr;
   TensorImpl* b = s ? own(bias, api) : nullptr;
-  if (!b) return nullptr;
+  if (!b)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kNORMALIZATION);
   int32_t rank = x->getDimensions().nbDims;
   Status st;
-  if (axesMask == 0) st = invalidArgument("the axes mask names no axis");
+  if (axesMask == 0)
+    st = invalidArgument("the axes mask names no axis");
   else if (rank >= 0 && rank < 32 && (axesMask >> rank) != 0)
     st = invalidArgument("axes mask ", axesMask, " names an axis beyond rank ", rank);
   if (!st) {
@@ -795,7 +889,8 @@ IConstantLayer* NetworkImpl::addConstant(Dims const& dimensions, Weights weights
     reporter_.fail(n.status().withContext(strCat("addConstant: layer '", name, "'")));
     return nullptr;
   }
-  if (!checkWeights(weights, name, "weights", *n)) return nullptr;
+  if (!checkWeights(weights, name, "weights", *n))
+    return nullptr;
   if (weights.count == 0 && !validEnum(weights.type)) {
     reporter_.fail(invalidArgument("addConstant: layer '", name, "': unknown data type"));
     return nullptr;
@@ -807,14 +902,16 @@ IConstantLayer* NetworkImpl::addConstant(Dims const& dimensions, Weights weights
 
 IIdentityLayer* NetworkImpl::addIdentity(ITensor& input) noexcept {
   TensorImpl* x = own(input, "addIdentity");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   ir::Node* n = newNode(ir::OpType::kIdentity, LayerType::kIDENTITY, {x->value()});
   return adopt(std::make_unique<IdentityLayer>(*this, n));
 }
 
 ICastLayer* NetworkImpl::addCast(ITensor& input, DataType toType) noexcept {
   TensorImpl* x = own(input, "addCast");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   Status s = checkTensorType(toType, strCat("addCast: layer '", defaultLayerName(LayerType::kCAST), "'"));
   if (!s) {
     reporter_.fail(s);
@@ -833,18 +930,22 @@ IGatherLayer* NetworkImpl::addGatherV2(ITensor& data, ITensor& indices, GatherMo
   return addGatherImpl(data, indices, 0, mode, "addGatherV2");
 }
 
-IGatherLayer* NetworkImpl::addGatherImpl(ITensor& data, ITensor& indices, int32_t axis, GatherMode mode, char const* api) {
+IGatherLayer* NetworkImpl::addGatherImpl(ITensor& data, ITensor& indices, int32_t axis, GatherMode mode,
+                                         char const* api) {
   TensorImpl* d = own(data, api);
   TensorImpl* i = d ? own(indices, api) : nullptr;
-  if (!i) return nullptr;
+  if (!i)
+    return nullptr;
   std::string name = defaultLayerName(LayerType::kGATHER);
   int32_t rank = d->getDimensions().nbDims;
   DataType it = i->getType();
   Status s;
-  if (!validEnum(mode)) s = invalidArgument("unknown gather mode ", static_cast<int32_t>(mode));
+  if (!validEnum(mode))
+    s = invalidArgument("unknown gather mode ", static_cast<int32_t>(mode));
   else if (rank >= 0 && (axis < -rank || axis >= rank))
     s = invalidArgument("axis ", axis, " is out of range for data of rank ", rank);
-  else if (!isIntType(it)) s = invalidArgument("indices must be int32 or int64, not ", dataTypeName(it));
+  else if (!isIntType(it))
+    s = invalidArgument("indices must be int32 or int64, not ", dataTypeName(it));
   if (!s) {
     reporter_.fail(s.withContext(strCat(api, ": layer '", name, "'")));
     return nullptr;
@@ -858,7 +959,8 @@ IGatherLayer* NetworkImpl::addGatherImpl(ITensor& data, ITensor& indices, int32_
 
 IShapeLayer* NetworkImpl::addShape(ITensor& input) noexcept {
   TensorImpl* x = own(input, "addShape");
-  if (!x) return nullptr;
+  if (!x)
+    return nullptr;
   ir::Node* n = newNode(ir::OpType::kShape, LayerType::kSHAPE, {x->value()});
   return adopt(std::make_unique<ShapeLayer>(*this, n));
 }

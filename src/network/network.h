@@ -196,7 +196,9 @@ class NetworkImpl final : public INetworkDefinition {
   // For the builder.
   /// The graph, with every value's dtype and shape inferred as far as possible.
   ir::Graph const& graph() const;
-  bool stronglyTyped() const { return (flags_ & (1U << static_cast<int32_t>(NetworkDefinitionCreationFlag::kSTRONGLY_TYPED))) != 0; }
+  bool stronglyTyped() const {
+    return (flags_ & (1U << static_cast<int32_t>(NetworkDefinitionCreationFlag::kSTRONGLY_TYPED))) != 0;
+  }
   std::string const& name() const { return name_; }
   /// The layer objects in creation order.
   std::vector<std::unique_ptr<LayerState>> const& layers() const { return layers_; }
@@ -213,6 +215,9 @@ class NetworkImpl final : public INetworkDefinition {
   void markAllChanged() { dirtyFrom_ = 0; }
   /// Runs pending shape inference.
   void ensureInferred() const;
+  /// Runs pending shape inference of the nodes evaluated before `n` (its inputs), leaving `n` itself and
+  /// what follows for later, so that a setter half-way through reconfiguring `n` reports nothing about it.
+  void ensureInferredBefore(ir::Node const* n) const;
   /// Sets node input `index` (growing the input list with absent inputs, trimming trailing absent ones).
   void setNodeInput(ir::Node* n, int32_t index, ir::Value* v);
   /// Adds a hidden Constant (borrowing w.values) placed before `user` in evaluation order.

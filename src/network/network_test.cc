@@ -11,16 +11,19 @@ using testing::NetworkTest;
 TEST_F(NetworkTest, SmallCnnBuildsExpectedIr) {
   ITensor* data = net->addInput("data", DataType::kFLOAT, makeDims({1, 3, 8, 8}));
   ASSERT_NE(data, nullptr);
-  std::vector<float> k1(4 * 3 * 3 * 3, 0.5F), b1(4, 0.1F), k2(6 * 4 * 3 * 3, 0.25F), sc(6, 2.0F), fc(6 * 2 * 2 * 10, 1.0F);
+  std::vector<float> k1(4 * 3 * 3 * 3, 0.5F), b1(4, 0.1F), k2(6 * 4 * 3 * 3, 0.25F), sc(6, 2.0F),
+      fc(6 * 2 * 2 * 10, 1.0F);
   IConvolutionLayer* conv1 = net->addConvolutionNd(*data, 4, makeDims({3, 3}), weights(k1), weights(b1));
   ASSERT_NE(conv1, nullptr);
   conv1->setPaddingNd(makeDims({1, 1}));
   IActivationLayer* relu = net->addActivation(*conv1->getOutput(0), ActivationType::kRELU);
   IPoolingLayer* pool = net->addPoolingNd(*relu->getOutput(0), PoolingType::kMAX, makeDims({2, 2}));
   pool->setStrideNd(makeDims({2, 2}));
-  IConvolutionLayer* conv2 = net->addConvolutionNd(*pool->getOutput(0), 6, makeDims({3, 3}), weights(k2), emptyWeights());
+  IConvolutionLayer* conv2 =
+      net->addConvolutionNd(*pool->getOutput(0), 6, makeDims({3, 3}), weights(k2), emptyWeights());
   ASSERT_NE(conv2, nullptr);
-  IScaleLayer* scale = net->addScale(*conv2->getOutput(0), ScaleMode::kCHANNEL, emptyWeights(), weights(sc), emptyWeights());
+  IScaleLayer* scale =
+      net->addScale(*conv2->getOutput(0), ScaleMode::kCHANNEL, emptyWeights(), weights(sc), emptyWeights());
   ASSERT_NE(scale, nullptr);
   IShuffleLayer* flat = net->addShuffle(*scale->getOutput(0));
   flat->setReshapeDimensions(makeDims({1, -1}));
@@ -35,10 +38,11 @@ TEST_F(NetworkTest, SmallCnnBuildsExpectedIr) {
 
   // Layers: only the user-visible ones, in creation order, with TensorRT's default names.
   ASSERT_EQ(net->getNbLayers(), 9);
-  LayerType types[] = {LayerType::kCONVOLUTION, LayerType::kACTIVATION, LayerType::kPOOLING,
-                       LayerType::kCONVOLUTION, LayerType::kSCALE,      LayerType::kSHUFFLE,
+  LayerType types[] = {LayerType::kCONVOLUTION, LayerType::kACTIVATION,      LayerType::kPOOLING,
+                       LayerType::kCONVOLUTION, LayerType::kSCALE,           LayerType::kSHUFFLE,
                        LayerType::kCONSTANT,    LayerType::kMATRIX_MULTIPLY, LayerType::kSOFTMAX};
-  for (int32_t i = 0; i < 9; ++i) EXPECT_EQ(net->getLayer(i)->getType(), types[i]) << i;
+  for (int32_t i = 0; i < 9; ++i)
+    EXPECT_EQ(net->getLayer(i)->getType(), types[i]) << i;
   EXPECT_EQ(net->getLayer(9), nullptr);
   EXPECT_EQ(net->getLayer(-1), nullptr);
   EXPECT_STREQ(conv1->getName(), "(Unnamed Layer* 0) [Convolution]");
@@ -104,7 +108,8 @@ TEST_F(NetworkTest, TransformerBlockWithDynamicBatch) {
   std::vector<float> wq(kD * kD, 0.1F), wk(kD * kD, 0.2F), wv(kD * kD, 0.3F), gamma(kD, 1.0F), beta(kD, 0.0F);
   auto project = [&](std::vector<float> const& wdata) {
     IConstantLayer* wc = net->addConstant(makeDims({1, kD, kD}), weights(wdata));
-    IMatrixMultiplyLayer* m = net->addMatrixMultiply(*x, MatrixOperation::kNONE, *wc->getOutput(0), MatrixOperation::kNONE);
+    IMatrixMultiplyLayer* m =
+        net->addMatrixMultiply(*x, MatrixOperation::kNONE, *wc->getOutput(0), MatrixOperation::kNONE);
     IShuffleLayer* split = net->addShuffle(*m->getOutput(0));
     split->setReshapeDimensions(makeDims({0, 0, kH, kDh}));
     Permutation perm{{0, 2, 1, 3, 4, 5, 6, 7}};
@@ -121,7 +126,8 @@ TEST_F(NetworkTest, TransformerBlockWithDynamicBatch) {
   EXPECT_EQ(sm->getAxes(), 1U << 1);  // default: rank - 3
   sm->setAxes(1U << 3);
   EXPECT_EQ(sm->getAxes(), 1U << 3);
-  IMatrixMultiplyLayer* ctx = net->addMatrixMultiply(*sm->getOutput(0), MatrixOperation::kNONE, *v, MatrixOperation::kNONE);
+  IMatrixMultiplyLayer* ctx =
+      net->addMatrixMultiply(*sm->getOutput(0), MatrixOperation::kNONE, *v, MatrixOperation::kNONE);
   expectDims(ctx->getOutput(0), {-1, kH, kS, kDh});
   IShuffleLayer* merge = net->addShuffle(*ctx->getOutput(0));
   merge->setFirstTranspose(Permutation{{0, 2, 1, 3, 4, 5, 6, 7}});
@@ -432,7 +438,8 @@ TEST_F(NetworkTest, PrecisionAndOutputType) {
 }
 
 TEST_F(NetworkTest, StronglyTypedNetworkRejectsPrecisionRequests) {
-  auto typed = createNetwork(nullptr, 1U << static_cast<int32_t>(NetworkDefinitionCreationFlag::kSTRONGLY_TYPED), &logger);
+  auto typed =
+      createNetwork(nullptr, 1U << static_cast<int32_t>(NetworkDefinitionCreationFlag::kSTRONGLY_TYPED), &logger);
   ASSERT_NE(typed, nullptr);
   EXPECT_TRUE(typed->stronglyTyped());
   EXPECT_TRUE(typed->getFlag(NetworkDefinitionCreationFlag::kSTRONGLY_TYPED));
@@ -536,7 +543,7 @@ TEST_F(NetworkTest, InferenceErrorsAreReportedOnceAndKeepLastDims) {
   EXPECT_EQ(errors(), 1);  // reported once
   IUnaryLayer* after = net->addUnary(*mm->getOutput(0), UnaryOperation::kNEG);
   EXPECT_EQ(after->getOutput(0)->getDimensions().nbDims, -1);
-  EXPECT_EQ(errors(), 1);  // downstream of the failure: nothing more
+  EXPECT_EQ(errors(), 1);                            // downstream of the failure: nothing more
   mm->setOperation(0, MatrixOperation::kTRANSPOSE);  // [3,2] x [4,5]: still wrong
   mm->getOutput(0)->getDimensions();
   EXPECT_EQ(errors(), 2);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,8 @@ class Logger : public ILogger {
     if (severity == Severity::kERROR || severity == Severity::kINTERNAL_ERROR) {
       ++errors;
       last = msg;
+      if (std::getenv("KILN_TEST_VERBOSE"))
+        std::fprintf(stderr, "[error] %s\n", msg);
     } else if (severity == Severity::kWARNING) {
       ++warnings;
     }
@@ -63,8 +67,10 @@ class NetworkTest : public ::testing::Test {
   template <typename T>
   static Weights weights(std::vector<T> const& v) {
     DataType t = DataType::kFLOAT;
-    if constexpr (std::is_same_v<T, int32_t>) t = DataType::kINT32;
-    if constexpr (std::is_same_v<T, int64_t>) t = DataType::kINT64;
+    if constexpr (std::is_same_v<T, int32_t>)
+      t = DataType::kINT32;
+    if constexpr (std::is_same_v<T, int64_t>)
+      t = DataType::kINT64;
     return Weights{t, v.data(), static_cast<int64_t>(v.size())};
   }
   static void expectShape(Dims const& d, std::vector<int64_t> const& want) {
@@ -74,7 +80,9 @@ class NetworkTest : public ::testing::Test {
     ASSERT_NE(t, nullptr);
     expectShape(t->getDimensions(), want);
   }
-  static ir::Node const* nodeOf(ILayer const* l) { return static_cast<LayerState const*>(dynamic_cast<LayerState const*>(l))->node(); }
+  static ir::Node const* nodeOf(ILayer const* l) {
+    return static_cast<LayerState const*>(dynamic_cast<LayerState const*>(l))->node();
+  }
 
   Logger logger;
   std::unique_ptr<NetworkImpl> net;

@@ -48,20 +48,24 @@ inline void storeLE16(uint8_t* p, uint16_t v) {
   p[1] = uint8_t(v >> 8);
 }
 inline void storeLE32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    p[i] = uint8_t(v >> (8 * i));
 }
 inline void storeLE64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    p[i] = uint8_t(v >> (8 * i));
 }
 inline uint16_t loadLE16(uint8_t const* p) { return uint16_t(p[0] | (uint16_t(p[1]) << 8)); }
 inline uint32_t loadLE32(uint8_t const* p) {
   uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= uint32_t(p[i]) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= uint32_t(p[i]) << (8 * i);
   return v;
 }
 inline uint64_t loadLE64(uint8_t const* p) {
   uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t(p[i]) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    v |= uint64_t(p[i]) << (8 * i);
   return v;
 }
 

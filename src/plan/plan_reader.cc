@@ -20,21 +20,26 @@ std::string kindName(std::string const& kind, size_t index) { return strCat("'",
 
 std::string sectionKindName(uint32_t kind) {
   switch (kind) {
-    case static_cast<uint32_t>(detail::SectionKind::kGraph): return "graph";
-    case static_cast<uint32_t>(detail::SectionKind::kWeights): return "weights";
+    case static_cast<uint32_t>(detail::SectionKind::kGraph):
+      return "graph";
+    case static_cast<uint32_t>(detail::SectionKind::kWeights):
+      return "weights";
   }
   return strCat("kind ", kind);
 }
 
 std::string fixedString(uint8_t const* p) {
   size_t n = 0;
-  while (n < detail::kFixedStringBytes && p[n] != 0) ++n;
+  while (n < detail::kFixedStringBytes && p[n] != 0)
+    ++n;
   return std::string(reinterpret_cast<char const*>(p), n);
 }
 
 Result<PlanHeader> parseHeader(uint8_t const* bytes, size_t size) {
-  if (size < detail::headerBytes(0)) return invalidPlan("not a Kiln plan: ", size, " bytes is too small for a header");
-  if (std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) return invalidPlan("not a Kiln plan: wrong magic");
+  if (size < detail::headerBytes(0))
+    return invalidPlan("not a Kiln plan: ", size, " bytes is too small for a header");
+  if (std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0)
+    return invalidPlan("not a Kiln plan: wrong magic");
   PlanHeader h;
   h.formatMajor = loadLE16(bytes + detail::kOffMajor);
   h.formatMinor = loadLE16(bytes + detail::kOffMinor);
@@ -59,7 +64,8 @@ Result<PlanHeader> parseHeader(uint8_t const* bytes, size_t size) {
     sec.size = loadLE64(e + 16);
     sec.checksum = loadLE64(e + 24);
     uint64_t end = sec.offset + sec.size;
-    if (end < sec.offset) end = std::numeric_limits<uint64_t>::max();
+    if (end < sec.offset)
+      end = std::numeric_limits<uint64_t>::max();
     h.totalSize = std::max(h.totalSize, end);
     h.sections.push_back(sec);
   }
@@ -72,13 +78,15 @@ bool validDataType(int32_t t) { return t >= 0 && t < EnumMax<DataType>(); }
 Result<Dims> readDims(flatbuffers::Vector<int64_t> const* v, int64_t minDim, std::string const& what) {
   Dims d{};
   d.nbDims = 0;
-  if (!v) return d;
+  if (!v)
+    return d;
   if (v->size() > static_cast<uint32_t>(Dims::MAX_DIMS))
     return invalidPlan(what, " has rank ", v->size(), " (at most ", Dims::MAX_DIMS, ")");
   d.nbDims = static_cast<int32_t>(v->size());
   for (uint32_t i = 0; i < v->size(); ++i) {
     d.d[i] = v->Get(i);
-    if (d.d[i] < minDim) return invalidPlan(what, " has dimension ", d.d[i]);
+    if (d.d[i] < minDim)
+      return invalidPlan(what, " has dimension ", d.d[i]);
   }
   return d;
 }
@@ -86,29 +94,47 @@ Result<Dims> readDims(flatbuffers::Vector<int64_t> const* v, int64_t minDim, std
 std::string str(flatbuffers::String const* s) { return s ? s->str() : std::string(); }
 
 Status readAttr(fb::Attr const& a, ir::Attributes& attrs, std::string const& where) {
-  if (!a.key()) return invalidPlan(where, " has an attribute without a name");
+  if (!a.key())
+    return invalidPlan(where, " has an attribute without a name");
   std::string key = a.key()->str();
-  if (attrs.has(key)) return invalidPlan(where, " has attribute '", key, "' twice");
+  if (attrs.has(key))
+    return invalidPlan(where, " has attribute '", key, "' twice");
   fb::AttrKind kind = a.kind();
   bool const extra = [&] {
     switch (kind) {
-      case fb::AttrKind::Int: return a.f() != 0.0 || a.s() || a.ints() || a.floats();
-      case fb::AttrKind::Float: return a.i() != 0 || a.s() || a.ints() || a.floats();
-      case fb::AttrKind::String: return a.i() != 0 || a.f() != 0.0 || !a.s() || a.ints() || a.floats();
-      case fb::AttrKind::Ints: return a.i() != 0 || a.f() != 0.0 || a.s() || !a.ints() || a.floats();
-      case fb::AttrKind::Floats: return a.i() != 0 || a.f() != 0.0 || a.s() || a.ints() || !a.floats();
+      case fb::AttrKind::Int:
+        return a.f() != 0.0 || a.s() || a.ints() || a.floats();
+      case fb::AttrKind::Float:
+        return a.i() != 0 || a.s() || a.ints() || a.floats();
+      case fb::AttrKind::String:
+        return a.i() != 0 || a.f() != 0.0 || !a.s() || a.ints() || a.floats();
+      case fb::AttrKind::Ints:
+        return a.i() != 0 || a.f() != 0.0 || a.s() || !a.ints() || a.floats();
+      case fb::AttrKind::Floats:
+        return a.i() != 0 || a.f() != 0.0 || a.s() || a.ints() || !a.floats();
     }
     return true;
   }();
   if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > static_cast<int>(fb::AttrKind::MAX))
     return invalidPlan(where, ": attribute '", key, "' has unknown kind ", static_cast<int>(kind));
-  if (extra) return invalidPlan(where, ": attribute '", key, "' holds fields its kind does not use");
+  if (extra)
+    return invalidPlan(where, ": attribute '", key, "' holds fields its kind does not use");
   switch (kind) {
-    case fb::AttrKind::Int: attrs.setInt(key, a.i()); break;
-    case fb::AttrKind::Float: attrs.setFloat(key, a.f()); break;
-    case fb::AttrKind::String: attrs.setString(key, a.s()->str()); break;
-    case fb::AttrKind::Ints: attrs.setInts(key, std::vector<int64_t>(a.ints()->begin(), a.ints()->end())); break;
-    case fb::AttrKind::Floats: attrs.set(key, std::vector<double>(a.floats()->begin(), a.floats()->end())); break;
+    case fb::AttrKind::Int:
+      attrs.setInt(key, a.i());
+      break;
+    case fb::AttrKind::Float:
+      attrs.setFloat(key, a.f());
+      break;
+    case fb::AttrKind::String:
+      attrs.setString(key, a.s()->str());
+      break;
+    case fb::AttrKind::Ints:
+      attrs.setInts(key, std::vector<int64_t>(a.ints()->begin(), a.ints()->end()));
+      break;
+    case fb::AttrKind::Floats:
+      attrs.set(key, std::vector<double>(a.floats()->begin(), a.floats()->end()));
+      break;
   }
   return Status::ok();
 }
@@ -126,8 +152,8 @@ Result<HostTensor> readWeights(fb::WeightRef const& w, Container const& c, std::
     return invalidPlan(where, ": weights refer to section ", s, ", which is not a weights section");
   PlanHeader::Section const& sec = c.header->sections[s];
   if (w.offset() > sec.size || w.size() > sec.size - w.offset())
-    return invalidPlan(where, ": weights [", w.offset(), ", +", w.size(), ") lie outside section 'weights' ", s,
-                       " of ", sec.size, " bytes");
+    return invalidPlan(where, ": weights [", w.offset(), ", +", w.size(), ") lie outside section 'weights' ", s, " of ",
+                       sec.size, " bytes");
   if (!validDataType(w.dtype()) || dataTypeSize(static_cast<DataType>(w.dtype())) == 0 ||
       !isSupportedType(static_cast<DataType>(w.dtype())))
     return invalidPlan(where, ": weights have unsupported data type ", w.dtype());
@@ -137,8 +163,7 @@ Result<HostTensor> readWeights(fb::WeightRef const& w, Container const& c, std::
   Result<size_t> bytes = count.isOk() ? checkedBytes(*count, dataTypeSize(dtype)) : Result<size_t>(count.status());
   if (!bytes.isOk() || *bytes != w.size())
     return invalidPlan(where, ": weights of ", dataTypeName(dtype), " ", dimsToString(dims), " should be ",
-                       bytes.isOk() ? strCat(*bytes) : std::string("too many"), " bytes, the plan says ",
-                       w.size());
+                       bytes.isOk() ? strCat(*bytes) : std::string("too many"), " bytes, the plan says ", w.size());
   if (w.offset() % dataTypeSize(dtype) != 0)
     return invalidPlan(where, ": weights at offset ", w.offset(), " are not aligned for ", dataTypeName(dtype));
   return HostTensor::view(c.owner, c.bytes + sec.offset + w.offset(), dtype, dims);
@@ -158,28 +183,33 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
   for (size_t i = 0; i < nValues;) {
     fb::Value const* fv = fvals->Get(i);
     if (fv->is_input()) {
-      if (!validDataType(fv->dtype())) return invalidPlan(valueWhere(i), " has unknown data type ", fv->dtype());
+      if (!validDataType(fv->dtype()))
+        return invalidPlan(valueWhere(i), " has unknown data type ", fv->dtype());
       KILN_ASSIGN_OR_RETURN(Dims dims, readDims(fv->dims(), -1, valueWhere(i)));
       Result<ir::Value*> v = g->addInput(str(fv->name()), static_cast<DataType>(fv->dtype()), dims);
-      if (!v.isOk()) return invalidPlan(valueWhere(i), ": ", v.status().message());
+      if (!v.isOk())
+        return invalidPlan(valueWhere(i), ": ", v.status().message());
       vals[i++] = *v;
       continue;
     }
     size_t j = i;
-    while (j < nValues && !fvals->Get(j)->is_input()) ++j;
+    while (j < nValues && !fvals->Get(j)->is_input())
+      ++j;
     ir::Node* p = g->addNode(ir::OpType::kIdentity, "\x01placeholder", {}, static_cast<int>(j - i));
     placeholders.push_back(p);
     for (size_t k = i; k < j; ++k) {
       vals[k] = p->outputs[k - i];
       Status st = g->renameValue(vals[k], str(fvals->Get(k)->name()));
-      if (!st.isOk()) return invalidPlan(valueWhere(k), ": ", st.message());
+      if (!st.isOk())
+        return invalidPlan(valueWhere(k), ": ", st.message());
     }
     i = j;
   }
   for (size_t i = 0; i < nValues; ++i) {
     fb::Value const* fv = fvals->Get(i);
     ir::Value* v = vals[i];
-    if (!validDataType(fv->dtype())) return invalidPlan(valueWhere(i), " has unknown data type ", fv->dtype());
+    if (!validDataType(fv->dtype()))
+      return invalidPlan(valueWhere(i), " has unknown data type ", fv->dtype());
     v->dtype = static_cast<DataType>(fv->dtype());
     KILN_ASSIGN_OR_RETURN(v->shape, readDims(fv->dims(), -1, valueWhere(i)));
     if (fv->requested_type()) {
@@ -198,7 +228,8 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
     std::string const where = strCat("node ", k, " ('", str(fn->name()), "')");
     std::string const opStr = str(fn->op());
     std::optional<ir::OpType> op = ir::parseOpName(opStr);
-    if (!op) return invalidPlan(where, " has unknown op '", opStr, "'");
+    if (!op)
+      return invalidPlan(where, " has unknown op '", opStr, "'");
     std::vector<ir::Value*> ins;
     if (fn->inputs()) {
       for (uint32_t i = 0; i < fn->inputs()->size(); ++i) {
@@ -219,10 +250,11 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
         int32_t id = fn->outputs()->Get(i);
         if (id < 0 || static_cast<size_t>(id) >= nValues)
           return invalidPlan(where, ": output ", i, " is value ", id, ", the graph has ", nValues, " values");
-        if (vals[id]->isInput) return invalidPlan(where, " produces network input '", vals[id]->name, "'");
+        if (vals[id]->isInput)
+          return invalidPlan(where, " produces network input '", vals[id]->name, "'");
         if (producedBy[id] >= 0)
-          return invalidPlan("value ", id, " ('", vals[id]->name, "') is produced by node ", producedBy[id],
-                             " and by ", where);
+          return invalidPlan("value ", id, " ('", vals[id]->name, "') is produced by node ", producedBy[id], " and by ",
+                             where);
         producedBy[id] = static_cast<int64_t>(k);
         vals[id]->producer = n;
         vals[id]->producerOutput = static_cast<int32_t>(i);
@@ -230,12 +262,15 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
       }
     }
     if (fn->attrs())
-      for (fb::Attr const* a : *fn->attrs()) KILN_RETURN_IF_ERROR(readAttr(*a, n->attrs, where));
+      for (fb::Attr const* a : *fn->attrs())
+        KILN_RETURN_IF_ERROR(readAttr(*a, n->attrs, where));
     n->tactic = str(fn->tactic());
     if (fn->fused_from())
-      for (flatbuffers::String const* s : *fn->fused_from()) n->fusedFrom.push_back(str(s));
+      for (flatbuffers::String const* s : *fn->fused_from())
+        n->fusedFrom.push_back(str(s));
     if (fn->precision()) {
-      if (!validDataType(*fn->precision())) return invalidPlan(where, " has unknown precision ", *fn->precision());
+      if (!validDataType(*fn->precision()))
+        return invalidPlan(where, " has unknown precision ", *fn->precision());
       n->precision = static_cast<DataType>(*fn->precision());
     }
     bool const isConstant = *op == ir::OpType::kConstant;
@@ -252,21 +287,26 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
       n->constant = std::move(t);
     }
   }
-  for (ir::Node* p : placeholders) g->removeNode(p);
+  for (ir::Node* p : placeholders)
+    g->removeNode(p);
 
   // Graph inputs are the values marked so, in id order; outputs keep the written order.
   std::vector<int32_t> marked;
   for (size_t i = 0; i < nValues; ++i)
-    if (vals[i]->isInput) marked.push_back(static_cast<int32_t>(i));
+    if (vals[i]->isInput)
+      marked.push_back(static_cast<int32_t>(i));
   std::vector<int32_t> listed;
-  if (fg.inputs()) listed.assign(fg.inputs()->begin(), fg.inputs()->end());
-  if (listed != marked) return invalidPlan("the graph's input list does not match the values marked as inputs");
+  if (fg.inputs())
+    listed.assign(fg.inputs()->begin(), fg.inputs()->end());
+  if (listed != marked)
+    return invalidPlan("the graph's input list does not match the values marked as inputs");
   std::vector<bool> isOut(nValues, false);
   if (fg.outputs()) {
     for (int32_t id : *fg.outputs()) {
       if (id < 0 || static_cast<size_t>(id) >= nValues)
         return invalidPlan("graph output is value ", id, ", the graph has ", nValues, " values");
-      if (isOut[id]) return invalidPlan("value ", id, " ('", vals[id]->name, "') is listed twice as a graph output");
+      if (isOut[id])
+        return invalidPlan("value ", id, " ('", vals[id]->name, "') is listed twice as a graph output");
       isOut[id] = true;
       g->markOutput(vals[id]);
     }
@@ -276,17 +316,20 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
       return invalidPlan(valueWhere(i), "'s output mark does not match the graph's output list");
 
   Status st = g->renumber();
-  if (!st.isOk()) return invalidPlan("graph: ", st.message());
+  if (!st.isOk())
+    return invalidPlan("graph: ", st.message());
   for (size_t k = 0; k < nNodes; ++k)
     if (g->nodes()[k].get() != created[k])
       return invalidPlan("the graph's nodes are not in topological order (node ", k, " '", created[k]->name, "')");
   for (size_t i = 0; i < nValues; ++i)
-    if (g->values()[i].get() != vals[i]) return internalError("plan reader: value ids moved");
+    if (g->values()[i].get() != vals[i])
+      return internalError("plan reader: value ids moved");
   return g;
 }
 
 Status checkArenaRange(int64_t offset, int64_t size, int64_t arena, std::string const& what) {
-  if (offset < -1 || size < 0) return invalidPlan(what, " has offset ", offset, " and size ", size);
+  if (offset < -1 || size < 0)
+    return invalidPlan(what, " has offset ", offset, " and size ", size);
   if (offset >= 0 && (offset > arena || size > arena - offset))
     return invalidPlan(what, " [", offset, ", +", size, ") lies outside the arena of ", arena, " bytes");
   return Status::ok();
@@ -300,7 +343,8 @@ Status readPlanFields(fb::Plan const& fp, PlanInfo& info) {
   info.profilingVerbosity = fp.profiling_verbosity();
   info.tacticSources = fp.tactic_sources();
   info.arenaSize = fp.arena_size();
-  if (info.arenaSize < 0) return invalidPlan("arena size ", info.arenaSize);
+  if (info.arenaSize < 0)
+    return invalidPlan("arena size ", info.arenaSize);
   if (fp.profiles()) {
     for (uint32_t p = 0; p < fp.profiles()->size(); ++p) {
       fb::Profile const* fprof = fp.profiles()->Get(p);
@@ -311,7 +355,8 @@ Status readPlanFields(fb::Plan const& fp, PlanInfo& info) {
           ps.input = str(s->input());
           std::string const where = strCat("profile ", p, " input '", ps.input, "'");
           ir::Value const* v = g.findValue(ps.input);
-          if (!v || !v->isInput) return invalidPlan(where, " is not a network input");
+          if (!v || !v->isInput)
+            return invalidPlan(where, " is not a network input");
           KILN_ASSIGN_OR_RETURN(ps.min, readDims(s->min(), 0, where + " min"));
           KILN_ASSIGN_OR_RETURN(ps.opt, readDims(s->opt(), 0, where + " opt"));
           KILN_ASSIGN_OR_RETURN(ps.max, readDims(s->max(), 0, where + " max"));
@@ -337,8 +382,10 @@ Status readPlanFields(fb::Plan const& fp, PlanInfo& info) {
       info.placements.push_back({p->offset(), p->size()});
     }
   }
-  if (fp.workspace_offsets()) info.workspaceOffsets.assign(fp.workspace_offsets()->begin(), fp.workspace_offsets()->end());
-  if (fp.workspace_sizes()) info.workspaceSizes.assign(fp.workspace_sizes()->begin(), fp.workspace_sizes()->end());
+  if (fp.workspace_offsets())
+    info.workspaceOffsets.assign(fp.workspace_offsets()->begin(), fp.workspace_offsets()->end());
+  if (fp.workspace_sizes())
+    info.workspaceSizes.assign(fp.workspace_sizes()->begin(), fp.workspace_sizes()->end());
   if (info.workspaceOffsets.size() != info.workspaceSizes.size() ||
       (info.workspaceOffsets.size() != nNodes && !info.workspaceOffsets.empty()))
     return invalidPlan(info.workspaceOffsets.size(), " workspace offsets and ", info.workspaceSizes.size(),
@@ -352,15 +399,18 @@ Status readPlanFields(fb::Plan const& fp, PlanInfo& info) {
 }  // namespace
 
 Result<PlanHeader> readPlanHeader(void const* data, size_t size) {
-  if (!data && size) return invalidArgument("readPlanHeader: null data");
+  if (!data && size)
+    return invalidArgument("readPlanHeader: null data");
   static uint8_t const kEmpty = 0;
   return parseHeader(data ? static_cast<uint8_t const*>(data) : &kEmpty, size);
 }
 
 Result<PlanInfo> readPlan(void const* data, size_t size, MemoryBudget* budget) {
-  if (!data && size) return invalidArgument("readPlan: null data");
+  if (!data && size)
+    return invalidArgument("readPlan: null data");
   KILN_ASSIGN_OR_RETURN(HostBuffer copy, HostBuffer::allocate(size, "plan", budget));
-  if (size) std::memcpy(copy.data(), data, size);
+  if (size)
+    std::memcpy(copy.data(), data, size);
   Container c;
   c.owner = std::make_shared<HostBuffer>(std::move(copy));
   c.bytes = static_cast<uint8_t const*>(c.owner->data());
@@ -379,23 +429,29 @@ Result<PlanInfo> readPlan(void const* data, size_t size, MemoryBudget* budget) {
     if (secs[s].offset != expect)
       return invalidPlan("section ", s, " starts at byte ", secs[s].offset, ", expected ", expect);
     for (uint64_t b = end; b < expect; ++b)
-      if (c.bytes[b] != 0) return invalidPlan("nonzero padding at byte ", b, " before section ", s);
+      if (c.bytes[b] != 0)
+        return invalidPlan("nonzero padding at byte ", b, " before section ", s);
     end = secs[s].offset + secs[s].size;
   }
-  if (secs.empty() || secs[0].kind != "graph") return invalidPlan("section 0 is not the graph");
+  if (secs.empty() || secs[0].kind != "graph")
+    return invalidPlan("section 0 is not the graph");
   for (size_t s = 1; s < secs.size(); ++s)
-    if (secs[s].kind == "graph") return invalidPlan("section ", s, " is a second graph section");
+    if (secs[s].kind == "graph")
+      return invalidPlan("section ", s, " is a second graph section");
   for (size_t s = 0; s < secs.size(); ++s)
     if (detail::checksum(c.bytes + secs[s].offset, secs[s].size) != secs[s].checksum)
       return invalidPlan("checksum mismatch in section ", kindName(secs[s].kind, s));
 
   uint8_t const* graphBytes = c.bytes + secs[0].offset;
   size_t const graphSize = secs[0].size;
-  if (graphSize >= FLATBUFFERS_MAX_BUFFER_SIZE) return invalidPlan("graph section is too large");
+  if (graphSize >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return invalidPlan("graph section is too large");
   flatbuffers::Verifier verifier(graphBytes, graphSize, 64, static_cast<flatbuffers::uoffset_t>(graphSize / 4 + 64));
-  if (!fb::VerifyPlanBuffer(verifier)) return invalidPlan("graph section fails schema verification");
+  if (!fb::VerifyPlanBuffer(verifier))
+    return invalidPlan("graph section fails schema verification");
   fb::Plan const* fp = fb::GetPlan(graphBytes);
-  if (!fp->graph()) return invalidPlan("the graph section holds no graph");
+  if (!fp->graph())
+    return invalidPlan("the graph section holds no graph");
 
   PlanInfo info;
   info.kilnVersion = header.kilnVersion;

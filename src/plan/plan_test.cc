@@ -30,7 +30,8 @@ void reseal(std::vector<uint8_t>& b) {
   for (uint32_t s = 0; s < n; ++s) {
     uint8_t* e = b.data() + detail::kOffTable + s * detail::kSectionEntryBytes;
     uint64_t off = detail::loadLE64(e + 8), size = detail::loadLE64(e + 16);
-    if (off <= b.size() && size <= b.size() - off) detail::storeLE64(e + 24, detail::checksum(b.data() + off, size));
+    if (off <= b.size() && size <= b.size() - off)
+      detail::storeLE64(e + 24, detail::checksum(b.data() + off, size));
   }
   size_t end = detail::headerBytes(n);
   detail::storeLE64(b.data() + end - 8, detail::checksum(b.data(), end - 8));
@@ -47,8 +48,8 @@ HostTensor tensorOf(DataType dt, Dims const& shape, std::vector<T> const& v) {
 std::unique_ptr<ir::Graph> makeSampleGraph() {
   auto g = std::make_unique<ir::Graph>();
   ir::Value* x = *g->addInput("x", DataType::kFLOAT, makeDims({-1, 3, 4, 4}));
-  ir::Node* w = g->addConstant("w", tensorOf<double>(DataType::kFLOAT, makeDims({3, 3, 1, 1}),
-                                                     {1, -2, 3.5, 4, 5, 6, 7, 8, 9}));
+  ir::Node* w =
+      g->addConstant("w", tensorOf<double>(DataType::kFLOAT, makeDims({3, 3, 1, 1}), {1, -2, 3.5, 4, 5, 6, 7, 8, 9}));
   ir::Node* b = g->addConstant("b", tensorOf<double>(DataType::kHALF, makeDims({3}), {0.5, -1, 65504}));
   ir::Node* conv = g->addNode(OpType::kConvolution, "conv1", {x, w->output(), b->output()});
   conv->output()->dtype = DataType::kFLOAT;
@@ -81,15 +82,16 @@ std::unique_ptr<ir::Graph> makeSampleGraph() {
   gather->attrs.setInt("axis", 0);
   gather->output()->dtype = DataType::kINT64;
   gather->output()->shape = makeDims({2});
-  ir::Node* slice = g->addNode(OpType::kSlice, "slice", {conv->output(), nullptr, nullptr, nullptr, nullptr, i32->output()});
+  ir::Node* slice =
+      g->addNode(OpType::kSlice, "slice", {conv->output(), nullptr, nullptr, nullptr, nullptr, i32->output()});
   slice->attrs.setInts("start", {0, 0, 0, 0});
   ir::Node* act = g->addNode(OpType::kActivation, "act", {slice->output()}, 2);  // two outputs: format only
   act->attrs.setInt("type", 0);
   act->output(1)->dtype = DataType::kHALF;
   ir::Node* ew = g->addNode(OpType::kElementWise, "ew", {act->output(0), empty->output()});
   ew->attrs.setInt("op", 1);
-  ir::Node* cat = g->addNode(OpType::kConcatenation, "cat",
-                             {i8->output(), u8->output(), bf->output(), f8->output(), bl->output()});
+  ir::Node* cat =
+      g->addNode(OpType::kConcatenation, "cat", {i8->output(), u8->output(), bf->output(), f8->output(), bl->output()});
   cat->attrs.setInt("axis", 0);
   g->markOutput(ew->output());
   g->markOutput(gather->output());
@@ -154,7 +156,8 @@ void expectSameGraph(ir::Graph const& a, ir::Graph const& b) {
     EXPECT_EQ(na.op, nb.op);
     EXPECT_EQ(na.name, nb.name);
     ASSERT_EQ(na.inputs.size(), nb.inputs.size());
-    for (size_t k = 0; k < na.inputs.size(); ++k) EXPECT_EQ(idOf(na.inputs[k]), idOf(nb.inputs[k]));
+    for (size_t k = 0; k < na.inputs.size(); ++k)
+      EXPECT_EQ(idOf(na.inputs[k]), idOf(nb.inputs[k]));
     ASSERT_EQ(na.outputs.size(), nb.outputs.size());
     for (size_t k = 0; k < na.outputs.size(); ++k) {
       EXPECT_EQ(idOf(na.outputs[k]), idOf(nb.outputs[k]));
@@ -177,7 +180,8 @@ void expectSameGraph(ir::Graph const& a, ir::Graph const& b) {
   }
   auto ids = [](std::vector<ir::Value*> const& vs) {
     std::vector<int32_t> r;
-    for (ir::Value const* v : vs) r.push_back(v->id);
+    for (ir::Value const* v : vs)
+      r.push_back(v->id);
     return r;
   };
   EXPECT_EQ(ids(a.inputs()), ids(b.inputs()));
@@ -367,7 +371,8 @@ TEST(Plan, EverySingleBitFlipIsRefused) {
         EXPECT_EQ(r.status().code(), StatusCode::kInvalidPlan);
       }
       b[i] ^= uint8_t(1 << bit);
-      if (accepted > 5) return;
+      if (accepted > 5)
+        return;
     }
   }
 }
@@ -385,7 +390,8 @@ TEST(Plan, ResealedGraphMutationsNeverCrash) {
   for (int iter = 0; iter < 3000; ++iter) {
     std::vector<uint8_t> b = good;
     int changes = 1 + int(next() % 4);
-    for (int k = 0; k < changes; ++k) b[off + next() % size] = uint8_t(next());
+    for (int k = 0; k < changes; ++k)
+      b[off + next() % size] = uint8_t(next());
     reseal(b);
     auto r = readBytes(b);
     if (!r.isOk()) {
@@ -417,7 +423,8 @@ TEST(Plan, GarbageAndEmptyAreRefused) {
   expectRefused(readBytes(empty), "not a Kiln plan");
   std::vector<uint8_t> garbage(4096);
   uint32_t s = 12345;
-  for (auto& c : garbage) c = uint8_t((s = s * 1103515245u + 12345u) >> 16);
+  for (auto& c : garbage)
+    c = uint8_t((s = s * 1103515245u + 12345u) >> 16);
   expectRefused(readBytes(garbage), "not a Kiln plan");
   std::memcpy(garbage.data(), "KILNPLAN\x01\x00", 10);  // right magic and major, garbage after
   expectRefused(readBytes(garbage), "");
@@ -598,8 +605,9 @@ std::vector<uint8_t> buildTiny(Tiny const& t) {
                                                      mkValue("y", false, t.yMarkedOutput)};
   auto weight = fb::CreateWeightRef(fbb, t.weightSection, t.weightOffset, t.weightSize, t.weightDtype,
                                     fbb.CreateVector(t.weightDims));
-  auto constNode = fb::CreateNode(fbb, fbb.CreateString(t.constOp), fbb.CreateString("w"), fbb.CreateVector<int32_t>({}),
-                                  fbb.CreateVector(t.constOutputs), 0, 0, 0, flatbuffers::nullopt, weight);
+  auto constNode =
+      fb::CreateNode(fbb, fbb.CreateString(t.constOp), fbb.CreateString("w"), fbb.CreateVector<int32_t>({}),
+                     fbb.CreateVector(t.constOutputs), 0, 0, 0, flatbuffers::nullopt, weight);
   std::vector<flatbuffers::Offset<fb::Attr>> attrs;
   for (int k = 0; k < (t.duplicateAttr ? 2 : 1); ++k)
     attrs.push_back(fb::CreateAttr(fbb, fbb.CreateString("op"), static_cast<fb::AttrKind>(t.attrKind), 0, 0,
@@ -612,7 +620,8 @@ std::vector<uint8_t> buildTiny(Tiny const& t) {
   fbb.Finish(fb::CreatePlan(fbb, t.noGraph ? 0 : graph, fbb.CreateString("tiny")));
   float w[2] = {1.5f, -2.f};
   std::vector<detail::SectionSpec> sections(2);
-  sections[0] = {static_cast<uint32_t>(detail::SectionKind::kGraph), fbb.GetSize(), {{0, fbb.GetBufferPointer(), fbb.GetSize()}}};
+  sections[0] = {
+      static_cast<uint32_t>(detail::SectionKind::kGraph), fbb.GetSize(), {{0, fbb.GetBufferPointer(), fbb.GetSize()}}};
   sections[1] = {static_cast<uint32_t>(detail::SectionKind::kWeights), t.weightsSectionBytes, {{0, w, 8}}};
   detail::ContainerInfo info;
   info.target = "cpu";
@@ -651,7 +660,11 @@ TEST(Plan, HandBuiltGraphInconsistenciesAreRefused) {
   expectRefused(readTiny([](Tiny& t) { t.addOp = ""; }), "unknown op ''");
   expectRefused(readTiny([](Tiny& t) { t.weightOffset = 64; }), "lie outside section 'weights' 1");
   expectRefused(readTiny([](Tiny& t) { t.weightOffset = ~uint64_t(0); }), "lie outside section");
-  expectRefused(readTiny([](Tiny& t) { t.weightOffset = 8; t.weightSize = 60; }), "lie outside section");
+  expectRefused(readTiny([](Tiny& t) {
+                  t.weightOffset = 8;
+                  t.weightSize = 60;
+                }),
+                "lie outside section");
   expectRefused(readTiny([](Tiny& t) { t.weightSize = 4; }), "should be 8 bytes, the plan says 4");
   expectRefused(readTiny([](Tiny& t) { t.weightDims = {1, 1, 1, 1, 1, 1, 1, 1, 2}; }), "rank 9");
   expectRefused(readTiny([](Tiny& t) { t.weightDims = {-2}; }), "dimension -2");
@@ -675,7 +688,11 @@ TEST(Plan, HandBuiltGraphInconsistenciesAreRefused) {
   expectRefused(readTiny([](Tiny& t) { t.yMarkedOutput = false; }), "output mark");
   expectRefused(readTiny([](Tiny& t) { t.noGraph = true; }), "holds no graph");
   // A value nothing produces but a node reads.
-  expectRefused(readTiny([](Tiny& t) { t.constOutputs = {2}; t.addOutputs = {}; }), "graph: ");
+  expectRefused(readTiny([](Tiny& t) {
+                  t.constOutputs = {2};
+                  t.addOutputs = {};
+                }),
+                "graph: ");
 }
 
 TEST(Plan, ContainerInconsistenciesAreRefused) {

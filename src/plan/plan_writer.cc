@@ -19,7 +19,8 @@ Result<HostBuffer> assemblePlan(ContainerInfo const& info, std::vector<SectionSp
     return invalidArgument("kiln version '", info.kilnVersion, "' is longer than ", kFixedStringBytes, " bytes");
   if (info.target.size() > kFixedStringBytes)
     return invalidArgument("target '", info.target, "' is longer than ", kFixedStringBytes, " bytes");
-  if (sections.size() > kMaxSections) return invalidArgument("a plan holds at most ", kMaxSections, " sections");
+  if (sections.size() > kMaxSections)
+    return invalidArgument("a plan holds at most ", kMaxSections, " sections");
   size_t const headerEnd = headerBytes(sections.size());
   std::vector<uint64_t> offsets(sections.size());
   uint64_t end = headerEnd;
@@ -32,7 +33,8 @@ Result<HostBuffer> assemblePlan(ContainerInfo const& info, std::vector<SectionSp
       if (p.offset > sections[s].size || p.bytes > sections[s].size - p.offset)
         return internalError("plan section ", s, ": a piece lies outside the section");
   }
-  if (end > std::numeric_limits<size_t>::max()) return invalidArgument("the plan is too large for this machine");
+  if (end > std::numeric_limits<size_t>::max())
+    return invalidArgument("the plan is too large for this machine");
   KILN_ASSIGN_OR_RETURN(HostBuffer out, HostBuffer::allocate(static_cast<size_t>(end), "serialized plan", budget));
   auto* bytes = static_cast<uint8_t*>(out.data());  // zero-filled: padding stays zero
   std::memcpy(bytes, kMagic, sizeof(kMagic));
@@ -45,7 +47,8 @@ Result<HostBuffer> assemblePlan(ContainerInfo const& info, std::vector<SectionSp
   for (size_t s = 0; s < sections.size(); ++s) {
     uint8_t* section = bytes + offsets[s];
     for (SectionSpec::Piece const& p : sections[s].pieces)
-      if (p.bytes) std::memcpy(section + p.offset, p.data, p.bytes);
+      if (p.bytes)
+        std::memcpy(section + p.offset, p.data, p.bytes);
     uint8_t* entry = bytes + kOffTable + s * kSectionEntryBytes;
     storeLE32(entry, sections[s].kind);
     storeLE64(entry + 8, offsets[s]);
@@ -57,7 +60,8 @@ Result<HostBuffer> assemblePlan(ContainerInfo const& info, std::vector<SectionSp
 }
 
 Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget, uint64_t weightsSectionLimit) {
-  if (!plan.graph) return invalidArgument("the plan has no graph");
+  if (!plan.graph)
+    return invalidArgument("the plan has no graph");
   ir::Graph const& g = *plan.graph;
   auto const& values = g.values();
   auto const& nodes = g.nodes();
@@ -71,7 +75,8 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
                              ": renumber the graph before writing a plan");
   // The id of a value this graph owns, or an error naming the node that refers to a foreign one.
   auto valueId = [&](ir::Value const* v, ir::Node const& n) -> Result<int32_t> {
-    if (!v) return -1;
+    if (!v)
+      return -1;
     if (v->id < 0 || static_cast<size_t>(v->id) >= values.size() || values[v->id].get() != v)
       return invalidArgument(n.describe(), " refers to a tensor that is not in the graph");
     return v->id;
@@ -88,13 +93,15 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
   sections.push_back({static_cast<uint32_t>(SectionKind::kWeights), 0, {}});
   for (size_t i = 0; i < nodes.size(); ++i) {
     ir::Node const& n = *nodes[i];
-    if (!n.constant) continue;
+    if (!n.constant)
+      continue;
     HostTensor const& t = *n.constant;
     if (dataTypeSize(t.dtype()) == 0)
       return invalidArgument(n.describe(), ": weights of type ", dataTypeName(t.dtype()), " cannot be stored");
     KILN_ASSIGN_OR_RETURN(int64_t count, checkedVolume(t.shape()));
     KILN_ASSIGN_OR_RETURN(size_t bytes, checkedBytes(count, dataTypeSize(t.dtype())));
-    if (bytes && !t.data()) return invalidArgument(n.describe(), " has weights without data");
+    if (bytes && !t.data())
+      return invalidArgument(n.describe(), " has weights without data");
     SectionSpec* cur = &sections.back();
     uint64_t offset = alignUp(cur->size, kWeightAlign);
     if (cur->size > 0 && offset + bytes > weightsSectionLimit) {
@@ -104,12 +111,14 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
     }
     places[i] = {static_cast<uint32_t>(sections.size() - 1), offset};
     cur->size = offset + bytes;
-    if (bytes) cur->pieces.push_back({offset, t.data(), bytes});
+    if (bytes)
+      cur->pieces.push_back({offset, t.data(), bytes});
   }
 
   flatbuffers::FlatBufferBuilder fbb(4096);
   auto dimsVec = [&](Dims const& d) -> Result<flatbuffers::Offset<flatbuffers::Vector<int64_t>>> {
-    if (d.nbDims < 0 || d.nbDims > Dims::MAX_DIMS) return invalidArgument("a shape has rank ", d.nbDims);
+    if (d.nbDims < 0 || d.nbDims > Dims::MAX_DIMS)
+      return invalidArgument("a shape has rank ", d.nbDims);
     return fbb.CreateVector(d.d, static_cast<size_t>(d.nbDims));
   };
 
@@ -124,7 +133,8 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
     vb.add_dims(dims);
     vb.add_is_input(v->isInput);
     vb.add_is_output(v->isOutput);
-    if (v->requestedType) vb.add_requested_type(static_cast<int32_t>(*v->requestedType));
+    if (v->requestedType)
+      vb.add_requested_type(static_cast<int32_t>(*v->requestedType));
     fbValues.push_back(vb.Finish());
   }
 
@@ -138,7 +148,8 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
       ins.push_back(id);
     }
     for (ir::Value const* v : n.outputs) {
-      if (!v) return invalidArgument(n.describe(), " has a missing output");
+      if (!v)
+        return invalidArgument(n.describe(), " has a missing output");
       KILN_ASSIGN_OR_RETURN(int32_t id, valueId(v, n));
       outs.push_back(id);
     }
@@ -164,11 +175,16 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
       fb::AttrBuilder ab(fbb);
       ab.add_key(k);
       ab.add_kind(kind);
-      if (auto const* i64 = std::get_if<int64_t>(&value)) ab.add_i(*i64);
-      if (auto const* f64 = std::get_if<double>(&value)) ab.add_f(*f64);
-      if (!s.IsNull()) ab.add_s(s);
-      if (!ints.IsNull()) ab.add_ints(ints);
-      if (!floats.IsNull()) ab.add_floats(floats);
+      if (auto const* i64 = std::get_if<int64_t>(&value))
+        ab.add_i(*i64);
+      if (auto const* f64 = std::get_if<double>(&value))
+        ab.add_f(*f64);
+      if (!s.IsNull())
+        ab.add_s(s);
+      if (!ints.IsNull())
+        ab.add_ints(ints);
+      if (!floats.IsNull())
+        ab.add_floats(floats);
       attrs.push_back(ab.Finish());
     }
     flatbuffers::Offset<fb::WeightRef> weight;
@@ -197,8 +213,10 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
     nb.add_attrs(attrsVec);
     nb.add_tactic(tactic);
     nb.add_fused_from(fused);
-    if (n.precision) nb.add_precision(static_cast<int32_t>(*n.precision));
-    if (n.constant) nb.add_constant(weight);
+    if (n.precision)
+      nb.add_precision(static_cast<int32_t>(*n.precision));
+    if (n.constant)
+      nb.add_constant(weight);
     fbNodes.push_back(nb.Finish());
   }
 
@@ -230,7 +248,8 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
   }
   std::vector<fb::Placement> placements;
   placements.reserve(plan.placements.size());
-  for (Placement const& p : plan.placements) placements.emplace_back(p.offset, p.size);
+  for (Placement const& p : plan.placements)
+    placements.emplace_back(p.offset, p.size);
 
   auto name = fbb.CreateString(plan.name);
   auto profilesVec = fbb.CreateVector(profiles);

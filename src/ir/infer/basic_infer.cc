@@ -29,7 +29,7 @@ Status inferShape(InferContext& ctx) {
   Dims const& s = ctx.in[0].shape;
   ctx.out[0] = {DataType::kINT64, makeDims({s.nbDims})};
   if (dimsKnown(s)) {
-    ctx.outValues[0] = HostTensor::fromVector(DataType::kINT64, makeDims({s.nbDims}), dimsToVector(s));
+    KILN_ASSIGN_OR_RETURN(ctx.outValues[0], HostTensor::make(DataType::kINT64, makeDims({s.nbDims}), dimsToVector(s)));
   }
   return Status::ok();
 }

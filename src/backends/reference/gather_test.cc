@@ -1,0 +1,215 @@
+// Tests of Gather (kDEFAULT mode): every axis (negative too) against a naive loop, int32/int64 and negative
+// indices, element-wise leading dim, any data type, zero-size and rank-0 indices, and bad input.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "backends/backend.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+using ir::OpType;
+
+// One input of the node under test: a graph input (contents reach only the kernel), a Constant (contents known
+// to shape inference too), or absent.
+struct In {
+  HostTensor t;
+  bool constant = false;
+  bool absent = false;
+};
+[[maybe_unused]] In var(HostTensor t) { return {std::move(t), false, false}; }
+[[maybe_unused]] In cst(HostTensor t) { return {std::move(t), true, false}; }
+[[maybe_unused]] In none() { return {HostTensor(), false, true}; }
+
+template <typename T = double>
+[[maybe_unused]] HostTensor tensor(DataType dtype, std::vector<int64_t> const& shape, std::vector<T> const& v) {
+  return HostTensor::fromVector(dtype, makeDims(shape), v);
+}
+
+// A double rounded to a storage type and back (the expected value of a kernel that rounds once on store).
+[[maybe_unused]] double roundTo(DataType t, double v) { return tensor(t, {1}, std::vector<double>{v}).doubleAt(0); }
+
+[[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
+  std::vector<double> r;
+  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  return r;
+}
+
+struct RunResult {
+  Status status;  // of inference, then of the kernel
+  Dims shape{};   // inferred output shape (valid when inference succeeded)
+  DataType dtype = DataType::kFLOAT;
+  HostTensor out;
+};
+
+// Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+  RunResult r;
+  ir::Graph g;
+  std::vector<ir::Value*> vals;
+  std::vector<HostTensor const*> ptrs;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i].absent) {
+      vals.push_back(nullptr);
+      ptrs.push_back(nullptr);
+    } else if (ins[i].constant) {
+      vals.push_back(g.addConstant(strCat("c", i), ins[i].t)->output(0));
+      ptrs.push_back(&ins[i].t);
+    } else {
+      vals.push_back(*g.addInput(strCat("x", i), ins[i].t.dtype(), ins[i].t.shape()));
+      ptrs.push_back(&ins[i].t);
+    }
+  }
+  ir::Node* n = g.addNode(op, "node", vals);
+  n->attrs = attrs;
+  g.markOutput(n->output(0));
+  r.status = ir::inferGraphInPlace(g, nullptr);
+  if (!r.status.isOk()) return r;
+  r.shape = n->output(0)->shape;
+  r.dtype = n->output(0)->dtype;
+  if (!execute) return r;
+  if (!dimsKnown(r.shape)) {
+    r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
+    return r;
+  }
+  Result<HostTensor> out = HostTensor::allocate(r.dtype, r.shape, "test output");
+  if (!out.isOk()) {
+    r.status = out.status();
+    return r;
+  }
+  std::vector<HostTensor> outs{*out};
+  r.status = backends::evaluateOnHost(*n, ptrs, outs);
+  r.out = outs[0];
+  return r;
+}
+
+[[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
+  ir::Attributes a;
+  for (auto const& [k, v] : kv) a.set(k, v);
+  return a;
+}
+
+}  // namespace
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+ir::Attributes gatherAttrs(int64_t axis, int64_t ne = 0) {
+  return attrs({{"axis", axis}, {"num_elementwise_dims", ne}, {"mode", static_cast<int64_t>(GatherMode::kDEFAULT)}});
+}
+
+TEST(GatherReference, EveryAxisAgainstNaiveLoop) {
+  std::vector<double> v;
+  for (int i = 0; i < 24; ++i) v.push_back(i * 3 % 101);
+  Ints dataShape{2, 3, 4};
+  for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT8, DataType::kINT64}) {
+    for (DataType it : {DataType::kINT32, DataType::kINT64}) {
+      for (int axis = 0; axis < 3; ++axis) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " ", dataTypeName(it), " axis ", axis));
+        HostTensor data = tensor(t, dataShape, v);
+        int64_t n = dataShape[axis];
+        Ints idx{n - 1, 0, -1, 1 - n, 0, n - 1};  // shape [2,3], negatives wrap
+        HostTensor indices = tensor(it, {2, 3}, idx);
+        RunResult r = runNode(OpType::kGather, gatherAttrs(axis - (axis == 2 ? 3 : 0)), {var(data), var(indices)});
+        ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+        Ints want;
+        for (int d = 0; d < axis; ++d) want.push_back(dataShape[d]);
+        want.push_back(2);
+        want.push_back(3);
+        for (int d = axis + 1; d < 3; ++d) want.push_back(dataShape[d]);
+        ASSERT_EQ(dimsToVector(r.shape), want);
+        EXPECT_EQ(r.dtype, t);
+        // Naive: outer positions x the 6 indices x inner positions, in output order.
+        std::vector<double> got = doubles(r.out);
+        size_t o = 0;
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; ++d) outer *= dataShape[d];
+        for (int d = axis + 1; d < 3; ++d) inner *= dataShape[d];
+        for (int64_t p = 0; p < outer; ++p)
+          for (int64_t j = 0; j < 6; ++j)
+            for (int64_t q = 0; q < inner; ++q) {
+              int64_t k = idx[j] < 0 ? idx[j] + n : idx[j];
+              EXPECT_EQ(got[o++], data.doubleAt((p * n + k) * inner + q));
+            }
+      }
+    }
+  }
+}
+
+TEST(GatherReference, HandComputedAndRankZeroIndices) {
+  HostTensor data = tensor(DataType::kINT32, {3, 2}, Ints{1, 2, 3, 4, 5, 6});
+  RunResult rows = runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kINT64, {2}, Ints{2, -3}))});
+  ASSERT_TRUE(rows.status.isOk()) << rows.status.toString();
+  EXPECT_EQ(dimsToVector(rows.shape), (Ints{2, 2}));
+  EXPECT_EQ(rows.out.toInt64Vector(), (Ints{5, 6, 1, 2}));
+  RunResult col = runNode(OpType::kGather, gatherAttrs(-1), {var(data), var(tensor(DataType::kINT32, {}, Ints{1}))});
+  ASSERT_TRUE(col.status.isOk());
+  EXPECT_EQ(dimsToVector(col.shape), (Ints{3}));
+  EXPECT_EQ(col.out.toInt64Vector(), (Ints{2, 4, 6}));
+  // 1-D data with a scalar index gives a scalar.
+  RunResult sc = runNode(OpType::kGather, gatherAttrs(0),
+                         {var(tensor(DataType::kBOOL, {3}, Ints{0, 1, 0})), var(tensor(DataType::kINT32, {}, Ints{-2}))});
+  ASSERT_TRUE(sc.status.isOk());
+  EXPECT_EQ(sc.shape.nbDims, 0);
+  EXPECT_EQ(sc.out.intAt(0), 1);
+}
+
+TEST(GatherReference, ElementWiseLeadingDim) {
+  // data [2,3,2], indices [2,2], axis 1, one element-wise dim: out[b,j,:] = data[b, idx[b,j], :].
+  HostTensor data = tensor(DataType::kFLOAT, {2, 3, 2}, std::vector<double>{0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15});
+  HostTensor idx = tensor(DataType::kINT32, {2, 2}, Ints{2, 0, 1, -1});
+  RunResult r = runNode(OpType::kGather, gatherAttrs(1, 1), {var(data), var(idx)});
+  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  EXPECT_EQ(dimsToVector(r.shape), (Ints{2, 2, 2}));
+  EXPECT_EQ(doubles(r.out), (std::vector<double>{4, 5, 0, 1, 12, 13, 14, 15}));
+  // Rank check: rank(data) + rank(indices) - 1 - 1.
+  HostTensor idx1 = tensor(DataType::kINT64, {2}, Ints{1, 0});
+  RunResult r1 = runNode(OpType::kGather, gatherAttrs(2, 1), {var(data), var(idx1)});
+  ASSERT_TRUE(r1.status.isOk()) << r1.status.toString();
+  EXPECT_EQ(dimsToVector(r1.shape), (Ints{2, 3}));
+  EXPECT_EQ(doubles(r1.out), (std::vector<double>{1, 3, 5, 10, 12, 14}));
+  // The leading dims must match; the axis cannot be the element-wise dim.
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(1, 1), {var(data), var(tensor(DataType::kINT32, {3, 1}, Ints{0, 0, 0}))})
+                   .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0, 1), {var(data), var(idx)}).status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(1, 2), {var(data), var(idx)}).status.isOk());
+}
+
+TEST(GatherReference, ZeroSize) {
+  HostTensor data = tensor(DataType::kHALF, {3, 4}, std::vector<double>(12, 1.0));
+  RunResult r = runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kINT32, {0}, Ints{}))});
+  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  EXPECT_EQ(dimsToVector(r.shape), (Ints{0, 4}));
+  HostTensor empty = tensor(DataType::kHALF, {0, 4}, std::vector<double>{});
+  RunResult e = runNode(OpType::kGather, gatherAttrs(1), {var(empty), var(tensor(DataType::kINT32, {2}, Ints{3, 0}))});
+  ASSERT_TRUE(e.status.isOk()) << e.status.toString();
+  EXPECT_EQ(dimsToVector(e.shape), (Ints{0, 2}));
+  // Any index into an empty axis is out of range.
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0), {var(empty), var(tensor(DataType::kINT32, {1}, Ints{0}))})
+                   .status.isOk());
+}
+
+TEST(GatherReference, BadInputIsAnError) {
+  HostTensor data = tensor(DataType::kFLOAT, {3, 2}, std::vector<double>{1, 2, 3, 4, 5, 6});
+  for (int64_t bad : {3, -4, 100}) {
+    RunResult r = runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kINT64, {2}, Ints{0, bad}))});
+    EXPECT_FALSE(r.status.isOk()) << bad;
+    EXPECT_NE(r.status.message().find("layer 'node'"), std::string::npos) << r.status.message();
+  }
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kFLOAT, {1}, std::vector<double>{0}))})
+                   .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(2), {var(data), var(tensor(DataType::kINT32, {1}, Ints{0}))}).status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0), {var(tensor(DataType::kFLOAT, {}, std::vector<double>{1})),
+                                                         var(tensor(DataType::kINT32, {1}, Ints{0}))})
+                   .status.isOk());
+  RunResult nd = runNode(OpType::kGather, attrs({{"mode", static_cast<int64_t>(GatherMode::kND)}}),
+                         {var(data), var(tensor(DataType::kINT32, {1}, Ints{0}))});
+  EXPECT_EQ(nd.status.code(), StatusCode::kUnsupported);
+  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0), {var(data)}).status.isOk());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,204 @@
+// Tests of Normalization: shape inference and its errors (axes, group norm scale/bias shapes of addNormalization
+// vs addNormalizationV2), and the reference kernel (layer, instance and group norm) against a naive version.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "backends/backend.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+using ir::OpType;
+
+std::vector<double> randomValues(int64_t n, uint32_t seed) {
+  std::vector<double> v(static_cast<size_t>(n));
+  uint32_t s = seed * 2654435761u + 12345u;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<double>(static_cast<int32_t>((s >> 16) % 65) - 32) / 16.0;
+  }
+  return v;
+}
+
+int64_t count(std::vector<int64_t> const& s) {
+  int64_t n = 1;
+  for (auto v : s) n *= v;
+  return n;
+}
+
+ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vector<int64_t> const& shape,
+                    std::vector<double> const& vals) {
+  return g.addConstant(name, HostTensor::fromVector(dt, makeDims(shape), vals))->output(0);
+}
+
+Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
+  std::vector<HostTensor const*> in;
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
+  KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
+  std::vector<HostTensor> outs{out};
+  KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
+  return outs[0];
+}
+
+double tolerance(DataType dt) { return dt == DataType::kFLOAT ? 1e-5 : (dt == DataType::kHALF ? 2e-3 : 1e-2); }
+
+void expectClose(HostTensor const& out, std::vector<double> const& ref, DataType dt) {
+  ASSERT_EQ(out.count(), static_cast<int64_t>(ref.size()));
+  for (size_t i = 0; i < ref.size(); ++i)
+    ASSERT_NEAR(out.doubleAt(static_cast<int64_t>(i)), ref[i], tolerance(dt) * std::max(1.0, std::fabs(ref[i])))
+        << "at " << i;
+}
+
+// Naive: elements with equal "key" (coords with reduced axes zeroed; channel replaced by its group when
+// groups > 1) share mean and variance; scaleIndex maps coords to the scale/bias element.
+std::vector<double> naiveNorm(std::vector<int64_t> const& shape, std::vector<double> const& x,
+                              std::vector<int64_t> const& axes, int64_t groups, double eps,
+                              std::vector<double> const& scale, std::vector<double> const& bias,
+                              std::function<int64_t(std::vector<int64_t> const&)> const& scaleIndex) {
+  int64_t n = count(shape);
+  std::vector<std::vector<int64_t>> coords(static_cast<size_t>(n));
+  std::vector<std::vector<int64_t>> keys(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> c(shape.size());
+    int64_t rem = i;
+    for (size_t d = shape.size(); d-- > 0;) {
+      c[d] = rem % shape[d];
+      rem /= shape[d];
+    }
+    std::vector<int64_t> k = c;
+    for (int64_t a : axes) k[static_cast<size_t>(a)] = 0;
+    if (groups > 1) k[1] = c[1] / (shape[1] / groups);
+    coords[i] = c;
+    keys[i] = k;
+  }
+  std::map<std::vector<int64_t>, std::pair<double, int64_t>> sums;
+  for (int64_t i = 0; i < n; ++i) {
+    sums[keys[i]].first += x[i];
+    sums[keys[i]].second += 1;
+  }
+  std::map<std::vector<int64_t>, double> sq;
+  for (int64_t i = 0; i < n; ++i) {
+    double mean = sums[keys[i]].first / static_cast<double>(sums[keys[i]].second);
+    sq[keys[i]] += (x[i] - mean) * (x[i] - mean);
+  }
+  std::vector<double> y;
+  for (int64_t i = 0; i < n; ++i) {
+    double cnt = static_cast<double>(sums[keys[i]].second);
+    double mean = sums[keys[i]].first / cnt;
+    int64_t s = scaleIndex(coords[i]);
+    y.push_back((x[i] - mean) / std::sqrt(sq[keys[i]] / cnt + eps) * scale[s] + bias[s]);
+  }
+  return y;
+}
+
+Result<HostTensor> runNorm(DataType dt, std::vector<int64_t> const& xs, std::vector<double> const& xv,
+                           std::vector<int64_t> const& ss, std::vector<double> const& sv, std::vector<double> const& bv,
+                           std::vector<int64_t> const& axes, int64_t groups, bool v2, double eps) {
+  ir::Graph g;
+  ir::Node* n = g.addNode(OpType::kNormalization, "norm",
+                          {constant(g, "x", dt, xs, xv), constant(g, "s", dt, ss, sv), constant(g, "b", dt, ss, bv)});
+  n->attrs.setInts("axes", axes);
+  n->attrs.setFloat("epsilon", eps);
+  n->attrs.setInt("num_groups", groups);
+  n->attrs.setInt("v2", v2 ? 1 : 0);
+  return run(g, n);
+}
+
+class NormTypes : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(NormTypes, LayerNormLastAxisAndTwoAxes) {
+  DataType dt = GetParam();
+  std::vector<int64_t> xs{2, 3, 5};
+  auto xv = randomValues(30, 1), sv = randomValues(5, 2), bv = randomValues(5, 3);
+  auto out = runNorm(dt, xs, xv, {5}, sv, bv, {2}, 1, false, 1e-5);
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  expectClose(*out, naiveNorm(xs, xv, {2}, 1, 1e-5, sv, bv, [](auto const& c) { return c[2]; }), dt);
+  auto sv2 = randomValues(15, 4), bv2 = randomValues(15, 5);
+  auto out2 = runNorm(dt, xs, xv, {1, 3, 5}, sv2, bv2, {1, 2}, 1, false, 1e-3);
+  ASSERT_TRUE(out2.isOk()) << out2.status().toString();
+  expectClose(*out2, naiveNorm(xs, xv, {1, 2}, 1, 1e-3, sv2, bv2, [](auto const& c) { return c[1] * 5 + c[2]; }), dt);
+}
+
+TEST_P(NormTypes, InstanceNorm) {
+  DataType dt = GetParam();
+  std::vector<int64_t> xs{2, 3, 3, 2};
+  auto xv = randomValues(36, 6), sv = randomValues(3, 7), bv = randomValues(3, 8);
+  for (bool v2 : {false, true}) {
+    auto out = runNorm(dt, xs, xv, {1, 3, 1, 1}, sv, bv, {2, 3}, 1, v2, 1e-5);
+    ASSERT_TRUE(out.isOk()) << out.status().toString();
+    expectClose(*out, naiveNorm(xs, xv, {2, 3}, 1, 1e-5, sv, bv, [](auto const& c) { return c[1]; }), dt);
+  }
+}
+
+TEST_P(NormTypes, GroupNormV1PerGroupAndV2PerChannel) {
+  DataType dt = GetParam();
+  std::vector<int64_t> xs{2, 6, 2, 3};
+  auto xv = randomValues(72, 9);
+  auto sg = randomValues(3, 10), bg = randomValues(3, 11);
+  auto out = runNorm(dt, xs, xv, {1, 3, 1, 1}, sg, bg, {2, 3}, 3, false, 1e-5);
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  expectClose(*out, naiveNorm(xs, xv, {2, 3}, 3, 1e-5, sg, bg, [](auto const& c) { return c[1] / 2; }), dt);
+  auto sc = randomValues(6, 12), bc = randomValues(6, 13);
+  auto out2 = runNorm(dt, xs, xv, {1, 6, 1, 1}, sc, bc, {2, 3}, 3, true, 1e-5);
+  ASSERT_TRUE(out2.isOk()) << out2.status().toString();
+  expectClose(*out2, naiveNorm(xs, xv, {2, 3}, 3, 1e-5, sc, bc, [](auto const& c) { return c[1]; }), dt);
+  // Groups over one spatial axis only.
+  auto out3 = runNorm(dt, xs, xv, {1, 6, 1, 1}, sc, bc, {3}, 2, true, 1e-5);
+  ASSERT_TRUE(out3.isOk()) << out3.status().toString();
+  expectClose(*out3, naiveNorm(xs, xv, {3}, 2, 1e-5, sc, bc, [](auto const& c) { return c[1]; }), dt);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFloat, NormTypes, ::testing::Values(DataType::kFLOAT, DataType::kHALF, DataType::kBF16),
+                         [](auto const& pi) { return std::string(dataTypeShortName(pi.param)); });
+
+TEST(Normalization, HandComputed) {
+  // mean 2, population variance 1, eps 0: [-1, 1] * 2 + 0.5.
+  auto out = runNorm(DataType::kFLOAT, {1, 1, 1, 2}, {1, 3}, {1}, {2}, {0.5}, {3}, 1, false, 0.0);
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  expectClose(*out, {-1.5, 2.5}, DataType::kFLOAT);
+  // A constant row: variance 0, output is the bias.
+  auto flat = runNorm(DataType::kFLOAT, {1, 3}, {4, 4, 4}, {3}, {1, 1, 1}, {7, 8, 9}, {-1}, 1, false, 1e-5);
+  ASSERT_TRUE(flat.isOk()) << flat.status().toString();
+  expectClose(*flat, {7, 8, 9}, DataType::kFLOAT);
+}
+
+Status inferNorm(std::vector<int64_t> const& xs, std::vector<int64_t> const& ss, std::vector<int64_t> const& axes,
+                 int64_t groups, bool v2) {
+  ir::Graph g;
+  auto x = g.addInput("x", DataType::kFLOAT, makeDims(xs));
+  auto s = g.addInput("s", DataType::kFLOAT, makeDims(ss));
+  auto b = g.addInput("b", DataType::kFLOAT, makeDims(ss));
+  if (!x || !s || !b) return invalidArgument("bad test input");
+  ir::Node* n = g.addNode(OpType::kNormalization, "norm", {*x, *s, *b});
+  n->attrs.setInts("axes", axes);
+  n->attrs.setInt("num_groups", groups);
+  n->attrs.setInt("v2", v2 ? 1 : 0);
+  return ir::inferGraphInPlace(g, nullptr);
+}
+
+TEST(Normalization, InferErrors) {
+  EXPECT_TRUE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {2, 3}, 1, false).isOk());
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {4}, 1, false).isOk());     // axis out of range
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {2, 2}, 1, false).isOk());  // duplicate axis
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {}, 1, false).isOk());      // no axes
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 7, 1, 1}, {2, 3}, 1, false).isOk());  // scale does not broadcast
+  EXPECT_TRUE(inferNorm({2, 8, 4, 4}, {1, 4, 1, 1}, {2, 3}, 4, false).isOk());   // group norm, per group
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {2, 3}, 4, false).isOk());  // per channel needs V2
+  EXPECT_TRUE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {2, 3}, 4, true).isOk());
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 4, 1, 1}, {2, 3}, 4, true).isOk());   // V2 wants per channel
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 3, 1, 1}, {2, 3}, 3, false).isOk());  // 8 % 3
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 4, 1, 1}, {1, 2, 3}, 4, false).isOk());  // channel axis in groups
+  EXPECT_FALSE(inferNorm({2, 8}, {1, 4}, {1}, 4, false).isOk());                 // rank too small for groups
+  EXPECT_FALSE(inferNorm({2, 8, 4}, {1, 8, 1}, {2}, 0, false).isOk());           // num_groups 0
+  EXPECT_TRUE(inferNorm({-1, 8, -1}, {1, 8, 1}, {2}, 1, false).isOk());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,203 @@
+// Tests of Reduce: output shapes with keep_dims both ways, errors, and the reference kernel for every operation
+// against a naive reduction, in float32/float16/bfloat16 and exact int32/int64 arithmetic.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backends/backend.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+using ir::OpType;
+
+std::vector<double> randomValues(int64_t n, uint32_t seed) {
+  std::vector<double> v(static_cast<size_t>(n));
+  uint32_t s = seed * 2654435761u + 12345u;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<double>(static_cast<int32_t>((s >> 16) % 65) - 32) / 16.0;
+  }
+  return v;
+}
+
+int64_t count(std::vector<int64_t> const& s) {
+  int64_t n = 1;
+  for (auto v : s) n *= v;
+  return n;
+}
+
+ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vector<int64_t> const& shape,
+                    std::vector<double> const& vals) {
+  return g.addConstant(name, HostTensor::fromVector(dt, makeDims(shape), vals))->output(0);
+}
+
+Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
+  std::vector<HostTensor const*> in;
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
+  KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
+  std::vector<HostTensor> outs{out};
+  KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
+  return outs[0];
+}
+
+double tolerance(DataType dt) { return dt == DataType::kFLOAT ? 1e-5 : (dt == DataType::kHALF ? 2e-3 : 1e-2); }
+
+void expectClose(HostTensor const& out, std::vector<double> const& ref, DataType dt) {
+  ASSERT_EQ(out.count(), static_cast<int64_t>(ref.size()));
+  for (size_t i = 0; i < ref.size(); ++i)
+    ASSERT_NEAR(out.doubleAt(static_cast<int64_t>(i)), ref[i], tolerance(dt) * std::max(1.0, std::fabs(ref[i])))
+        << "at " << i;
+}
+
+// Naive: groups elements by their coordinates with the reduced axes removed.
+std::vector<double> naiveReduce(std::vector<int64_t> const& shape, std::vector<double> const& x,
+                                std::vector<int32_t> const& axes, int op) {
+  std::vector<int64_t> outShape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (std::find(axes.begin(), axes.end(), static_cast<int32_t>(d)) == axes.end()) outShape.push_back(shape[d]);
+  int64_t outCount = count(outShape);
+  std::vector<std::vector<double>> groups(static_cast<size_t>(outCount));
+  for (int64_t i = 0; i < count(shape); ++i) {
+    int64_t rem = i, o = 0, mul = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      int64_t c = rem % shape[d];
+      rem /= shape[d];
+      if (std::find(axes.begin(), axes.end(), static_cast<int32_t>(d)) == axes.end()) {
+        o += c * mul;
+        mul *= shape[d];
+      }
+    }
+    groups[o].push_back(x[i]);
+  }
+  std::vector<double> y;
+  for (auto const& gr : groups) {
+    double r = op == 1 ? 1 : 0;
+    if (op == 2) r = -INFINITY;
+    if (op == 3) r = INFINITY;
+    for (double v : gr) {
+      if (op == 0 || op == 4) r += v;
+      if (op == 1) r *= v;
+      if (op == 2) r = std::max(r, v);
+      if (op == 3) r = std::min(r, v);
+    }
+    if (op == 4) r /= static_cast<double>(gr.size());
+    y.push_back(r);
+  }
+  return y;
+}
+
+Result<HostTensor> runReduce(DataType dt, std::vector<int64_t> const& xs, std::vector<double> const& xv, int op,
+                             std::vector<int64_t> const& axes, bool keep) {
+  ir::Graph g;
+  ir::Node* n = g.addNode(OpType::kReduce, "red", {constant(g, "x", dt, xs, xv)});
+  n->attrs.setInt("op", op);
+  n->attrs.setInts("axes", axes);
+  n->attrs.setInt("keep_dims", keep ? 1 : 0);
+  return run(g, n);
+}
+
+class ReduceTypes : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(ReduceTypes, EveryOpAndAxisSet) {
+  DataType dt = GetParam();
+  std::vector<int64_t> xs{2, 3, 4};
+  auto xv = randomValues(24, 1);
+  struct AxisCase {
+    std::vector<int64_t> axes;
+    std::vector<int32_t> norm;
+    char const* keep;
+    char const* drop;
+  };
+  std::vector<AxisCase> cases = {{{1}, {1}, "[2,1,4]", "[2,4]"},
+                                 {{0, 2}, {0, 2}, "[1,3,1]", "[3]"},
+                                 {{2, 0, 1}, {0, 1, 2}, "[1,1,1]", "[]"},
+                                 {{-1}, {2}, "[2,3,1]", "[2,3]"},
+                                 {{}, {}, "[2,3,4]", "[2,3,4]"}};
+  for (auto const& c : cases)
+    for (int op = 0; op < 5; ++op)
+      for (bool keep : {true, false}) {
+        auto out = runReduce(dt, xs, xv, op, c.axes, keep);
+        ASSERT_TRUE(out.isOk()) << out.status().toString();
+        EXPECT_EQ(dimsToString(out->shape()), keep ? c.keep : c.drop);
+        auto ref = naiveReduce(xs, xv, c.norm, op);
+        if (op == 1 && dt != DataType::kFLOAT) {
+          // Products of up to 24 values: compare relative to magnitude only.
+          for (size_t i = 0; i < ref.size(); ++i)
+            EXPECT_NEAR(out->doubleAt(static_cast<int64_t>(i)), ref[i], 1e-2 * std::fabs(ref[i]) + 1e-30);
+        } else {
+          expectClose(*out, ref, dt);
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFloat, ReduceTypes, ::testing::Values(DataType::kFLOAT, DataType::kHALF, DataType::kBF16),
+                         [](auto const& pi) { return std::string(dataTypeShortName(pi.param)); });
+
+TEST(Reduce, IntegersAreExact) {
+  for (DataType dt : {DataType::kINT32, DataType::kINT64}) {
+    std::vector<double> xv{-7, 2, 5, 3, -4, 6};
+    auto sum = runReduce(dt, {2, 3}, xv, 0, {1}, false);
+    ASSERT_TRUE(sum.isOk()) << sum.status().toString();
+    EXPECT_EQ(sum->dtype(), dt);
+    EXPECT_EQ(sum->toInt64Vector(), (std::vector<int64_t>{0, 5}));
+    auto avg = runReduce(dt, {2, 3}, xv, 4, {0}, true);  // (-7+3)/2 = -2, (2-4)/2 = -1, (5+6)/2 = 5 (truncated)
+    ASSERT_TRUE(avg.isOk());
+    EXPECT_EQ(avg->toInt64Vector(), (std::vector<int64_t>{-2, -1, 5}));
+    auto avg2 = runReduce(dt, {1, 2}, {-7, 2}, 4, {1}, false);  // -5 / 2 truncates toward zero
+    ASSERT_TRUE(avg2.isOk());
+    EXPECT_EQ(avg2->toInt64Vector(), (std::vector<int64_t>{-2}));
+    auto prod = runReduce(dt, {2, 3}, xv, 1, {0, 1}, false);
+    ASSERT_TRUE(prod.isOk());
+    EXPECT_EQ(prod->toInt64Vector(), (std::vector<int64_t>{-7 * 2 * 5 * 3 * -4 * 6}));
+    auto mx = runReduce(dt, {2, 3}, xv, 2, {1}, false);
+    auto mn = runReduce(dt, {2, 3}, xv, 3, {1}, false);
+    ASSERT_TRUE(mx.isOk() && mn.isOk());
+    EXPECT_EQ(mx->toInt64Vector(), (std::vector<int64_t>{5, 6}));
+    EXPECT_EQ(mn->toInt64Vector(), (std::vector<int64_t>{-7, -4}));
+  }
+  // int64 sums past 2^53 stay exact (a double accumulator would round).
+  int64_t big = (int64_t{1} << 53) + 1;
+  HostTensor x = HostTensor::fromVector(DataType::kINT64, makeDims({2}), std::vector<int64_t>{big, 2});
+  ir::Graph g;
+  ir::Node* n = g.addNode(OpType::kReduce, "red", {g.addConstant("x", x)->output(0)});
+  n->attrs.setInt("op", 0);
+  n->attrs.setInts("axes", {0});
+  auto out = run(g, n);
+  ASSERT_TRUE(out.isOk());
+  EXPECT_EQ(out->toInt64Vector(), (std::vector<int64_t>{big + 2}));
+}
+
+TEST(Reduce, ZeroSizedOutputAndNaN) {
+  auto out = runReduce(DataType::kFLOAT, {0, 3}, {}, 0, {1}, true);
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  EXPECT_EQ(dimsToString(out->shape()), "[0,1]");
+  auto nan = runReduce(DataType::kFLOAT, {3}, {1, NAN, 2}, 2, {0}, false);
+  ASSERT_TRUE(nan.isOk());
+  EXPECT_TRUE(std::isnan(nan->doubleAt(0)));
+}
+
+TEST(Reduce, Errors) {
+  EXPECT_FALSE(runReduce(DataType::kFLOAT, {2, 3}, randomValues(6, 1), 0, {2}, false).isOk());
+  EXPECT_FALSE(runReduce(DataType::kFLOAT, {2, 3}, randomValues(6, 1), 0, {-3}, false).isOk());
+  EXPECT_FALSE(runReduce(DataType::kFLOAT, {2, 3}, randomValues(6, 1), 0, {1, -1}, false).isOk());  // twice
+  EXPECT_FALSE(runReduce(DataType::kFLOAT, {2, 3}, randomValues(6, 1), 5, {1}, false).isOk());      // bad op
+  EXPECT_FALSE(runReduce(DataType::kBOOL, {2}, {1, 0}, 0, {0}, false).isOk());                     // no bool kernel
+  ir::Graph g;
+  auto x = g.addInput("x", DataType::kINT32, makeDims({-1, 4, 5}));
+  ASSERT_TRUE(x.isOk());
+  ir::Node* n = g.addNode(OpType::kReduce, "red", {*x});
+  n->attrs.setInts("axes", {1});
+  ASSERT_TRUE(ir::inferGraphInPlace(g, nullptr).isOk());
+  EXPECT_EQ(dimsToString(n->output(0)->shape), "[-1,5]");
+  EXPECT_EQ(n->output(0)->dtype, DataType::kINT32);
+}
+
+}  // namespace
+}  // namespace kiln
