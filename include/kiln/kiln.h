@@ -354,7 +354,7 @@ class KILN_API IActivationLayer : public ILayer {
 enum class PoolingType : int32_t {
   kMAX = 0,                ///< Maximum over the window.
   kAVERAGE = 1,            ///< Average over the window.
-  kMAX_AVERAGE_BLEND = 2,  ///< blendFactor * max + (1 - blendFactor) * average.
+  kMAX_AVERAGE_BLEND = 2,  ///< (1 - blendFactor) * max + blendFactor * average.
 };
 
 namespace impl {
@@ -590,8 +590,8 @@ class KILN_API IConcatenationLayer : public ILayer {
  public:
   virtual ~IConcatenationLayer() noexcept = default;
 
-  /// Concatenation axis (negative counts from the end); default: the fourth-from-last axis, or 0 for
-  /// inputs of rank below 4.
+  /// Concatenation axis (negative counts from the end); default: the third-from-last axis (C of NCHW), or 0
+  /// for inputs of rank below 3.
   virtual void setAxis(int32_t axis) noexcept = 0;
   /// Concatenation axis.
   virtual int32_t getAxis() const noexcept = 0;
@@ -708,7 +708,7 @@ class KILN_API ISoftMaxLayer : public ILayer {
   virtual ~ISoftMaxLayer() noexcept = default;
 
   /// The axis, as a bit mask with exactly one bit set; default: the third-from-last axis for rank >= 3,
-  /// otherwise the last axis.
+  /// otherwise axis 0 (as TensorRT).
   virtual void setAxes(uint32_t axes) noexcept = 0;
   /// The axis bit mask.
   virtual uint32_t getAxes() const noexcept = 0;

@@ -19,6 +19,7 @@ ErrorCode toErrorCode(StatusCode code) {
 }
 
 void Reporter::setRecorder(IErrorRecorder* recorder) {
+  if (recorder == recorder_) return;
   if (recorder) recorder->incRefCount();
   if (recorder_) recorder_->decRefCount();
   recorder_ = recorder;

@@ -16,6 +16,17 @@ ErrorCode toErrorCode(StatusCode code);
 class Reporter {
  public:
   explicit Reporter(ILogger* logger = nullptr) : logger_(logger) {}
+  /// Copies share the recorder and hold a reference to it (IErrorRecorder::incRefCount), released on
+  /// destruction, so every incRefCount is matched by a decRefCount.
+  Reporter(Reporter const& o) : logger_(o.logger_) { setRecorder(o.recorder_); }
+  Reporter& operator=(Reporter const& o) {
+    if (this != &o) {
+      logger_ = o.logger_;
+      setRecorder(o.recorder_);
+    }
+    return *this;
+  }
+  ~Reporter() { setRecorder(nullptr); }
   void setLogger(ILogger* logger) { logger_ = logger; }
   ILogger* logger() const { return logger_; }
   void setRecorder(IErrorRecorder* recorder);

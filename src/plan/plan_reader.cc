@@ -74,12 +74,22 @@ Result<PlanHeader> parseHeader(uint8_t const* bytes, size_t size) {
 
 bool validDataType(int32_t t) { return t >= 0 && t < EnumMax<DataType>(); }
 
+// The flatbuffers verifier checks the alignment of a vector's length but not of its 8-byte elements: a
+// crafted offset could make reads misaligned, so 8-byte vectors are checked here.
+template <typename V>
+Status checkAligned(V const* v, std::string const& what) {
+  if (v && reinterpret_cast<uintptr_t>(v->Data()) % 8 != 0)
+    return invalidPlan("graph section fails schema verification: ", what, " is misaligned");
+  return Status::ok();
+}
+
 // Shape from a flatbuffer vector; `minDim` is -1 where unknown dims are allowed.
 Result<Dims> readDims(flatbuffers::Vector<int64_t> const* v, int64_t minDim, std::string const& what) {
   Dims d{};
   d.nbDims = 0;
   if (!v)
     return d;
+  KILN_RETURN_IF_ERROR(checkAligned(v, what + "'s shape"));
   if (v->size() > static_cast<uint32_t>(Dims::MAX_DIMS))
     return invalidPlan(what, " has rank ", v->size(), " (at most ", Dims::MAX_DIMS, ")");
   d.nbDims = static_cast<int32_t>(v->size());
@@ -119,6 +129,8 @@ Status readAttr(fb::Attr const& a, ir::Attributes& attrs, std::string const& whe
     return invalidPlan(where, ": attribute '", key, "' has unknown kind ", static_cast<int>(kind));
   if (extra)
     return invalidPlan(where, ": attribute '", key, "' holds fields its kind does not use");
+  KILN_RETURN_IF_ERROR(checkAligned(a.ints(), strCat(where, " attribute '", key, "'")));
+  KILN_RETURN_IF_ERROR(checkAligned(a.floats(), strCat(where, " attribute '", key, "'")));
   switch (kind) {
     case fb::AttrKind::Int:
       attrs.setInt(key, a.i());
@@ -372,6 +384,9 @@ Status readPlanFields(fb::Plan const& fp, PlanInfo& info) {
     }
   }
   size_t const nValues = g.values().size(), nNodes = g.nodes().size();
+  KILN_RETURN_IF_ERROR(checkAligned(fp.placements(), "placements"));
+  KILN_RETURN_IF_ERROR(checkAligned(fp.workspace_offsets(), "workspace offsets"));
+  KILN_RETURN_IF_ERROR(checkAligned(fp.workspace_sizes(), "workspace sizes"));
   if (fp.placements()) {
     if (fp.placements()->size() != nValues && fp.placements()->size() != 0)
       return invalidPlan(fp.placements()->size(), " placements for ", nValues, " values");

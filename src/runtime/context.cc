@@ -146,6 +146,10 @@ class ContextImpl final : public IExecutionContext {
     if (!t)
       return reporter_.fail(invalidArgument("setTensorAddress: '", tensorName ? tensorName : "(null)",
                                             "' is not an input or output tensor of the engine"));
+    size_t align = dataTypeSize(t->dtype);
+    if (align > 1 && reinterpret_cast<uintptr_t>(data) % align != 0)
+      return reporter_.fail(invalidArgument("setTensorAddress: the address of '", t->name, "' is not aligned to its ",
+                                            dataTypeName(t->dtype), " elements (", align, " bytes)"));
     addresses_[core_->ioByName.at(t->name)] = data;
     return true;
   }

@@ -77,6 +77,8 @@ EngineImpl::~EngineImpl() noexcept {
 Dims EngineImpl::getTensorShape(char const* tensorName) const noexcept {
   IOTensor const* t = core_->findIO(tensorName);
   if (!t) {
+    reporter_.fail(invalidArgument("getTensorShape: '", tensorName ? tensorName : "(null)",
+                                   "' is not an input or output tensor of the engine"));
     Dims none{};
     none.nbDims = -1;
     return none;
@@ -86,6 +88,9 @@ Dims EngineImpl::getTensorShape(char const* tensorName) const noexcept {
 
 DataType EngineImpl::getTensorDataType(char const* tensorName) const noexcept {
   IOTensor const* t = core_->findIO(tensorName);
+  if (!t)
+    reporter_.fail(invalidArgument("getTensorDataType: '", tensorName ? tensorName : "(null)",
+                                   "' is not an input or output tensor of the engine"));
   return t ? t->dtype : DataType::kFLOAT;
 }
 

@@ -77,7 +77,7 @@ TEST(FaultInjection, EveryAllocationFailureIsClean) {
   std::vector<float> again;
   ASSERT_TRUE(buildRunOnce(clean, again));
   int64_t total = hostAllocCount();
-  ASSERT_GT(total, 5);
+  ASSERT_GE(total, 3);  // at least the plan, its loaded copy and the context's arena
   for (int64_t k = 1; k <= total; ++k) {
     CountingLogger logger;
     std::vector<float> out;

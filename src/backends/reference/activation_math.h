@@ -17,27 +17,38 @@ namespace kiln::backends::reference {
 /// NaN propagates (except where TensorRT's formula itself selects a constant).
 inline double applyActivation(ActivationType type, double x, double alpha, double beta) {
   switch (type) {
-    case ActivationType::kRELU: return std::isnan(x) ? x : (x > 0.0 ? x : 0.0);
-    case ActivationType::kSIGMOID: return 1.0 / (1.0 + std::exp(-x));
-    case ActivationType::kTANH: return std::tanh(x);
-    case ActivationType::kLEAKY_RELU: return x >= 0.0 ? x : alpha * x;
-    case ActivationType::kELU: return x >= 0.0 ? x : alpha * std::expm1(x);
-    case ActivationType::kSELU: return x > 0.0 ? beta * x : beta * alpha * std::expm1(x);
-    case ActivationType::kSOFTSIGN: return x / (1.0 + std::fabs(x));
+    case ActivationType::kRELU:
+      return std::isnan(x) ? x : (x > 0.0 ? x : 0.0);
+    case ActivationType::kSIGMOID:
+      return 1.0 / (1.0 + std::exp(-x));
+    case ActivationType::kTANH:
+      return std::tanh(x);
+    case ActivationType::kLEAKY_RELU:
+      return x >= 0.0 ? x : alpha * x;
+    case ActivationType::kELU:
+      return x >= 0.0 ? x : alpha * std::expm1(x);
+    case ActivationType::kSELU:
+      return x > 0.0 ? beta * x : beta * alpha * std::expm1(x);
+    case ActivationType::kSOFTSIGN:
+      return x / (1.0 + std::fabs(x));
     case ActivationType::kSOFTPLUS: {
       // log1p(exp(t)) without overflow for large t.
       double t = beta * x;
       double sp = t > 0.0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t));
       return alpha * sp;
     }
-    case ActivationType::kCLIP: return std::isnan(x) ? x : std::max(alpha, std::min(beta, x));
+    case ActivationType::kCLIP:
+      return std::isnan(x) ? x : std::max(alpha, std::min(beta, x));
     case ActivationType::kHARD_SIGMOID: {
       double t = alpha * x + beta;
       return std::isnan(t) ? t : std::max(0.0, std::min(1.0, t));
     }
-    case ActivationType::kSCALED_TANH: return alpha * std::tanh(beta * x);
-    case ActivationType::kTHRESHOLDED_RELU: return std::isnan(x) ? x : (x > alpha ? x : 0.0);
-    case ActivationType::kGELU_ERF: return 0.5 * x * (1.0 + std::erf(x * std::sqrt(0.5)));
+    case ActivationType::kSCALED_TANH:
+      return alpha * std::tanh(beta * x);
+    case ActivationType::kTHRESHOLDED_RELU:
+      return std::isnan(x) ? x : (x > alpha ? x : 0.0);
+    case ActivationType::kGELU_ERF:
+      return 0.5 * x * (1.0 + std::erf(x * std::sqrt(0.5)));
     case ActivationType::kGELU_TANH: {
       double const k = std::sqrt(2.0 / 3.14159265358979323846);
       return 0.5 * x * (1.0 + std::tanh(k * (0.044715 * x * x * x + x)));

@@ -14,7 +14,8 @@ using ir::OpType;
 
 std::vector<double> loadAll(TensorView const& v) {
   std::vector<double> r(static_cast<size_t>(std::max<int64_t>(0, v.count())));
-  for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i) r[i] = loadAsDouble(v, i);
+  for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i)
+    r[i] = loadAsDouble(v, i);
   return r;
 }
 
@@ -23,10 +24,12 @@ template <typename F>
 void forAll(ThreadPool* pool, int64_t n, F const& fn) {
   if (pool && n > 1) {
     pool->parallelFor(n, 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) fn(i);
+      for (int64_t i = b; i < e; ++i)
+        fn(i);
     });
   } else {
-    for (int64_t i = 0; i < n; ++i) fn(i);
+    for (int64_t i = 0; i < n; ++i)
+      fn(i);
   }
 }
 
@@ -56,14 +59,17 @@ Status runConv(ConvParams const& cp, LaunchContext const& ctx) {
   for (int32_t i = 0; i < ns; ++i) {
     in[i] = x.shape.d[2 + i];
     out[i] = y.shape.d[2 + i];
-    if (w.shape.d[2 + i] != p.kernel[i]) return invalidArgument(cp.who, ": weights do not match kernel_shape");
+    if (w.shape.d[2 + i] != p.kernel[i])
+      return invalidArgument(cp.who, ": weights do not match kernel_shape");
   }
   std::vector<ir::WindowDim> geo = ir::computeWindow(p, in);
   for (int32_t i = 0; i < ns; ++i)
     if (in[i] > 0 && geo[i].out != out[i])
       return invalidArgument(cp.who, ": output ", dimsToString(y.shape), " does not match the window geometry");
-  if (bias && bias->count() != k) return invalidArgument(cp.who, ": bias must hold ", k, " values");
-  if (res && !dimsEqual(res->shape, y.shape)) return invalidArgument(cp.who, ": residual must have y's shape");
+  if (bias && bias->count() != k)
+    return invalidArgument(cp.who, ": bias must hold ", k, " values");
+  if (res && !dimsEqual(res->shape, y.shape))
+    return invalidArgument(cp.who, ": residual must have y's shape");
 
   int64_t inSpatial = 1, outSpatial = 1;
   for (int32_t i = 0; i < ns; ++i) {
@@ -74,7 +80,8 @@ Status runConv(ConvParams const& cp, LaunchContext const& ctx) {
   std::vector<std::array<int64_t, 3>> taps;
   {
     int64_t kVol = 1;
-    for (int32_t i = 0; i < ns; ++i) kVol *= p.kernel[i];
+    for (int32_t i = 0; i < ns; ++i)
+      kVol *= p.kernel[i];
     for (int64_t t = 0; t < kVol; ++t) {
       std::array<int64_t, 3> kk{0, 0, 0};
       int64_t rem = t;
@@ -113,12 +120,15 @@ Status runConv(ConvParams const& cp, LaunchContext const& ctx) {
             }
             lin = lin * in[i] + pos[i];
           }
-          if (inside) acc += xc[lin] * wc[t];
+          if (inside)
+            acc += xc[lin] * wc[t];
         }
       }
       int64_t yi = nk * outSpatial + os;
-      if (bias) acc += bd[oc];
-      if (res) acc += loadAsDouble(*res, yi);
+      if (bias)
+        acc += bd[oc];
+      if (res)
+        acc += loadAsDouble(*res, yi);
       if (cp.activation >= 0)
         acc = applyActivation(static_cast<ActivationType>(cp.activation), acc, cp.alpha, cp.beta);
       storeFromDouble(y, yi, acc);
@@ -134,15 +144,18 @@ Tactic convolutionTactic() {
         ir::Value const* w = node.input(1);
         int32_t ns = node.attrs.has("kernel_shape") ? static_cast<int32_t>(node.attrs.getInts("kernel_shape").size())
                                                     : (w ? w->shape.nbDims - 2 : -1);
-        if (ns < 1 || ns > 3) return invalidGraph(node.describe(), ": needs 1, 2 or 3 spatial dims");
+        if (ns < 1 || ns > 3)
+          return invalidGraph(node.describe(), ": needs 1, 2 or 3 spatial dims");
         std::vector<int64_t> fallback;
         if (w && dimsKnown(w->shape))
-          for (int32_t i = 2; i < w->shape.nbDims; ++i) fallback.push_back(w->shape.d[i]);
+          for (int32_t i = 2; i < w->shape.nbDims; ++i)
+            fallback.push_back(w->shape.d[i]);
         ConvParams cp;
         cp.who = node.describe();
         KILN_ASSIGN_OR_RETURN(cp.window, ir::readWindowParams(node, "kernel_shape", ns, true, fallback));
         cp.groups = node.attrs.getInt("groups", 1);
-        if (cp.groups < 1) return invalidGraph(node.describe(), ": groups must be >= 1");
+        if (cp.groups < 1)
+          return invalidGraph(node.describe(), ": groups must be >= 1");
         cp.activation = node.attrs.getInt("activation", -1);
         if (cp.activation != -1 && !isActivationType(cp.activation))
           return invalidGraph(node.describe(), ": unknown activation ", cp.activation);
@@ -151,9 +164,11 @@ Tactic convolutionTactic() {
         return makeKernel([cp](LaunchContext const& ctx) { return runConv(cp, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() < 2 || out.size() != 1) return false;
+        if (in.size() < 2 || out.size() != 1)
+          return false;
         for (size_t i = 0; i < in.size(); ++i)
-          if (in[i].shape.nbDims >= 0 && !isComputeFloat(in[i].dtype)) return false;
+          if (in[i].shape.nbDims >= 0 && !isComputeFloat(in[i].dtype))
+            return false;
         return isComputeFloat(out[0].dtype);
       });
 }

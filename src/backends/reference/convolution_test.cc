@@ -35,7 +35,8 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs)
+    in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -74,7 +75,8 @@ std::vector<double> naiveConv(ConvSpec const& s, std::vector<double> const& x, s
                     int64_t i0 = o0 * s.stride[0] - s.pb[0] + k0 * s.dil[0];
                     int64_t i1 = o1 * s.stride[1] - s.pb[1] + k1 * s.dil[1];
                     int64_t i2 = o2 * s.stride[2] - s.pb[2] + k2 * s.dil[2];
-                    if (i0 < 0 || i0 >= s.in[0] || i1 < 0 || i1 >= s.in[1] || i2 < 0 || i2 >= s.in[2]) continue;
+                    if (i0 < 0 || i0 >= s.in[0] || i1 < 0 || i1 >= s.in[1] || i2 < 0 || i2 >= s.in[2])
+                      continue;
                     int64_t xc = b * s.c + g * cg + ci;
                     double xv = x[((xc * s.in[0] + i0) * s.in[1] + i1) * s.in[2] + i2];
                     double wv = w[(((oc * cg + ci) * s.kernel[0] + k0) * s.kernel[1] + k1) * s.kernel[2] + k2];
@@ -133,8 +135,10 @@ void checkConv(DataType dt, ConvSpec const& s, int32_t ns, std::vector<int64_t> 
     pb.push_back(s.pb[i]);
   }
   int64_t xn = 1, wn = 1;
-  for (auto v : xs) xn *= v;
-  for (auto v : ws) wn *= v;
+  for (auto v : xs)
+    xn *= v;
+  for (auto v : ws)
+    wn *= v;
   auto xv = randomValues(xn, 1), wv = randomValues(wn, 2), bv = randomValues(s.k, 3);
   ir::Graph g;
   ir::Value* x = constant(g, "x", dt, xs, xv);
@@ -152,7 +156,8 @@ void checkConv(DataType dt, ConvSpec const& s, int32_t ns, std::vector<int64_t> 
   auto out = run(g, n);
   ASSERT_TRUE(out.isOk()) << out.status().toString();
   std::vector<int64_t> want{s.n, s.k};
-  for (int32_t i = off; i < 3; ++i) want.push_back(s.out[i]);
+  for (int32_t i = off; i < 3; ++i)
+    want.push_back(s.out[i]);
   EXPECT_EQ(dimsToString(out->shape()), dimsToString(makeDims(want)));
   expectClose(*out, naiveConv(s, xv, wv, withBias ? &bv : nullptr), dt);
 }
@@ -248,8 +253,8 @@ TEST(Convolution, HandComputed) {
 }
 
 TEST(Convolution, ResidualThenActivation) {
-  for (ActivationType act : {ActivationType::kRELU, ActivationType::kLEAKY_RELU, ActivationType::kCLIP,
-                             ActivationType::kGELU_ERF}) {
+  for (ActivationType act :
+       {ActivationType::kRELU, ActivationType::kLEAKY_RELU, ActivationType::kCLIP, ActivationType::kGELU_ERF}) {
     ir::Graph g;
     auto xv = randomValues(2 * 3 * 4 * 4, 7), wv = randomValues(2 * 3 * 3 * 3, 8), rv = randomValues(2 * 2 * 4 * 4, 9);
     ir::Value* x = constant(g, "x", DataType::kFLOAT, {2, 3, 4, 4}, xv);
@@ -270,10 +275,18 @@ TEST(Convolution, ResidualThenActivation) {
     for (size_t i = 0; i < ref.size(); ++i) {
       double v = ref[i] + rv[i];
       switch (act) {
-        case ActivationType::kRELU: v = std::max(v, 0.0); break;
-        case ActivationType::kLEAKY_RELU: v = v >= 0 ? v : 0.1 * v; break;
-        case ActivationType::kCLIP: v = std::min(std::max(v, 0.1), 0.5); break;
-        default: v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); break;
+        case ActivationType::kRELU:
+          v = std::max(v, 0.0);
+          break;
+        case ActivationType::kLEAKY_RELU:
+          v = v >= 0 ? v : 0.1 * v;
+          break;
+        case ActivationType::kCLIP:
+          v = std::min(std::max(v, 0.1), 0.5);
+          break;
+        default:
+          v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+          break;
       }
       ref[i] = v;
     }
@@ -309,14 +322,17 @@ Status inferConv(std::vector<int64_t> const& xs, std::vector<int64_t> const& ws,
                  std::function<void(ir::Node*)> const& setAttrs, std::vector<int64_t> const* biasShape = nullptr) {
   ir::Graph g;
   auto x = g.addInput("x", DataType::kFLOAT, makeDims(xs));
-  if (!x) return x.status();
+  if (!x)
+    return x.status();
   int64_t wn = 1;
-  for (auto v : ws) wn *= v;
+  for (auto v : ws)
+    wn *= v;
   ir::Value* w = constant(g, "w", DataType::kFLOAT, ws, randomValues(wn, 1));
   ir::Value* b = nullptr;
   if (biasShape) {
     int64_t bn = 1;
-    for (auto v : *biasShape) bn *= v;
+    for (auto v : *biasShape)
+      bn *= v;
     b = constant(g, "b", DataType::kFLOAT, *biasShape, randomValues(bn, 2));
   }
   ir::Node* n = g.addNode(OpType::kConvolution, "conv", {*x, w, b});
@@ -328,15 +344,16 @@ TEST(Convolution, InferErrors) {
   auto none = [](ir::Node*) {};
   EXPECT_TRUE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, none).isOk());
   EXPECT_FALSE(inferConv({1, 5, 6, 6}, {2, 4, 3, 3}, none).isOk());  // channels mismatch
-  EXPECT_FALSE(inferConv({1, 4}, {2, 4}, none).isOk());               // rank too small
-  EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3}, none).isOk());      // weight rank
+  EXPECT_FALSE(inferConv({1, 4}, {2, 4}, none).isOk());              // rank too small
+  EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3}, none).isOk());     // weight rank
   EXPECT_FALSE(inferConv({1, 4, 6, 6}, {3, 2, 3, 3}, [](ir::Node* n) { n->attrs.setInt("groups", 2); }).isOk());
-  EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) { n->attrs.setInts("kernel_shape", {3, 2}); })
-                   .isOk());
+  EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) {
+                 n->attrs.setInts("kernel_shape", {3, 2});
+               }).isOk());
   EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) { n->attrs.setInts("strides", {0, 1}); }).isOk());
   EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) { n->attrs.setInts("dilations", {1}); }).isOk());
-  EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) { n->attrs.setInt("num_output_maps", 3); })
-                   .isOk());
+  EXPECT_FALSE(
+      inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) { n->attrs.setInt("num_output_maps", 3); }).isOk());
   EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) { n->attrs.setInt("activation", 99); }).isOk());
   EXPECT_FALSE(inferConv({1, 4, 6, 6}, {2, 4, 3, 3}, [](ir::Node* n) { n->attrs.setInt("padding_mode", 7); }).isOk());
   EXPECT_FALSE(inferConv({1, 4, 2, 2}, {2, 4, 3, 3}, none).isOk());  // kernel larger than the input
@@ -357,8 +374,8 @@ TEST(ActivationMath, EveryType) {
               1e-15);
   EXPECT_DOUBLE_EQ(backends::reference::applyActivation(ActivationType::kSELU, 0.5, 1.5, 2), 1.0);
   EXPECT_DOUBLE_EQ(backends::reference::applyActivation(ActivationType::kSOFTSIGN, x, 0, 0), x / 1.7);
-  EXPECT_NEAR(backends::reference::applyActivation(ActivationType::kSOFTPLUS, x, 2, 3), 2 * std::log(std::exp(3 * x) + 1),
-              1e-15);
+  EXPECT_NEAR(backends::reference::applyActivation(ActivationType::kSOFTPLUS, x, 2, 3),
+              2 * std::log(std::exp(3 * x) + 1), 1e-15);
   EXPECT_DOUBLE_EQ(backends::reference::applyActivation(ActivationType::kCLIP, x, -0.5, 0.5), -0.5);
   EXPECT_DOUBLE_EQ(backends::reference::applyActivation(ActivationType::kHARD_SIGMOID, x, 0.2, 0.5), 0.36);
   EXPECT_DOUBLE_EQ(backends::reference::applyActivation(ActivationType::kSCALED_TANH, x, 2, 3), 2 * std::tanh(3 * x));
@@ -368,6 +385,36 @@ TEST(ActivationMath, EveryType) {
   EXPECT_NEAR(backends::reference::applyActivation(ActivationType::kGELU_TANH, 1.0, 0, 0), 0.8411919906082768, 1e-12);
   EXPECT_NEAR(backends::reference::applyActivation(ActivationType::kSOFTPLUS, 1000.0, 1, 1), 1000.0, 1e-9);
   EXPECT_TRUE(std::isnan(backends::reference::applyActivation(ActivationType::kRELU, NAN, 0, 0)));
+}
+
+TEST(Convolution, ThreadCountDoesNotChangeBits) {
+  ir::Graph g;
+  ir::Value* x = constant(g, "x", DataType::kHALF, {2, 4, 6, 5}, randomValues(240, 21));
+  ir::Value* w = constant(g, "w", DataType::kHALF, {6, 2, 3, 3}, randomValues(108, 22));
+  ir::Node* n = g.addNode(OpType::kConvolution, "conv", {x, w});
+  n->attrs.setInt("groups", 2);
+  n->attrs.setInts("pads_begin", {1, 1});
+  n->attrs.setInts("pads_end", {1, 1});
+  auto single = run(g, n);
+  ASSERT_TRUE(single.isOk()) << single.status().toString();
+  backends::Tactic const* t = backends::TacticRegistry::instance().find("convolution_reference");
+  ASSERT_NE(t, nullptr);
+  auto kernel = t->create(*n);
+  ASSERT_TRUE(kernel.isOk());
+  auto out = HostTensor::allocate(DataType::kHALF, single->shape(), "test");
+  ASSERT_TRUE(out.isOk());
+  ThreadPool pool(4);
+  backends::CpuStream stream;
+  backends::LaunchContext ctx;
+  ctx.stream = &stream;
+  ctx.pool = &pool;
+  for (ir::Value* v : n->inputs) {
+    HostTensor const& c = *v->producer->constant;
+    ctx.inputs.push_back({const_cast<void*>(c.data()), c.dtype(), c.shape()});
+  }
+  ctx.outputs.push_back({out->mutableData(), out->dtype(), out->shape()});
+  ASSERT_TRUE((*kernel)->enqueue(ctx).isOk());
+  EXPECT_TRUE(out->sameContents(*single));
 }
 
 }  // namespace

@@ -20,23 +20,27 @@ struct MatMulParams {
 
 std::vector<double> loadAll(TensorView const& v) {
   std::vector<double> r(static_cast<size_t>(std::max<int64_t>(0, v.count())));
-  for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i) r[i] = loadAsDouble(v, i);
+  for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i)
+    r[i] = loadAsDouble(v, i);
   return r;
 }
 
 Dims leading(Dims const& d, int32_t n) {
   Dims r{};
   r.nbDims = n;
-  for (int32_t i = 0; i < n; ++i) r.d[i] = d.d[i];
+  for (int32_t i = 0; i < n; ++i)
+    r.d[i] = d.d[i];
   return r;
 }
 
 // True when `in` broadcasts (numpy-style, right-aligned) to exactly `out`.
 bool broadcastsTo(Dims const& in, Dims const& out) {
-  if (in.nbDims > out.nbDims) return false;
+  if (in.nbDims > out.nbDims)
+    return false;
   for (int32_t i = 0; i < in.nbDims; ++i) {
     int64_t d = in.d[i], o = out.d[out.nbDims - in.nbDims + i];
-    if (d != 1 && d != o) return false;
+    if (d != 1 && d != o)
+      return false;
   }
   return true;
 }
@@ -50,20 +54,23 @@ Status runMatMul(MatMulParams const& mp, LaunchContext const& ctx) {
   bool trA = mp.opA == MatrixOperation::kTRANSPOSE, trB = mp.opB == MatrixOperation::kTRANSPOSE;
   int32_t matA = vecA ? 1 : 2, matB = vecB ? 1 : 2;
   int32_t ra = a.shape.nbDims, rb = b.shape.nbDims;
-  if (ra < matA || rb < matB) return invalidArgument(mp.who, ": operand rank too small");
+  if (ra < matA || rb < matB)
+    return invalidArgument(mp.who, ": operand rank too small");
   int64_t m = vecA ? 1 : (trA ? a.shape.d[ra - 1] : a.shape.d[ra - 2]);
   int64_t kA = vecA ? a.shape.d[ra - 1] : (trA ? a.shape.d[ra - 2] : a.shape.d[ra - 1]);
   int64_t kB = vecB ? b.shape.d[rb - 1] : (trB ? b.shape.d[rb - 1] : b.shape.d[rb - 2]);
   int64_t n = vecB ? 1 : (trB ? b.shape.d[rb - 2] : b.shape.d[rb - 1]);
-  if (kA != kB) return invalidArgument(mp.who, ": inner dimensions differ (", kA, " vs ", kB, ")");
+  if (kA != kB)
+    return invalidArgument(mp.who, ": inner dimensions differ (", kA, " vs ", kB, ")");
   int64_t kk = kA;
   int32_t nbBatch = y.shape.nbDims - (vecA ? 0 : 1) - (vecB ? 0 : 1);
-  if (nbBatch < ra - matA || nbBatch < rb - matB) return invalidArgument(mp.who, ": output rank does not match");
+  if (nbBatch < ra - matA || nbBatch < rb - matB)
+    return invalidArgument(mp.who, ": output rank does not match");
   Dims batch = leading(y.shape, nbBatch);
   if (!broadcastsTo(leading(a.shape, ra - matA), batch) || !broadcastsTo(leading(b.shape, rb - matB), batch) ||
       (!vecA && y.shape.d[nbBatch] != m) || (!vecB && y.shape.d[y.shape.nbDims - 1] != n))
-    return invalidArgument(mp.who, ": a ", dimsToString(a.shape), " and b ", dimsToString(b.shape),
-                           " do not give y ", dimsToString(y.shape));
+    return invalidArgument(mp.who, ": a ", dimsToString(a.shape), " and b ", dimsToString(b.shape), " do not give y ",
+                           dimsToString(y.shape));
   std::vector<int64_t> sa = broadcastStrides(leading(a.shape, ra - matA), batch);
   std::vector<int64_t> sb = broadcastStrides(leading(b.shape, rb - matB), batch);
   int64_t matSizeA = m * kk, matSizeB = kk * n, matSizeY = m * n;
@@ -87,15 +94,16 @@ Status runMatMul(MatMulParams const& mp, LaunchContext const& ctx) {
     }
   });
   if (bias) {
-    if (!broadcastsTo(bias->shape, y.shape)) return invalidArgument(mp.who, ": bias does not broadcast to y");
+    if (!broadcastsTo(bias->shape, y.shape))
+      return invalidArgument(mp.who, ": bias does not broadcast to y");
     std::vector<int64_t> sbias = broadcastStrides(bias->shape, y.shape);
-    forEachIndex<1>(y.shape, {sbias}, [&](int64_t lin, std::array<int64_t, 1> const& off) {
-      acc[lin] += loadAsDouble(*bias, off[0]);
-    });
+    forEachIndex<1>(y.shape, {sbias},
+                    [&](int64_t lin, std::array<int64_t, 1> const& off) { acc[lin] += loadAsDouble(*bias, off[0]); });
   }
   for (int64_t i = 0; i < total; ++i) {
     double v = acc[i];
-    if (mp.activation >= 0) v = applyActivation(static_cast<ActivationType>(mp.activation), v, mp.alpha, mp.beta);
+    if (mp.activation >= 0)
+      v = applyActivation(static_cast<ActivationType>(mp.activation), v, mp.alpha, mp.beta);
     storeFromDouble(y, i, v);
   }
   return Status::ok();
@@ -120,9 +128,11 @@ Tactic matrixMultiplyTactic() {
         return makeKernel([mp](LaunchContext const& ctx) { return runMatMul(mp, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() < 2 || out.size() != 1) return false;
+        if (in.size() < 2 || out.size() != 1)
+          return false;
         for (size_t i = 0; i < in.size(); ++i)
-          if (in[i].shape.nbDims >= 0 && !isComputeFloat(in[i].dtype)) return false;
+          if (in[i].shape.nbDims >= 0 && !isComputeFloat(in[i].dtype))
+            return false;
         return isComputeFloat(out[0].dtype);
       });
 }

@@ -26,7 +26,8 @@ std::vector<double> randomValues(int64_t n, uint32_t seed) {
 
 int64_t count(std::vector<int64_t> const& s) {
   int64_t n = 1;
-  for (auto v : s) n *= v;
+  for (auto v : s)
+    n *= v;
   return n;
 }
 
@@ -38,7 +39,8 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs)
+    in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -117,17 +119,18 @@ TEST_P(MatMulTypes, AgainstNaive) {
       {{3, 4}, 0, {5, 4}, 1, {}, {3, 5}},
       {{2, 1, 3, 4}, 0, {5, 4, 2}, 0, {2, 5}, {2, 5, 3, 2}},  // batch broadcast, different ranks
       {{1, 4, 3}, 1, {4, 4, 3}, 0, {4}, {4, 3, 3}},
-      {{3, 4}, 2, {4, 5}, 0, {3}, {3, 5}},       // batch of row vectors times a matrix
-      {{2, 3, 4}, 0, {4}, 2, {2}, {2, 3}},       // matrix times vector
-      {{4}, 2, {4}, 2, {}, {}},                  // dot product: rank 0 output
-      {{2, 4}, 2, {1, 4}, 2, {2}, {2}},          // batched dot with broadcast
-      {{1, 1}, 0, {1, 7}, 0, {}, {1, 7}},        // K = 1
+      {{3, 4}, 2, {4, 5}, 0, {3}, {3, 5}},              // batch of row vectors times a matrix
+      {{2, 3, 4}, 0, {4}, 2, {2}, {2, 3}},              // matrix times vector
+      {{4}, 2, {4}, 2, {}, {}},                         // dot product: rank 0 output
+      {{2, 4}, 2, {1, 4}, 2, {2}, {2}},                 // batched dot with broadcast
+      {{1, 1}, 0, {1, 7}, 0, {}, {1, 7}},               // K = 1
       {{2, 3}, 2, {6, 1, 3, 4}, 0, {6, 2}, {6, 2, 4}},  // vector batch broadcast against matrix batch
   };
   for (auto const& c : cases) {
     auto av = randomValues(count(c.as), 11), bv = randomValues(count(c.bs), 12);
     ir::Graph g;
-    ir::Node* n = g.addNode(OpType::kMatrixMultiply, "mm", {constant(g, "a", dt, c.as, av), constant(g, "b", dt, c.bs, bv)});
+    ir::Node* n =
+        g.addNode(OpType::kMatrixMultiply, "mm", {constant(g, "a", dt, c.as, av), constant(g, "b", dt, c.bs, bv)});
     n->attrs.setInt("op_a", c.opA);
     n->attrs.setInt("op_b", c.opB);
     auto out = run(g, n);
@@ -148,7 +151,8 @@ TEST_P(MatMulTypes, BiasAndActivation) {
   auto out = run(g, n);
   ASSERT_TRUE(out.isOk()) << out.status().toString();
   auto ref = naiveMatMul({2, 3, 4}, av, 0, {4, 5}, bv, 0, {2});
-  for (size_t i = 0; i < ref.size(); ++i) ref[i] = 1.0 / (1.0 + std::exp(-(ref[i] + biasv[(i / 5) % 3])));
+  for (size_t i = 0; i < ref.size(); ++i)
+    ref[i] = 1.0 / (1.0 + std::exp(-(ref[i] + biasv[(i / 5) % 3])));
   expectClose(*out, ref, dt);
 }
 
@@ -171,19 +175,22 @@ TEST(MatrixMultiply, ZeroSizedAndUnknownDims) {
   ir::Graph g;
   auto a = g.addInput("a", DataType::kFLOAT, makeDims({-1, 3, 4}));
   ASSERT_TRUE(a.isOk());
-  ir::Node* n = g.addNode(OpType::kMatrixMultiply, "mm", {*a, constant(g, "b", DataType::kFLOAT, {4, 6}, randomValues(24, 1))});
+  ir::Node* n =
+      g.addNode(OpType::kMatrixMultiply, "mm", {*a, constant(g, "b", DataType::kFLOAT, {4, 6}, randomValues(24, 1))});
   ASSERT_TRUE(ir::inferGraphInPlace(g, nullptr).isOk());
   EXPECT_EQ(dimsToString(n->output(0)->shape), "[-1,3,6]");
 
   ir::Graph g2;
   ir::Node* z = g2.addNode(OpType::kMatrixMultiply, "mm",
-                           {constant(g2, "a", DataType::kFLOAT, {0, 3}, {}), constant(g2, "b", DataType::kFLOAT, {3, 2}, randomValues(6, 1))});
+                           {constant(g2, "a", DataType::kFLOAT, {0, 3}, {}),
+                            constant(g2, "b", DataType::kFLOAT, {3, 2}, randomValues(6, 1))});
   auto out = run(g2, z);
   ASSERT_TRUE(out.isOk()) << out.status().toString();
   EXPECT_EQ(dimsToString(out->shape()), "[0,2]");
   ir::Graph g3;  // K = 0: all zeros
-  ir::Node* k0 = g3.addNode(OpType::kMatrixMultiply, "mm",
-                            {constant(g3, "a", DataType::kFLOAT, {2, 0}, {}), constant(g3, "b", DataType::kFLOAT, {0, 2}, {})});
+  ir::Node* k0 =
+      g3.addNode(OpType::kMatrixMultiply, "mm",
+                 {constant(g3, "a", DataType::kFLOAT, {2, 0}, {}), constant(g3, "b", DataType::kFLOAT, {0, 2}, {})});
   auto out3 = run(g3, k0);
   ASSERT_TRUE(out3.isOk()) << out3.status().toString();
   expectClose(*out3, {0, 0, 0, 0}, DataType::kFLOAT);
@@ -194,11 +201,13 @@ Status inferMm(std::vector<int64_t> const& as, int opA, std::vector<int64_t> con
   ir::Graph g;
   auto a = g.addInput("a", DataType::kFLOAT, makeDims(as));
   auto b = g.addInput("b", DataType::kFLOAT, makeDims(bs));
-  if (!a || !b) return invalidArgument("bad test input");
+  if (!a || !b)
+    return invalidArgument("bad test input");
   ir::Value* bias = nullptr;
   if (biasShape) {
     auto bi = g.addInput("bias", DataType::kFLOAT, makeDims(*biasShape));
-    if (!bi) return bi.status();
+    if (!bi)
+      return bi.status();
     bias = *bi;
   }
   ir::Node* n = g.addNode(OpType::kMatrixMultiply, "mm", {*a, *b, bias});
@@ -210,12 +219,12 @@ Status inferMm(std::vector<int64_t> const& as, int opA, std::vector<int64_t> con
 
 TEST(MatrixMultiply, InferErrors) {
   EXPECT_TRUE(inferMm({3, 4}, 0, {4, 5}, 0).isOk());
-  EXPECT_FALSE(inferMm({3, 4}, 0, {5, 4}, 0).isOk());      // inner dims differ
-  EXPECT_FALSE(inferMm({3, 4}, 1, {4, 5}, 0).isOk());      // transposed a gives K = 3
-  EXPECT_FALSE(inferMm({4}, 0, {4, 5}, 0).isOk());         // rank 1 is not a matrix
-  EXPECT_FALSE(inferMm({3, 4}, 0, {}, 2).isOk());          // rank 0 is not a vector
+  EXPECT_FALSE(inferMm({3, 4}, 0, {5, 4}, 0).isOk());        // inner dims differ
+  EXPECT_FALSE(inferMm({3, 4}, 1, {4, 5}, 0).isOk());        // transposed a gives K = 3
+  EXPECT_FALSE(inferMm({4}, 0, {4, 5}, 0).isOk());           // rank 1 is not a matrix
+  EXPECT_FALSE(inferMm({3, 4}, 0, {}, 2).isOk());            // rank 0 is not a vector
   EXPECT_FALSE(inferMm({2, 3, 4}, 0, {3, 4, 5}, 0).isOk());  // batch dims 2 vs 3
-  EXPECT_FALSE(inferMm({3, 4}, 3, {4, 5}, 0).isOk());      // unknown op
+  EXPECT_FALSE(inferMm({3, 4}, 3, {4, 5}, 0).isOk());        // unknown op
   EXPECT_FALSE(inferMm({3, 4}, 0, {4, 5}, 0, nullptr, 42).isOk());
   std::vector<int64_t> badBias{4}, goodBias{3, 1}, longBias{1, 1, 3, 5};
   EXPECT_FALSE(inferMm({3, 4}, 0, {4, 5}, 0, &badBias).isOk());

@@ -50,7 +50,8 @@ std::vector<int64_t> offsets(std::vector<int64_t> const& shape, std::vector<bool
 
 std::vector<int64_t> rowMajor(std::vector<int64_t> const& shape) {
   std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  for (size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = s[i] * shape[i];
   return s;
 }
 
@@ -60,11 +61,13 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
   TensorView const& bias = ctx.inputs[2];
   TensorView const& y = ctx.outputs[0];
   int32_t rank = x.shape.nbDims;
-  if (!dimsEqual(x.shape, y.shape)) return invalidArgument(np.who, ": y must have x's shape");
+  if (!dimsEqual(x.shape, y.shape))
+    return invalidArgument(np.who, ": y must have x's shape");
   std::vector<bool> reducedX(static_cast<size_t>(rank), false);
   for (int64_t a : np.axes) {
     auto axis = normalizeAxis(a, rank);
-    if (!axis) return invalidArgument(np.who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
+    if (!axis)
+      return invalidArgument(np.who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
     reducedX[*axis] = true;
   }
   std::vector<int64_t> shape, sStrides, bStrides;
@@ -92,13 +95,16 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
     }
     bStrides = sStrides;
   } else {
-    for (int32_t d = 0; d < rank; ++d) shape.push_back(x.shape.d[d]);
+    for (int32_t d = 0; d < rank; ++d)
+      shape.push_back(x.shape.d[d]);
     mask = reducedX;
     for (TensorView const* t : {&scale, &bias}) {
-      if (t->shape.nbDims > rank) return invalidArgument(np.who, ": scale/bias do not broadcast to x");
+      if (t->shape.nbDims > rank)
+        return invalidArgument(np.who, ": scale/bias do not broadcast to x");
       for (int32_t i = 0; i < t->shape.nbDims; ++i) {
         int64_t sd = t->shape.d[i], xd = x.shape.d[rank - t->shape.nbDims + i];
-        if (sd != 1 && sd != xd) return invalidArgument(np.who, ": scale/bias do not broadcast to x");
+        if (sd != 1 && sd != xd)
+          return invalidArgument(np.who, ": scale/bias do not broadcast to x");
       }
     }
     sStrides = broadcastStrides(scale.shape, x.shape);
@@ -108,7 +114,8 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
   std::vector<int64_t> outerX = offsets(shape, mask, false, xStrides), innerX = offsets(shape, mask, true, xStrides);
   std::vector<int64_t> outerS = offsets(shape, mask, false, sStrides), innerS = offsets(shape, mask, true, sStrides);
   std::vector<int64_t> outerB = offsets(shape, mask, false, bStrides), innerB = offsets(shape, mask, true, bStrides);
-  if (x.count() == 0) return Status::ok();
+  if (x.count() == 0)
+    return Status::ok();
   double count = static_cast<double>(innerX.size());
   std::vector<double> vals(innerX.size());
   for (size_t o = 0; o < outerX.size(); ++o) {
@@ -119,7 +126,8 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
     }
     double mean = sum / count;
     double sq = 0.0;
-    for (double v : vals) sq += (v - mean) * (v - mean);
+    for (double v : vals)
+      sq += (v - mean) * (v - mean);
     double inv = 1.0 / std::sqrt(sq / count + np.epsilon);
     for (size_t i = 0; i < innerX.size(); ++i) {
       double s = loadAsDouble(scale, outerS[o] + innerS[i]);
@@ -137,17 +145,21 @@ Tactic normalizationTactic() {
         NormParams np;
         np.who = node.describe();
         np.axes = node.attrs.getInts("axes");
-        if (np.axes.empty()) return invalidGraph(node.describe(), ": attribute 'axes' is empty");
+        if (np.axes.empty())
+          return invalidGraph(node.describe(), ": attribute 'axes' is empty");
         np.epsilon = node.attrs.getFloat("epsilon", 1e-5);
         np.groups = node.attrs.getInt("num_groups", 1);
-        if (np.groups < 1) return invalidGraph(node.describe(), ": num_groups must be >= 1");
+        if (np.groups < 1)
+          return invalidGraph(node.describe(), ": num_groups must be >= 1");
         np.v2 = node.attrs.getInt("v2", 0) != 0;
         return makeKernel([np](LaunchContext const& ctx) { return runNorm(np, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() != 3 || out.size() != 1) return false;
+        if (in.size() != 3 || out.size() != 1)
+          return false;
         for (auto const& t : in)
-          if (!isComputeFloat(t.dtype)) return false;
+          if (!isComputeFloat(t.dtype))
+            return false;
         return isComputeFloat(out[0].dtype);
       });
 }

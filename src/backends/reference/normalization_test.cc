@@ -28,7 +28,8 @@ std::vector<double> randomValues(int64_t n, uint32_t seed) {
 
 int64_t count(std::vector<int64_t> const& s) {
   int64_t n = 1;
-  for (auto v : s) n *= v;
+  for (auto v : s)
+    n *= v;
   return n;
 }
 
@@ -40,7 +41,8 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs)
+    in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -73,8 +75,10 @@ std::vector<double> naiveNorm(std::vector<int64_t> const& shape, std::vector<dou
       rem /= shape[d];
     }
     std::vector<int64_t> k = c;
-    for (int64_t a : axes) k[static_cast<size_t>(a)] = 0;
-    if (groups > 1) k[1] = c[1] / (shape[1] / groups);
+    for (int64_t a : axes)
+      k[static_cast<size_t>(a)] = 0;
+    if (groups > 1)
+      k[1] = c[1] / (shape[1] / groups);
     coords[i] = c;
     keys[i] = k;
   }
@@ -175,7 +179,8 @@ Status inferNorm(std::vector<int64_t> const& xs, std::vector<int64_t> const& ss,
   auto x = g.addInput("x", DataType::kFLOAT, makeDims(xs));
   auto s = g.addInput("s", DataType::kFLOAT, makeDims(ss));
   auto b = g.addInput("b", DataType::kFLOAT, makeDims(ss));
-  if (!x || !s || !b) return invalidArgument("bad test input");
+  if (!x || !s || !b)
+    return invalidArgument("bad test input");
   ir::Node* n = g.addNode(OpType::kNormalization, "norm", {*x, *s, *b});
   n->attrs.setInts("axes", axes);
   n->attrs.setInt("num_groups", groups);
@@ -192,11 +197,11 @@ TEST(Normalization, InferErrors) {
   EXPECT_TRUE(inferNorm({2, 8, 4, 4}, {1, 4, 1, 1}, {2, 3}, 4, false).isOk());   // group norm, per group
   EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {2, 3}, 4, false).isOk());  // per channel needs V2
   EXPECT_TRUE(inferNorm({2, 8, 4, 4}, {1, 8, 1, 1}, {2, 3}, 4, true).isOk());
-  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 4, 1, 1}, {2, 3}, 4, true).isOk());   // V2 wants per channel
-  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 3, 1, 1}, {2, 3}, 3, false).isOk());  // 8 % 3
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 4, 1, 1}, {2, 3}, 4, true).isOk());      // V2 wants per channel
+  EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 3, 1, 1}, {2, 3}, 3, false).isOk());     // 8 % 3
   EXPECT_FALSE(inferNorm({2, 8, 4, 4}, {1, 4, 1, 1}, {1, 2, 3}, 4, false).isOk());  // channel axis in groups
-  EXPECT_FALSE(inferNorm({2, 8}, {1, 4}, {1}, 4, false).isOk());                 // rank too small for groups
-  EXPECT_FALSE(inferNorm({2, 8, 4}, {1, 8, 1}, {2}, 0, false).isOk());           // num_groups 0
+  EXPECT_FALSE(inferNorm({2, 8}, {1, 4}, {1}, 4, false).isOk());                    // rank too small for groups
+  EXPECT_FALSE(inferNorm({2, 8, 4}, {1, 8, 1}, {2}, 0, false).isOk());              // num_groups 0
   EXPECT_TRUE(inferNorm({-1, 8, -1}, {1, 8, 1}, {2}, 1, false).isOk());
 }
 

@@ -27,8 +27,8 @@ Status runPool(PoolParams const& pp, LaunchContext const& ctx) {
   int32_t ns = p.nbSpatial;
   if (x.shape.nbDims != ns + 2 || y.shape.nbDims != ns + 2 || x.shape.d[0] != y.shape.d[0] ||
       x.shape.d[1] != y.shape.d[1])
-    return invalidArgument(pp.who, ": x ", dimsToString(x.shape), " and y ", dimsToString(y.shape),
-                           " do not match a ", ns, "-D pooling");
+    return invalidArgument(pp.who, ": x ", dimsToString(x.shape), " and y ", dimsToString(y.shape), " do not match a ",
+                           ns, "-D pooling");
   std::vector<int64_t> in(ns), out(ns);
   for (int32_t i = 0; i < ns; ++i) {
     in[i] = x.shape.d[2 + i];
@@ -64,17 +64,22 @@ Status runPool(PoolParams const& pp, LaunchContext const& ctx) {
         int64_t lin = 0;
         for (int32_t i = 0; i < ns; ++i) {
           int64_t pos = o[i] * p.strides[i] - geo[i].padBegin + kk[i];
-          if (pos < -geo[i].padBegin || pos >= in[i] + geo[i].padEnd) inPadded = false;
-          if (pos < 0 || pos >= in[i]) inside = false;
+          if (pos < -geo[i].padBegin || pos >= in[i] + geo[i].padEnd)
+            inPadded = false;
+          if (pos < 0 || pos >= in[i])
+            inside = false;
           lin = lin * in[i] + pos;
         }
-        if (inPadded) ++padded;
-        if (!inside) continue;
+        if (inPadded)
+          ++padded;
+        if (!inside)
+          continue;
         double v = loadAsDouble(x, pl * inSpatial + lin);
         ++valid;
         sum += v;
         if (v > mx || std::isnan(v)) {
-          if (!std::isnan(mx)) mx = v;
+          if (!std::isnan(mx))
+            mx = v;
         }
       }
       // A window that holds no input element (possible with kEXPLICIT_ROUND_UP) gives 0.
@@ -83,9 +88,15 @@ Status runPool(PoolParams const& pp, LaunchContext const& ctx) {
       double avgV = count > 0 ? sum / static_cast<double>(count) : 0.0;
       double r = 0.0;
       switch (pp.type) {
-        case PoolingType::kMAX: r = maxV; break;
-        case PoolingType::kAVERAGE: r = avgV; break;
-        case PoolingType::kMAX_AVERAGE_BLEND: r = pp.blend * maxV + (1.0 - pp.blend) * avgV; break;
+        case PoolingType::kMAX:
+          r = maxV;
+          break;
+        case PoolingType::kAVERAGE:
+          r = avgV;
+          break;
+        case PoolingType::kMAX_AVERAGE_BLEND:
+          r = (1.0 - pp.blend) * maxV + pp.blend * avgV;  // TensorRT: (1-b)*max + b*avg
+          break;
       }
       storeFromDouble(y, pl * outSpatial + os, r);
     }
@@ -100,7 +111,8 @@ Tactic poolingTactic() {
         ir::Value const* x = node.input(0);
         int32_t ns = node.attrs.has("window") ? static_cast<int32_t>(node.attrs.getInts("window").size())
                                               : (x ? x->shape.nbDims - 2 : -1);
-        if (ns < 1 || ns > 3) return invalidGraph(node.describe(), ": needs 1, 2 or 3 spatial dims");
+        if (ns < 1 || ns > 3)
+          return invalidGraph(node.describe(), ": needs 1, 2 or 3 spatial dims");
         PoolParams pp;
         pp.who = node.describe();
         KILN_ASSIGN_OR_RETURN(pp.window, ir::readWindowParams(node, "window", ns, false));

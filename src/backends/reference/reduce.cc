@@ -56,7 +56,8 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
   std::vector<bool> reduced(static_cast<size_t>(x.shape.nbDims), false);
   for (int64_t a : rp.axes) {
     auto axis = normalizeAxis(a, x.shape.nbDims);
-    if (!axis) return invalidArgument(rp.who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
+    if (!axis)
+      return invalidArgument(rp.who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
     reduced[*axis] = true;
   }
   std::vector<int64_t> outer, inner;
@@ -71,47 +72,79 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
       int64_t acc = 0;
       switch (rp.op) {
         case ReduceOperation::kSUM:
-        case ReduceOperation::kAVG: acc = 0; break;
-        case ReduceOperation::kPROD: acc = 1; break;
-        case ReduceOperation::kMAX: acc = std::numeric_limits<int64_t>::min(); break;
-        case ReduceOperation::kMIN: acc = std::numeric_limits<int64_t>::max(); break;
+        case ReduceOperation::kAVG:
+          acc = 0;
+          break;
+        case ReduceOperation::kPROD:
+          acc = 1;
+          break;
+        case ReduceOperation::kMAX:
+          acc = std::numeric_limits<int64_t>::min();
+          break;
+        case ReduceOperation::kMIN:
+          acc = std::numeric_limits<int64_t>::max();
+          break;
       }
       for (int64_t i = 0; i < n; ++i) {
         int64_t v = loadAsInt(x, outer[o] + inner[i]);
         switch (rp.op) {
           case ReduceOperation::kSUM:
-          case ReduceOperation::kAVG: acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v)); break;
-          case ReduceOperation::kPROD: acc = static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v)); break;
-          case ReduceOperation::kMAX: acc = std::max(acc, v); break;
-          case ReduceOperation::kMIN: acc = std::min(acc, v); break;
+          case ReduceOperation::kAVG:
+            acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
+            break;
+          case ReduceOperation::kPROD:
+            acc = static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v));
+            break;
+          case ReduceOperation::kMAX:
+            acc = std::max(acc, v);
+            break;
+          case ReduceOperation::kMIN:
+            acc = std::min(acc, v);
+            break;
         }
       }
-      if (rp.op == ReduceOperation::kAVG) acc = n > 0 ? acc / n : 0;
+      if (rp.op == ReduceOperation::kAVG)
+        acc = n > 0 ? acc / n : 0;
       storeFromInt(y, static_cast<int64_t>(o), acc);
     } else {
       double acc = 0.0;
       switch (rp.op) {
         case ReduceOperation::kSUM:
-        case ReduceOperation::kAVG: acc = 0.0; break;
-        case ReduceOperation::kPROD: acc = 1.0; break;
-        case ReduceOperation::kMAX: acc = -INFINITY; break;
-        case ReduceOperation::kMIN: acc = INFINITY; break;
+        case ReduceOperation::kAVG:
+          acc = 0.0;
+          break;
+        case ReduceOperation::kPROD:
+          acc = 1.0;
+          break;
+        case ReduceOperation::kMAX:
+          acc = -INFINITY;
+          break;
+        case ReduceOperation::kMIN:
+          acc = INFINITY;
+          break;
       }
       for (int64_t i = 0; i < n; ++i) {
         double v = loadAsDouble(x, outer[o] + inner[i]);
         switch (rp.op) {
           case ReduceOperation::kSUM:
-          case ReduceOperation::kAVG: acc += v; break;
-          case ReduceOperation::kPROD: acc *= v; break;
+          case ReduceOperation::kAVG:
+            acc += v;
+            break;
+          case ReduceOperation::kPROD:
+            acc *= v;
+            break;
           case ReduceOperation::kMAX:
-            if ((v > acc || std::isnan(v)) && !std::isnan(acc)) acc = v;
+            if ((v > acc || std::isnan(v)) && !std::isnan(acc))
+              acc = v;
             break;
           case ReduceOperation::kMIN:
-            if ((v < acc || std::isnan(v)) && !std::isnan(acc)) acc = v;
+            if ((v < acc || std::isnan(v)) && !std::isnan(acc))
+              acc = v;
             break;
         }
       }
-      if (rp.op == ReduceOperation::kAVG) acc /= static_cast<double>(n);
+      if (rp.op == ReduceOperation::kAVG)
+        acc /= static_cast<double>(n);
       storeFromDouble(y, static_cast<int64_t>(o), acc);
     }
   }
@@ -125,14 +158,17 @@ Tactic reduceTactic() {
         ReduceParams rp;
         rp.who = node.describe();
         int64_t op = node.attrs.getInt("op", 0);
-        if (op < 0 || op >= EnumMax<ReduceOperation>()) return invalidGraph(node.describe(), ": unknown reduce op ", op);
+        if (op < 0 || op >= EnumMax<ReduceOperation>())
+          return invalidGraph(node.describe(), ": unknown reduce op ", op);
         rp.op = static_cast<ReduceOperation>(op);
         rp.axes = node.attrs.getInts("axes");
         return makeKernel([rp](LaunchContext const& ctx) { return runReduce(rp, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() != 1 || out.size() != 1) return false;
-        if (isComputeFloat(in[0].dtype)) return isComputeFloat(out[0].dtype);
+        if (in.size() != 1 || out.size() != 1)
+          return false;
+        if (isComputeFloat(in[0].dtype))
+          return isComputeFloat(out[0].dtype);
         return typeIn(in[0].dtype, {DataType::kINT32, DataType::kINT64}) && out[0].dtype == in[0].dtype;
       });
 }

@@ -33,7 +33,8 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs)
+    in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -57,8 +58,9 @@ Result<HostTensor> runScale(DataType dt, std::vector<int64_t> const& xs, std::ve
   auto coef = [&](char const* name, std::vector<double> const& v) -> ir::Value* {
     return v.empty() ? nullptr : constant(g, name, DataType::kFLOAT, {static_cast<int64_t>(v.size())}, v);
   };
-  ir::Node* n = g.addNode(OpType::kScale, "sc",
-                          {constant(g, "x", dt, xs, xv), coef("shift", shift), coef("scale", scale), coef("power", power)});
+  ir::Node* n =
+      g.addNode(OpType::kScale, "sc",
+                {constant(g, "x", dt, xs, xv), coef("shift", shift), coef("scale", scale), coef("power", power)});
   n->attrs.setInt("mode", static_cast<int64_t>(mode));
   n->attrs.setInt("channel_axis", channelAxis);
   return run(g, n);
@@ -74,27 +76,31 @@ TEST_P(ScaleTypes, EveryMode) {
   auto u = runScale(dt, xs, xv, ScaleMode::kUNIFORM, 1, {0.5}, {2}, {2});
   ASSERT_TRUE(u.isOk()) << u.status().toString();
   std::vector<double> ref;
-  for (double v : xv) ref.push_back((v * 2 + 0.5) * (v * 2 + 0.5));
+  for (double v : xv)
+    ref.push_back((v * 2 + 0.5) * (v * 2 + 0.5));
   expectClose(*u, ref, dt);
   // Per channel along axis 1, no power.
   std::vector<double> sh{1, 2, 3}, sc{-1, 0.5, 2};
   auto c = runScale(dt, xs, xv, ScaleMode::kCHANNEL, 1, sh, sc, {});
   ASSERT_TRUE(c.isOk()) << c.status().toString();
   ref.clear();
-  for (size_t i = 0; i < xv.size(); ++i) ref.push_back(xv[i] * sc[(i / 2) % 3] + sh[(i / 2) % 3]);
+  for (size_t i = 0; i < xv.size(); ++i)
+    ref.push_back(xv[i] * sc[(i / 2) % 3] + sh[(i / 2) % 3]);
   expectClose(*c, ref, dt);
   // Per channel along the last axis, scale only.
   auto c2 = runScale(dt, xs, xv, ScaleMode::kCHANNEL, -1, {}, {3, -2}, {});
   ASSERT_TRUE(c2.isOk()) << c2.status().toString();
   ref.clear();
-  for (size_t i = 0; i < xv.size(); ++i) ref.push_back(xv[i] * (i % 2 == 0 ? 3 : -2));
+  for (size_t i = 0; i < xv.size(); ++i)
+    ref.push_back(xv[i] * (i % 2 == 0 ? 3 : -2));
   expectClose(*c2, ref, dt);
   // Elementwise over the [3, 2] block from axis 1, shift and power 1/1 mix.
   std::vector<double> esh{1, 2, 3, 4, 5, 6}, epw{1, 2, 1, 2, 1, 2};
   auto e = runScale(dt, xs, xv, ScaleMode::kELEMENTWISE, 1, esh, {}, epw);
   ASSERT_TRUE(e.isOk()) << e.status().toString();
   ref.clear();
-  for (size_t i = 0; i < xv.size(); ++i) ref.push_back(std::pow(xv[i] + esh[i % 6], epw[i % 6]));
+  for (size_t i = 0; i < xv.size(); ++i)
+    ref.push_back(std::pow(xv[i] + esh[i % 6], epw[i % 6]));
   expectClose(*e, ref, dt);
   // Nothing given: identity.
   auto id = runScale(dt, xs, xv, ScaleMode::kUNIFORM, 1, {}, {}, {});

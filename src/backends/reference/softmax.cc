@@ -13,13 +13,17 @@ Status runSoftMax(std::string const& who, bool hasAxis, int64_t axisAttr, Launch
   TensorView const& x = ctx.inputs[0];
   TensorView const& y = ctx.outputs[0];
   int32_t rank = x.shape.nbDims;
-  if (!dimsEqual(x.shape, y.shape)) return invalidArgument(who, ": y must have x's shape");
+  if (!dimsEqual(x.shape, y.shape))
+    return invalidArgument(who, ": y must have x's shape");
   int64_t a = hasAxis ? axisAttr : (rank >= 3 ? rank - 3 : 0);
   auto axis = normalizeAxis(a, rank);
-  if (!axis) return invalidArgument(who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
+  if (!axis)
+    return invalidArgument(who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
   int64_t outer = 1, inner = 1, len = x.shape.d[*axis];
-  for (int32_t d = 0; d < *axis; ++d) outer *= x.shape.d[d];
-  for (int32_t d = *axis + 1; d < rank; ++d) inner *= x.shape.d[d];
+  for (int32_t d = 0; d < *axis; ++d)
+    outer *= x.shape.d[d];
+  for (int32_t d = *axis + 1; d < rank; ++d)
+    inner *= x.shape.d[d];
   std::vector<double> v(static_cast<size_t>(len));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
@@ -28,7 +32,8 @@ Status runSoftMax(std::string const& who, bool hasAxis, int64_t axisAttr, Launch
       for (int64_t i = 0; i < len; ++i) {
         v[i] = loadAsDouble(x, base + i * inner);
         if (v[i] > mx || std::isnan(v[i])) {
-          if (!std::isnan(mx)) mx = v[i];
+          if (!std::isnan(mx))
+            mx = v[i];
         }
       }
       double sum = 0.0;
@@ -36,7 +41,8 @@ Status runSoftMax(std::string const& who, bool hasAxis, int64_t axisAttr, Launch
         v[i] = std::exp(v[i] - mx);
         sum += v[i];
       }
-      for (int64_t i = 0; i < len; ++i) storeFromDouble(y, base + i * inner, v[i] / sum);
+      for (int64_t i = 0; i < len; ++i)
+        storeFromDouble(y, base + i * inner, v[i] / sum);
     }
   }
   return Status::ok();

@@ -33,7 +33,8 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs)
+    in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -51,15 +52,20 @@ void expectClose(HostTensor const& out, std::vector<double> const& ref, DataType
 
 std::vector<double> naiveSoftMax(std::vector<int64_t> const& shape, std::vector<double> const& x, int32_t axis) {
   int64_t outer = 1, inner = 1, len = shape[static_cast<size_t>(axis)];
-  for (int32_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  for (int32_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d)
+    inner *= shape[d];
   std::vector<double> y(x.size());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       double mx = -INFINITY, sum = 0;
-      for (int64_t l = 0; l < len; ++l) mx = std::max(mx, x[(o * len + l) * inner + i]);
-      for (int64_t l = 0; l < len; ++l) sum += std::exp(x[(o * len + l) * inner + i] - mx);
-      for (int64_t l = 0; l < len; ++l) y[(o * len + l) * inner + i] = std::exp(x[(o * len + l) * inner + i] - mx) / sum;
+      for (int64_t l = 0; l < len; ++l)
+        mx = std::max(mx, x[(o * len + l) * inner + i]);
+      for (int64_t l = 0; l < len; ++l)
+        sum += std::exp(x[(o * len + l) * inner + i] - mx);
+      for (int64_t l = 0; l < len; ++l)
+        y[(o * len + l) * inner + i] = std::exp(x[(o * len + l) * inner + i] - mx) / sum;
     }
   return y;
 }
@@ -68,7 +74,8 @@ Result<HostTensor> runSoftMax(DataType dt, std::vector<int64_t> const& xs, std::
                               int64_t const* axis) {
   ir::Graph g;
   ir::Node* n = g.addNode(OpType::kSoftMax, "sm", {constant(g, "x", dt, xs, xv)});
-  if (axis) n->attrs.setInt("axis", *axis);
+  if (axis)
+    n->attrs.setInt("axis", *axis);
   return run(g, n);
 }
 

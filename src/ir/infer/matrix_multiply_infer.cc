@@ -11,7 +11,8 @@ namespace {
 Dims subDims(Dims const& d, int32_t begin, int32_t end) {
   Dims r{};
   r.nbDims = end - begin;
-  for (int32_t i = begin; i < end; ++i) r.d[i - begin] = d.d[i];
+  for (int32_t i = begin; i < end; ++i)
+    r.d[i - begin] = d.d[i];
   return r;
 }
 
@@ -20,8 +21,10 @@ Status inferMatrixMultiply(InferContext& ctx) {
     return ctx.error("needs inputs a and b, then an optional bias");
   int64_t opA = ctx.node.attrs.getInt("op_a", 0);
   int64_t opB = ctx.node.attrs.getInt("op_b", 0);
-  if (opA < 0 || opA >= EnumMax<MatrixOperation>()) return ctx.error("unknown op_a ", opA);
-  if (opB < 0 || opB >= EnumMax<MatrixOperation>()) return ctx.error("unknown op_b ", opB);
+  if (opA < 0 || opA >= EnumMax<MatrixOperation>())
+    return ctx.error("unknown op_a ", opA);
+  if (opB < 0 || opB >= EnumMax<MatrixOperation>())
+    return ctx.error("unknown op_b ", opB);
   bool vecA = opA == static_cast<int64_t>(MatrixOperation::kVECTOR);
   bool vecB = opB == static_cast<int64_t>(MatrixOperation::kVECTOR);
   bool trA = opA == static_cast<int64_t>(MatrixOperation::kTRANSPOSE);
@@ -29,8 +32,10 @@ Status inferMatrixMultiply(InferContext& ctx) {
   Dims const& a = ctx.in[0].shape;
   Dims const& b = ctx.in[1].shape;
   int32_t matA = vecA ? 1 : 2, matB = vecB ? 1 : 2;
-  if (a.nbDims < matA) return ctx.error("input a ", dimsToString(a), " needs rank >= ", matA);
-  if (b.nbDims < matB) return ctx.error("input b ", dimsToString(b), " needs rank >= ", matB);
+  if (a.nbDims < matA)
+    return ctx.error("input a ", dimsToString(a), " needs rank >= ", matA);
+  if (b.nbDims < matB)
+    return ctx.error("input b ", dimsToString(b), " needs rank >= ", matB);
 
   // a: [.., M, K] (or [.., K, M] transposed, or [.., K] as a vector); b: [.., K, N] (or transposed, or [.., K]).
   int32_t ra = a.nbDims, rb = b.nbDims;
@@ -39,26 +44,33 @@ Status inferMatrixMultiply(InferContext& ctx) {
   int64_t kb = vecB ? b.d[rb - 1] : (trB ? b.d[rb - 1] : b.d[rb - 2]);
   int64_t n = vecB ? 1 : (trB ? b.d[rb - 2] : b.d[rb - 1]);
   if (ka >= 0 && kb >= 0 && ka != kb)
-    return ctx.error("inner dimensions differ: a ", dimsToString(a), " gives ", ka, ", b ", dimsToString(b),
-                     " gives ", kb);
+    return ctx.error("inner dimensions differ: a ", dimsToString(a), " gives ", ka, ", b ", dimsToString(b), " gives ",
+                     kb);
   auto batch = broadcastShapes(subDims(a, 0, ra - matA), subDims(b, 0, rb - matB));
-  if (!batch) return ctx.error("batch dims of a ", dimsToString(a), " and b ", dimsToString(b), " do not broadcast");
+  if (!batch)
+    return ctx.error("batch dims of a ", dimsToString(a), " and b ", dimsToString(b), " do not broadcast");
   Dims y = *batch;
-  if (!vecA) y.d[y.nbDims++] = m;
-  if (!vecB) y.d[y.nbDims++] = n;
-  if (y.nbDims > Dims::MAX_DIMS) return ctx.error("output rank exceeds ", Dims::MAX_DIMS);
+  if (!vecA)
+    y.d[y.nbDims++] = m;
+  if (!vecB)
+    y.d[y.nbDims++] = n;
+  if (y.nbDims > Dims::MAX_DIMS)
+    return ctx.error("output rank exceeds ", Dims::MAX_DIMS);
 
   if (ctx.present(2)) {
     Dims const& bias = ctx.in[2].shape;
     bool ok = bias.nbDims <= y.nbDims;
     for (int32_t i = 0; ok && i < bias.nbDims; ++i) {
       int64_t bd = bias.d[i], yd = y.d[y.nbDims - bias.nbDims + i];
-      if (bd >= 0 && bd != 1 && yd >= 0 && bd != yd) ok = false;
+      if (bd >= 0 && bd != 1 && yd >= 0 && bd != yd)
+        ok = false;
     }
-    if (!ok) return ctx.error("bias ", dimsToString(bias), " does not broadcast to the output ", dimsToString(y));
+    if (!ok)
+      return ctx.error("bias ", dimsToString(bias), " does not broadcast to the output ", dimsToString(y));
   }
   int64_t act = ctx.node.attrs.getInt("activation", -1);
-  if (act < -1 || act >= EnumMax<ActivationType>()) return ctx.error("unknown activation ", act);
+  if (act < -1 || act >= EnumMax<ActivationType>())
+    return ctx.error("unknown activation ", act);
   ctx.out[0] = {ctx.in[0].dtype, y};
   return Status::ok();
 }

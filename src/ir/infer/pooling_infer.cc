@@ -6,16 +6,19 @@ namespace kiln::ir {
 namespace {
 
 Status inferPooling(InferContext& ctx) {
-  if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
+  if (ctx.numInputs() != 1 || !ctx.present(0))
+    return ctx.error("needs exactly one input");
   Dims const& x = ctx.in[0].shape;
   int32_t rank = x.nbDims;
   if (rank < 3 || rank > 5)
     return ctx.error("input x must have rank 3, 4 or 5 ([N, C, spatial...]), got ", dimsToString(x));
   int32_t ns = rank - 2;
   int64_t type = ctx.node.attrs.getInt("type", static_cast<int64_t>(PoolingType::kMAX));
-  if (type < 0 || type >= EnumMax<PoolingType>()) return ctx.error("unknown pooling type ", type);
+  if (type < 0 || type >= EnumMax<PoolingType>())
+    return ctx.error("unknown pooling type ", type);
   double blend = ctx.node.attrs.getFloat("blend_factor", 0.0);
-  if (!(blend >= 0.0 && blend <= 1.0)) return ctx.error("blend_factor = ", blend, " must be in [0, 1]");
+  if (!(blend >= 0.0 && blend <= 1.0))
+    return ctx.error("blend_factor = ", blend, " must be in [0, 1]");
   KILN_ASSIGN_OR_RETURN(WindowParams p, readWindowParams(ctx.node, "window", ns, false));
   Dims y = x;
   for (int32_t i = 0; i < ns; ++i) {

@@ -11,7 +11,8 @@ int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 Result<std::vector<int64_t>> readList(Node const& node, char const* name, int32_t n, int64_t def) {
-  if (!node.attrs.has(name)) return std::vector<int64_t>(static_cast<size_t>(n), def);
+  if (!node.attrs.has(name))
+    return std::vector<int64_t>(static_cast<size_t>(n), def);
   std::vector<int64_t> v = node.attrs.getInts(name);
   if (static_cast<int32_t>(v.size()) != n)
     return invalidGraph(node.describe(), ": attribute '", name, "' has ", v.size(), " entries for ", n,
@@ -23,7 +24,8 @@ Result<std::vector<int64_t>> readList(Node const& node, char const* name, int32_
 
 WindowDim computeWindowDim(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
                            int64_t padEnd, PaddingMode mode) {
-  if (in < 0) return {-1, -1, -1};
+  if (in < 0)
+    return {-1, -1, -1};
   int64_t dk = dilation * (kernel - 1) + 1;
   switch (mode) {
     case PaddingMode::kEXPLICIT_ROUND_DOWN:
@@ -35,7 +37,8 @@ WindowDim computeWindowDim(int64_t in, int64_t kernel, int64_t stride, int64_t d
       int64_t out = ceilDiv(in, stride);
       int64_t total = std::max<int64_t>(0, (out - 1) * stride + dk - in);
       int64_t half = total / 2;
-      if (mode == PaddingMode::kSAME_UPPER) return {half, total - half, out};
+      if (mode == PaddingMode::kSAME_UPPER)
+        return {half, total - half, out};
       return {total - half, half, out};
     }
   }
@@ -71,7 +74,8 @@ Result<WindowParams> readWindowParams(Node const& node, char const* kernelAttr, 
   for (int32_t i = 0; i < nbSpatial; ++i) {
     if (p.kernel[i] < 1)
       return invalidGraph(node.describe(), ": ", kernelAttr, "[", i, "] = ", p.kernel[i], " must be >= 1");
-    if (p.strides[i] < 1) return invalidGraph(node.describe(), ": strides[", i, "] = ", p.strides[i], " must be >= 1");
+    if (p.strides[i] < 1)
+      return invalidGraph(node.describe(), ": strides[", i, "] = ", p.strides[i], " must be >= 1");
     if (p.dilations[i] < 1)
       return invalidGraph(node.describe(), ": dilations[", i, "] = ", p.dilations[i], " must be >= 1");
     if (p.padsBegin[i] < 0 || p.padsEnd[i] < 0)
@@ -83,8 +87,8 @@ Result<WindowParams> readWindowParams(Node const& node, char const* kernelAttr, 
 std::vector<WindowDim> computeWindow(WindowParams const& p, std::vector<int64_t> const& in) {
   std::vector<WindowDim> r;
   for (int32_t i = 0; i < p.nbSpatial; ++i)
-    r.push_back(computeWindowDim(in[i], p.kernel[i], p.strides[i], p.dilations[i], p.padsBegin[i], p.padsEnd[i],
-                                 p.mode));
+    r.push_back(
+        computeWindowDim(in[i], p.kernel[i], p.strides[i], p.dilations[i], p.padsBegin[i], p.padsEnd[i], p.mode));
   return r;
 }
 
