@@ -905,6 +905,976 @@ class KILN_API IGatherLayer : public ILayer {
 };
 
 //
+// Deconvolution
+//
+
+/// N-dimensional (2D or 3D) transposed convolution with optional groups, dilation and bias. Input 0 is the
+/// data; the kernel and bias may also be given as tensors through setInput(1) and setInput(2).
+class KILN_API IDeconvolutionLayer : public ILayer {
+ public:
+  virtual ~IDeconvolutionLayer() noexcept = default;
+
+  /// Number of output channels.
+  virtual void setNbOutputMaps(int64_t nbOutputMaps) noexcept = 0;
+  /// Number of output channels.
+  virtual int64_t getNbOutputMaps() const noexcept = 0;
+
+  /// Number of groups (input and output channels must divide evenly by it); default 1.
+  virtual void setNbGroups(int64_t nbGroups) noexcept = 0;
+  /// Number of groups.
+  virtual int64_t getNbGroups() const noexcept = 0;
+
+  /// Kernel weights, laid out [inputChannels][outputMaps / groups][spatial...]. Not copied until build.
+  virtual void setKernelWeights(Weights weights) noexcept = 0;
+  /// Kernel weights.
+  virtual Weights getKernelWeights() const noexcept = 0;
+
+  /// Bias, one per output channel, or empty weights for no bias.
+  virtual void setBiasWeights(Weights weights) noexcept = 0;
+  /// Bias weights.
+  virtual Weights getBiasWeights() const noexcept = 0;
+
+  /// Padding (cropped from the output) before each spatial dimension; default zeros.
+  virtual void setPrePadding(Dims const& padding) noexcept = 0;
+  /// Padding before each spatial dimension.
+  virtual Dims getPrePadding() const noexcept = 0;
+
+  /// Padding (cropped from the output) after each spatial dimension; default zeros.
+  virtual void setPostPadding(Dims const& padding) noexcept = 0;
+  /// Padding after each spatial dimension.
+  virtual Dims getPostPadding() const noexcept = 0;
+
+  /// Padding mode; default kEXPLICIT_ROUND_DOWN. The kSAME_* modes override explicit padding.
+  virtual void setPaddingMode(PaddingMode paddingMode) noexcept = 0;
+  /// Padding mode.
+  virtual PaddingMode getPaddingMode() const noexcept = 0;
+
+  /// Kernel spatial size (rank 2 or 3).
+  virtual void setKernelSizeNd(Dims const& kernelSize) noexcept = 0;
+  /// Kernel spatial size.
+  virtual Dims getKernelSizeNd() const noexcept = 0;
+
+  /// Stride per spatial dimension; default ones.
+  virtual void setStrideNd(Dims const& stride) noexcept = 0;
+  /// Stride per spatial dimension.
+  virtual Dims getStrideNd() const noexcept = 0;
+
+  /// Symmetric padding: sets both pre- and post-padding.
+  virtual void setPaddingNd(Dims const& padding) noexcept = 0;
+  /// The padding; when pre- and post-padding differ, the pre-padding.
+  virtual Dims getPaddingNd() const noexcept = 0;
+
+  /// Dilation per spatial dimension; default ones.
+  virtual void setDilationNd(Dims const& dilation) noexcept = 0;
+  /// Dilation per spatial dimension.
+  virtual Dims getDilationNd() const noexcept = 0;
+
+ protected:
+  IDeconvolutionLayer() = default;
+};
+
+//
+// Resize
+//
+
+/// Interpolation used by IResizeLayer and IGridSampleLayer.
+enum class InterpolationMode : int32_t {
+  kNEAREST = 0,  ///< Nearest neighbor.
+  kLINEAR = 1,   ///< Linear (bilinear, trilinear) over the resized dimensions.
+  kCUBIC = 2,    ///< Cubic (bicubic) over the two innermost dimensions.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<InterpolationMode> {
+  static constexpr int32_t kVALUE = 3;
+};
+}  // namespace impl
+
+/// How IResizeLayer maps an output coordinate to an input coordinate.
+enum class ResizeCoordinateTransformation : int32_t {
+  kALIGN_CORNERS = 0,  ///< The corner pixels of input and output line up: x_in = x_out * (in - 1) / (out - 1).
+  kASYMMETRIC = 1,     ///< x_in = x_out / scale.
+  kHALF_PIXEL = 2,     ///< Pixel centers line up: x_in = (x_out + 0.5) / scale - 0.5.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<ResizeCoordinateTransformation> {
+  static constexpr int32_t kVALUE = 3;
+};
+}  // namespace impl
+
+/// Coordinate mapping IResizeLayer uses when an output dimension has extent 1.
+enum class ResizeSelector : int32_t {
+  kFORMULA = 0,  ///< Use the coordinate transformation as for other extents.
+  kUPPER = 1,    ///< Map the single pixel to input coordinate 0.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<ResizeSelector> {
+  static constexpr int32_t kVALUE = 2;
+};
+}  // namespace impl
+
+/// Rounding of the input coordinate in kNEAREST resize.
+enum class ResizeRoundMode : int32_t {
+  kHALF_UP = 0,    ///< Round to nearest, halves up.
+  kHALF_DOWN = 1,  ///< Round to nearest, halves down.
+  kFLOOR = 2,      ///< Round down.
+  kCEIL = 3,       ///< Round up.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<ResizeRoundMode> {
+  static constexpr int32_t kVALUE = 4;
+};
+}  // namespace impl
+
+/// Resizes the innermost dimensions of input 0. The output shape comes from setOutputDimensions(), from
+/// setScales(), or from a shape tensor given as input 1 (which overrides both).
+class KILN_API IResizeLayer : public ILayer {
+ public:
+  virtual ~IResizeLayer() noexcept = default;
+
+  /// Output shape (same rank as the input). Clears any scales.
+  virtual void setOutputDimensions(Dims const& dimensions) noexcept = 0;
+  /// Output shape; nbDims == -1 when scales or input 1 decide it.
+  virtual Dims getOutputDimensions() const noexcept = 0;
+
+  /// Per-dimension scale factors (`nbScales` == input rank; copied). Clears any output dimensions.
+  virtual void setScales(float const* scales, int32_t nbScales) noexcept = 0;
+  /// Copies up to `size` scales into `scales`; returns the number of scales, or -1 if none are set. With
+  /// size 0 and scales nullptr it only returns the count.
+  virtual int32_t getScales(int32_t size, float* scales) const noexcept = 0;
+
+  /// Interpolation; default kNEAREST.
+  virtual void setResizeMode(InterpolationMode interpolationMode) noexcept = 0;
+  /// Interpolation.
+  virtual InterpolationMode getResizeMode() const noexcept = 0;
+
+  /// Coordinate transformation; default kASYMMETRIC.
+  virtual void setCoordinateTransformation(ResizeCoordinateTransformation coordTransform) noexcept = 0;
+  /// Coordinate transformation.
+  virtual ResizeCoordinateTransformation getCoordinateTransformation() const noexcept = 0;
+
+  /// Mapping for output extents of 1; default kFORMULA.
+  virtual void setSelectorForSinglePixel(ResizeSelector selector) noexcept = 0;
+  /// Mapping for output extents of 1.
+  virtual ResizeSelector getSelectorForSinglePixel() const noexcept = 0;
+
+  /// Rounding in kNEAREST mode; default kFLOOR.
+  virtual void setNearestRounding(ResizeRoundMode value) noexcept = 0;
+  /// Rounding in kNEAREST mode.
+  virtual ResizeRoundMode getNearestRounding() const noexcept = 0;
+
+  /// Coefficient A of cubic interpolation; default -0.75.
+  virtual void setCubicCoeff(float A) noexcept = 0;
+  /// Coefficient A of cubic interpolation.
+  virtual float getCubicCoeff() const noexcept = 0;
+
+  /// Whether samples outside the input get weight 0 (weights renormalized); default false.
+  virtual void setExcludeOutside(bool excludeFlag) noexcept = 0;
+  /// Whether samples outside the input are excluded.
+  virtual bool getExcludeOutside() const noexcept = 0;
+
+ protected:
+  IResizeLayer() = default;
+};
+
+//
+// TopK
+//
+
+/// Whether ITopKLayer keeps the largest or the smallest values.
+enum class TopKOperation : int32_t {
+  kMAX = 0,  ///< The k largest values, largest first.
+  kMIN = 1,  ///< The k smallest values, smallest first.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<TopKOperation> {
+  static constexpr int32_t kVALUE = 2;
+};
+}  // namespace impl
+
+/// The k largest or smallest values along one axis (output 0) and their indices (output 1). k may also come
+/// from a 0-D shape tensor on input 1, which overrides the static k.
+class KILN_API ITopKLayer : public ILayer {
+ public:
+  virtual ~ITopKLayer() noexcept = default;
+
+  /// kMAX or kMIN.
+  virtual void setOperation(TopKOperation op) noexcept = 0;
+  /// kMAX or kMIN.
+  virtual TopKOperation getOperation() const noexcept = 0;
+
+  /// Static k. Removes a k tensor set on input 1.
+  virtual void setK(int32_t k) noexcept = 0;
+  /// Static k; -1 when input 1 provides k.
+  virtual int32_t getK() const noexcept = 0;
+
+  /// The reduced axis, as a bit mask with exactly one bit set.
+  virtual void setReduceAxes(uint32_t reduceAxes) noexcept = 0;
+  /// The reduced axis bit mask.
+  virtual uint32_t getReduceAxes() const noexcept = 0;
+
+  /// Type of the indices output, kINT32 (default) or kINT64. Returns false for other types.
+  virtual bool setIndicesType(DataType type) noexcept = 0;
+  /// Type of the indices output.
+  virtual DataType getIndicesType() const noexcept = 0;
+
+ protected:
+  ITopKLayer() = default;
+};
+
+//
+// Padding
+//
+
+/// Pads (or, with negative values, crops) the two innermost dimensions with zeros.
+class KILN_API IPaddingLayer : public ILayer {
+ public:
+  virtual ~IPaddingLayer() noexcept = default;
+
+  /// Padding before each of the innermost dimensions.
+  virtual void setPrePaddingNd(Dims const& padding) noexcept = 0;
+  /// Padding before each of the innermost dimensions.
+  virtual Dims getPrePaddingNd() const noexcept = 0;
+
+  /// Padding after each of the innermost dimensions.
+  virtual void setPostPaddingNd(Dims const& padding) noexcept = 0;
+  /// Padding after each of the innermost dimensions.
+  virtual Dims getPostPaddingNd() const noexcept = 0;
+
+ protected:
+  IPaddingLayer() = default;
+};
+
+//
+// Fill
+//
+
+/// What IFillLayer generates.
+enum class FillOperation : int32_t {
+  kLINSPACE = 0,        ///< alpha + sum over axes of index[i] * beta[i] (beta: one step per axis).
+  kRANDOM_UNIFORM = 1,  ///< Uniform random values in [alpha, beta].
+  kRANDOM_NORMAL = 2,   ///< Normal random values with mean alpha and standard deviation beta.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<FillOperation> {
+  static constexpr int32_t kVALUE = 3;
+};
+}  // namespace impl
+
+/// Generates a tensor. Optional inputs: 0 the shape (1-D shape tensor), 1 alpha (scalar), 2 beta (scalar, or
+/// 1-D with one step per output axis for kLINSPACE); given inputs override the static parameters.
+class KILN_API IFillLayer : public ILayer {
+ public:
+  virtual ~IFillLayer() noexcept = default;
+
+  /// Output shape, used when input 0 is absent.
+  virtual void setDimensions(Dims const& dimensions) noexcept = 0;
+  /// Output shape; nbDims == -1 when input 0 gives it.
+  virtual Dims getDimensions() const noexcept = 0;
+
+  /// What to generate.
+  virtual void setOperation(FillOperation op) noexcept = 0;
+  /// What to generate.
+  virtual FillOperation getOperation() const noexcept = 0;
+
+  /// Static alpha (start, minimum or mean) as a double.
+  virtual void setAlpha(double alpha) noexcept = 0;
+  /// Static alpha as a double.
+  virtual double getAlpha() const noexcept = 0;
+
+  /// Static beta (step, maximum or standard deviation) as a double.
+  virtual void setBeta(double beta) noexcept = 0;
+  /// Static beta as a double.
+  virtual double getBeta() const noexcept = 0;
+
+  /// Static alpha as an exact 64-bit integer (for integer outputs).
+  virtual void setAlphaInt64(int64_t alpha) noexcept = 0;
+  /// Static alpha as a 64-bit integer.
+  virtual int64_t getAlphaInt64() const noexcept = 0;
+
+  /// Static beta as an exact 64-bit integer (for integer outputs).
+  virtual void setBetaInt64(int64_t beta) noexcept = 0;
+  /// Static beta as a 64-bit integer.
+  virtual int64_t getBetaInt64() const noexcept = 0;
+
+  /// True if alpha and beta were last set as 64-bit integers.
+  virtual bool isAlphaBetaInt64() const noexcept = 0;
+
+  /// Output type (kFLOAT, kHALF, kINT32 or kINT64).
+  virtual void setToType(DataType toType) noexcept = 0;
+  /// Output type.
+  virtual DataType getToType() const noexcept = 0;
+
+ protected:
+  IFillLayer() = default;
+};
+
+//
+// Select
+//
+
+/// Element-wise condition ? then : else with broadcasting. Inputs: condition (kBOOL), then, else.
+class KILN_API ISelectLayer : public ILayer {
+ public:
+  virtual ~ISelectLayer() noexcept = default;
+
+ protected:
+  ISelectLayer() = default;
+};
+
+//
+// Scatter
+//
+
+/// Indexing semantics of IScatterLayer.
+enum class ScatterMode : int32_t {
+  kELEMENT = 0,  ///< Single elements along one axis (ONNX ScatterElements).
+  kND = 1,       ///< Coordinate tuples (ONNX ScatterND).
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<ScatterMode> {
+  static constexpr int32_t kVALUE = 2;
+};
+}  // namespace impl
+
+/// Kiln extension, not in TensorRT: how IScatterLayer combines an update with the existing element (ONNX's
+/// `reduction` attribute).
+enum class ScatterReduction : int32_t {
+  kNONE = 0,  ///< Replace the element. Kiln extension.
+  kADD = 1,   ///< Add the update. Kiln extension.
+  kMUL = 2,   ///< Multiply by the update. Kiln extension.
+  kMAX = 3,   ///< Keep the larger value. Kiln extension.
+  kMIN = 4,   ///< Keep the smaller value. Kiln extension.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<ScatterReduction> {
+  static constexpr int32_t kVALUE = 5;
+};
+}  // namespace impl
+
+/// Copies input 0 (data) and writes input 2 (updates) at the positions given by input 1 (indices).
+class KILN_API IScatterLayer : public ILayer {
+ public:
+  virtual ~IScatterLayer() noexcept = default;
+
+  /// Scatter semantics.
+  virtual void setMode(ScatterMode mode) noexcept = 0;
+  /// Scatter semantics.
+  virtual ScatterMode getMode() const noexcept = 0;
+
+  /// Axis of kELEMENT mode; default 0.
+  virtual void setAxis(int32_t axis) noexcept = 0;
+  /// Axis of kELEMENT mode.
+  virtual int32_t getAxis() const noexcept = 0;
+
+  /// Kiln extension, not in TensorRT. How updates combine with existing elements; default kNONE.
+  virtual void setReduction(ScatterReduction reduction) noexcept = 0;
+  /// Kiln extension, not in TensorRT. The reduction.
+  virtual ScatterReduction getReduction() const noexcept = 0;
+
+ protected:
+  IScatterLayer() = default;
+};
+
+//
+// Einsum
+//
+
+/// Einstein summation over its inputs, described by an equation such as "ij,jk->ik".
+class KILN_API IEinsumLayer : public ILayer {
+ public:
+  virtual ~IEinsumLayer() noexcept = default;
+
+  /// Sets the equation (copied). Returns false if it is malformed.
+  virtual bool setEquation(char const* equation) noexcept = 0;
+  /// The equation, owned by the layer.
+  virtual char const* getEquation() const noexcept = 0;
+
+ protected:
+  IEinsumLayer() = default;
+};
+
+//
+// Cumulative
+//
+
+/// Scan operations of ICumulativeLayer.
+enum class CumulativeOperation : int32_t {
+  kSUM = 0,  ///< Running sum.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<CumulativeOperation> {
+  static constexpr int32_t kVALUE = 1;
+};
+}  // namespace impl
+
+/// Running reduction of input 0 along the axis given by input 1 (a 0-D int32/int64 build-time constant).
+class KILN_API ICumulativeLayer : public ILayer {
+ public:
+  virtual ~ICumulativeLayer() noexcept = default;
+
+  /// The operation. Returns false for an unknown one.
+  virtual bool setOperation(CumulativeOperation op) noexcept = 0;
+  /// The operation.
+  virtual CumulativeOperation getOperation() const noexcept = 0;
+
+  /// Whether element i excludes itself (reduces elements before i only).
+  virtual void setExclusive(bool exclusive) noexcept = 0;
+  /// Whether the scan is exclusive.
+  virtual bool getExclusive() const noexcept = 0;
+
+  /// Whether the scan runs from the last element to the first.
+  virtual void setReverse(bool reverse) noexcept = 0;
+  /// Whether the scan runs backwards.
+  virtual bool getReverse() const noexcept = 0;
+
+ protected:
+  ICumulativeLayer() = default;
+};
+
+//
+// OneHot
+//
+
+/// One-hot encoding: inputs indices, values ([off, on]) and depth (0-D shape tensor); a new axis of extent
+/// depth is inserted at the layer's axis.
+class KILN_API IOneHotLayer : public ILayer {
+ public:
+  virtual ~IOneHotLayer() noexcept = default;
+
+  /// Position of the new axis in the output (negative counts from the end).
+  virtual void setAxis(int32_t axis) noexcept = 0;
+  /// Position of the new axis.
+  virtual int32_t getAxis() const noexcept = 0;
+
+ protected:
+  IOneHotLayer() = default;
+};
+
+//
+// Parametric ReLU
+//
+
+/// x >= 0 ? x : slope * x, with the slope (input 1) broadcast to the input.
+class KILN_API IParametricReLULayer : public ILayer {
+ public:
+  virtual ~IParametricReLULayer() noexcept = default;
+
+ protected:
+  IParametricReLULayer() = default;
+};
+
+//
+// LRN
+//
+
+/// Local response normalization across channels:
+/// y = x / (k + alpha / window * sum of x^2 over the window) ^ beta.
+class KILN_API ILRNLayer : public ILayer {
+ public:
+  virtual ~ILRNLayer() noexcept = default;
+
+  /// Number of channels in the window (odd, 1..15).
+  virtual void setWindowSize(int64_t windowSize) noexcept = 0;
+  /// Number of channels in the window.
+  virtual int64_t getWindowSize() const noexcept = 0;
+
+  /// The alpha parameter.
+  virtual void setAlpha(float alpha) noexcept = 0;
+  /// The alpha parameter.
+  virtual float getAlpha() const noexcept = 0;
+
+  /// The beta parameter.
+  virtual void setBeta(float beta) noexcept = 0;
+  /// The beta parameter.
+  virtual float getBeta() const noexcept = 0;
+
+  /// The k parameter.
+  virtual void setK(float k) noexcept = 0;
+  /// The k parameter.
+  virtual float getK() const noexcept = 0;
+
+ protected:
+  ILRNLayer() = default;
+};
+
+//
+// Squeeze, unsqueeze
+//
+
+/// Removes extent-1 axes listed by input 1 (a 1-D int32/int64 build-time constant).
+class KILN_API ISqueezeLayer : public ILayer {
+ public:
+  virtual ~ISqueezeLayer() noexcept = default;
+
+ protected:
+  ISqueezeLayer() = default;
+};
+
+/// Inserts extent-1 axes at the output positions listed by input 1 (a 1-D int32/int64 build-time constant).
+class KILN_API IUnsqueezeLayer : public ILayer {
+ public:
+  virtual ~IUnsqueezeLayer() noexcept = default;
+
+ protected:
+  IUnsqueezeLayer() = default;
+};
+
+//
+// GridSample
+//
+
+/// Samples input 0 ([N, C, H, W]) at the normalized coordinates of input 1 (grid, [N, H_out, W_out, 2]).
+class KILN_API IGridSampleLayer : public ILayer {
+ public:
+  virtual ~IGridSampleLayer() noexcept = default;
+
+  /// Interpolation; default kLINEAR.
+  virtual void setInterpolationMode(InterpolationMode mode) noexcept = 0;
+  /// Interpolation.
+  virtual InterpolationMode getInterpolationMode() const noexcept = 0;
+
+  /// Whether -1 and 1 address the centers (true) or the outer edges (false, default) of the corner pixels.
+  virtual void setAlignCorners(bool alignCorners) noexcept = 0;
+  /// Whether corners are aligned.
+  virtual bool getAlignCorners() const noexcept = 0;
+
+  /// Handling of coordinates outside the input: kFILL (zeros, default), kCLAMP or kREFLECT. Returns false
+  /// for the other modes.
+  virtual bool setSampleMode(SampleMode mode) noexcept = 0;
+  /// Handling of out-of-bounds coordinates.
+  virtual SampleMode getSampleMode() const noexcept = 0;
+
+ protected:
+  IGridSampleLayer() = default;
+};
+
+//
+// ReverseSequence
+//
+
+/// For each index b along the batch axis, reverses the first sequenceLens[b] elements along the sequence
+/// axis. Inputs: data, sequenceLens (1-D int32/int64).
+class KILN_API IReverseSequenceLayer : public ILayer {
+ public:
+  virtual ~IReverseSequenceLayer() noexcept = default;
+
+  /// The batch axis; default 1.
+  virtual void setBatchAxis(int32_t batchAxis) noexcept = 0;
+  /// The batch axis.
+  virtual int32_t getBatchAxis() const noexcept = 0;
+
+  /// The sequence axis; default 0.
+  virtual void setSequenceAxis(int32_t sequenceAxis) noexcept = 0;
+  /// The sequence axis.
+  virtual int32_t getSequenceAxis() const noexcept = 0;
+
+ protected:
+  IReverseSequenceLayer() = default;
+};
+
+//
+// Assertion
+//
+
+/// Fails the build (or the inference) when any element of its kBOOL input is false. No outputs.
+class KILN_API IAssertionLayer : public ILayer {
+ public:
+  virtual ~IAssertionLayer() noexcept = default;
+
+  /// The message reported on failure (copied).
+  virtual void setMessage(char const* message) noexcept = 0;
+  /// The message, owned by the layer.
+  virtual char const* getMessage() const noexcept = 0;
+
+ protected:
+  IAssertionLayer() = default;
+};
+
+//
+// Non-maximum suppression
+//
+
+/// Layout of the boxes of INMSLayer.
+enum class BoundingBoxFormat : int32_t {
+  kCORNER_PAIRS = 0,  ///< (x1, y1, x2, y2): two opposite corners.
+  kCENTER_SIZES = 1,  ///< (x_center, y_center, width, height).
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<BoundingBoxFormat> {
+  static constexpr int32_t kVALUE = 2;
+};
+}  // namespace impl
+
+/// Non-maximum suppression per batch item and class. Inputs: boxes [B, N, 4] (or [B, N, C, 4]), scores
+/// [B, N, C], maxOutputBoxesPerClass (0-D shape tensor), optional IoU threshold (3) and score threshold (4).
+/// Outputs: selected indices [K, 3] (batch, class, box) and the number of valid rows K (0-D).
+class KILN_API INMSLayer : public ILayer {
+ public:
+  virtual ~INMSLayer() noexcept = default;
+
+  /// Box layout; default kCORNER_PAIRS.
+  virtual void setBoundingBoxFormat(BoundingBoxFormat fmt) noexcept = 0;
+  /// Box layout.
+  virtual BoundingBoxFormat getBoundingBoxFormat() const noexcept = 0;
+
+  /// Maximum number of boxes considered per batch item and class, taken by score; default 5000.
+  virtual void setTopKBoxLimit(int32_t limit) noexcept = 0;
+  /// The box limit.
+  virtual int32_t getTopKBoxLimit() const noexcept = 0;
+
+  /// Type of the indices outputs, kINT32 (default) or kINT64. Returns false for other types.
+  virtual bool setIndicesType(DataType type) noexcept = 0;
+  /// Type of the indices outputs.
+  virtual DataType getIndicesType() const noexcept = 0;
+
+ protected:
+  INMSLayer() = default;
+};
+
+//
+// Ragged softmax
+//
+
+/// Softmax over the first bounds[z] elements of each row z of a [1, Z, S] input; inputs: data, bounds
+/// ([1, Z, 1] int32). Elements past the bound are set to 0.
+class KILN_API IRaggedSoftMaxLayer : public ILayer {
+ public:
+  virtual ~IRaggedSoftMaxLayer() noexcept = default;
+
+ protected:
+  IRaggedSoftMaxLayer() = default;
+};
+
+//
+// Quantization
+//
+
+/// Quantizes input 0 with the scale on input 1 (and optional zero point on input 2): y = saturate(round(x /
+/// scale) + zeroPoint). Per-tensor (scalar scale), per-axis or per-block.
+class KILN_API IQuantizeLayer : public ILayer {
+ public:
+  virtual ~IQuantizeLayer() noexcept = default;
+
+  /// The quantization axis (per-axis and per-block scales).
+  virtual int32_t getAxis() const noexcept = 0;
+  /// The quantization axis (per-axis and per-block scales).
+  virtual void setAxis(int32_t axis) noexcept = 0;
+
+  /// Block shape of block quantization (same rank as the input; -1 means the whole extent). Returns false
+  /// if it is malformed.
+  virtual bool setBlockShape(Dims const& blockShape) noexcept = 0;
+  /// Block shape; nbDims == 0 when not block quantized.
+  virtual Dims getBlockShape() const noexcept = 0;
+
+  /// Output type (kINT8, kFP8, kINT4, kFP4).
+  virtual void setToType(DataType toType) noexcept = 0;
+  /// Output type.
+  virtual DataType getToType() const noexcept = 0;
+
+ protected:
+  IQuantizeLayer() = default;
+};
+
+/// Dequantizes input 0 with the scale on input 1 (and optional zero point on input 2): y = (x - zeroPoint) *
+/// scale.
+class KILN_API IDequantizeLayer : public ILayer {
+ public:
+  virtual ~IDequantizeLayer() noexcept = default;
+
+  /// The quantization axis (per-axis and per-block scales).
+  virtual int32_t getAxis() const noexcept = 0;
+  /// The quantization axis (per-axis and per-block scales).
+  virtual void setAxis(int32_t axis) noexcept = 0;
+
+  /// Block shape of block quantization (same rank as the input; -1 means the whole extent). Returns false
+  /// if it is malformed.
+  virtual bool setBlockShape(Dims const& blockShape) noexcept = 0;
+  /// Block shape; nbDims == 0 when not block quantized.
+  virtual Dims getBlockShape() const noexcept = 0;
+
+  /// Output type (kFLOAT, kHALF, kBF16).
+  virtual void setToType(DataType toType) noexcept = 0;
+  /// Output type.
+  virtual DataType getToType() const noexcept = 0;
+
+ protected:
+  IDequantizeLayer() = default;
+};
+
+/// Block-quantizes input 0, computing the block scales at run time. Optional input 1: a scalar
+/// double-quantization scale for the scales. Outputs: the quantized data and the block scales.
+class KILN_API IDynamicQuantizeLayer : public ILayer {
+ public:
+  virtual ~IDynamicQuantizeLayer() noexcept = default;
+
+  /// Quantized output type (kFP4 or kFP8).
+  virtual void setToType(DataType toType) noexcept = 0;
+  /// Quantized output type.
+  virtual DataType getToType() const noexcept = 0;
+
+  /// Type of the scales output (kFP8 or kE8M0).
+  virtual void setScaleType(DataType scaleType) noexcept = 0;
+  /// Type of the scales output.
+  virtual DataType getScaleType() const noexcept = 0;
+
+  /// The blocked axis of 1-D blocks. Deprecated in favor of setBlockShape().
+  KILN_DEPRECATED virtual void setAxis(int32_t axis) noexcept = 0;
+  /// The blocked axis. Deprecated in favor of getBlockShape().
+  KILN_DEPRECATED virtual int32_t getAxis() const noexcept = 0;
+
+  /// Elements per 1-D block. Deprecated in favor of setBlockShape().
+  KILN_DEPRECATED virtual void setBlockSize(int32_t size) noexcept = 0;
+  /// Elements per 1-D block. Deprecated in favor of getBlockShape().
+  KILN_DEPRECATED virtual int32_t getBlockSize() const noexcept = 0;
+
+  /// Block shape (same rank as the input; -1 means the whole extent).
+  virtual void setBlockShape(Dims const& blockShape) noexcept = 0;
+  /// Block shape.
+  virtual Dims getBlockShape() const noexcept = 0;
+
+ protected:
+  IDynamicQuantizeLayer() = default;
+};
+
+//
+// NonZero
+//
+
+/// Coordinates of the non-zero elements of its input, as a [rank, count] tensor (count known at run time).
+class KILN_API INonZeroLayer : public ILayer {
+ public:
+  virtual ~INonZeroLayer() noexcept = default;
+
+  /// Type of the output, kINT32 (default) or kINT64. Returns false for other types.
+  virtual bool setIndicesType(DataType type) noexcept = 0;
+  /// Type of the output.
+  virtual DataType getIndicesType() const noexcept = 0;
+
+ protected:
+  INonZeroLayer() = default;
+};
+
+//
+// Control flow: if-conditional
+//
+
+class IIfConditional;
+
+/// Common base of the layers that delimit an IIfConditional.
+class KILN_API IIfConditionalBoundaryLayer : public ILayer {
+ public:
+  virtual ~IIfConditionalBoundaryLayer() noexcept = default;
+
+  /// The conditional this layer belongs to.
+  virtual IIfConditional* getConditional() const noexcept = 0;
+
+ protected:
+  IIfConditionalBoundaryLayer() = default;
+};
+
+/// The condition of an IIfConditional: a 0-D kBOOL tensor.
+class KILN_API IConditionLayer : public IIfConditionalBoundaryLayer {
+ public:
+  virtual ~IConditionLayer() noexcept = default;
+
+ protected:
+  IConditionLayer() = default;
+};
+
+/// An output of an IIfConditional: input 0 in the true branch, input 1 in the false branch.
+class KILN_API IIfConditionalOutputLayer : public IIfConditionalBoundaryLayer {
+ public:
+  virtual ~IIfConditionalOutputLayer() noexcept = default;
+
+ protected:
+  IIfConditionalOutputLayer() = default;
+};
+
+/// Brings a tensor from outside into both branches of an IIfConditional.
+class KILN_API IIfConditionalInputLayer : public IIfConditionalBoundaryLayer {
+ public:
+  virtual ~IIfConditionalInputLayer() noexcept = default;
+
+ protected:
+  IIfConditionalInputLayer() = default;
+};
+
+/// If-then-else: layers added after setCondition() and fed (through addInput()) by tensors of the conditional
+/// belong to its branches; only the selected branch runs. Owned by the network.
+class KILN_API IIfConditional : public INoCopy {
+ public:
+  virtual ~IIfConditional() noexcept = default;
+
+  /// Sets the condition (a 0-D kBOOL tensor, evaluated once per inference).
+  virtual IConditionLayer* setCondition(ITensor& condition) noexcept = 0;
+
+  /// Adds an output taking `trueSubgraphOutput` when the condition holds and `falseSubgraphOutput` otherwise.
+  virtual IIfConditionalOutputLayer* addOutput(ITensor& trueSubgraphOutput,
+                                               ITensor& falseSubgraphOutput) noexcept = 0;
+
+  /// Makes `input`, a tensor from outside, available in the branches.
+  virtual IIfConditionalInputLayer* addInput(ITensor& input) noexcept = 0;
+
+  /// Sets the name (copied).
+  virtual void setName(char const* name) noexcept = 0;
+  /// The name, owned by the conditional.
+  virtual char const* getName() const noexcept = 0;
+
+ protected:
+  IIfConditional() = default;
+};
+
+//
+// Control flow: loops
+//
+
+class ILoop;
+
+/// Common base of the layers that delimit an ILoop.
+class KILN_API ILoopBoundaryLayer : public ILayer {
+ public:
+  virtual ~ILoopBoundaryLayer() noexcept = default;
+
+  /// The loop this layer belongs to.
+  virtual ILoop* getLoop() const noexcept = 0;
+
+ protected:
+  ILoopBoundaryLayer() = default;
+};
+
+/// A loop-carried value: output = input 0 (initial value) on the first iteration, then input 1 (set with
+/// setInput(1, ...)) of the previous iteration.
+class KILN_API IRecurrenceLayer : public ILoopBoundaryLayer {
+ public:
+  virtual ~IRecurrenceLayer() noexcept = default;
+
+ protected:
+  IRecurrenceLayer() = default;
+};
+
+/// What an ILoopOutputLayer produces.
+enum class LoopOutput : int32_t {
+  kLAST_VALUE = 0,   ///< The value of the last iteration.
+  kCONCATENATE = 1,  ///< The values of all iterations, concatenated along a new axis (length on input 1).
+  kREVERSE = 2,      ///< Like kCONCATENATE, last iteration first.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<LoopOutput> {
+  static constexpr int32_t kVALUE = 3;
+};
+}  // namespace impl
+
+/// A tensor leaving an ILoop.
+class KILN_API ILoopOutputLayer : public ILoopBoundaryLayer {
+ public:
+  virtual ~ILoopOutputLayer() noexcept = default;
+
+  /// What the output holds.
+  virtual LoopOutput getLoopOutput() const noexcept = 0;
+
+  /// Position of the new axis for kCONCATENATE and kREVERSE.
+  virtual void setAxis(int32_t axis) noexcept = 0;
+  /// Position of the new axis.
+  virtual int32_t getAxis() const noexcept = 0;
+
+ protected:
+  ILoopOutputLayer() = default;
+};
+
+/// How an ITripLimitLayer's input bounds the iterations.
+enum class TripLimit : int32_t {
+  kCOUNT = 0,  ///< A 0-D int32/int64 iteration count (fixed before the first iteration).
+  kWHILE = 1,  ///< A 0-D kBOOL computed in the loop; iterations continue while it is true.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<TripLimit> {
+  static constexpr int32_t kVALUE = 2;
+};
+}  // namespace impl
+
+/// Bounds the number of iterations of an ILoop.
+class KILN_API ITripLimitLayer : public ILoopBoundaryLayer {
+ public:
+  virtual ~ITripLimitLayer() noexcept = default;
+
+  /// The kind of limit.
+  virtual TripLimit getTripLimit() const noexcept = 0;
+
+ protected:
+  ITripLimitLayer() = default;
+};
+
+/// Yields successive slices of a tensor along an axis, one per iteration.
+class KILN_API IIteratorLayer : public ILoopBoundaryLayer {
+ public:
+  virtual ~IIteratorLayer() noexcept = default;
+
+  /// The sliced axis.
+  virtual void setAxis(int32_t axis) noexcept = 0;
+  /// The sliced axis.
+  virtual int32_t getAxis() const noexcept = 0;
+
+  /// Whether slices come last first.
+  virtual void setReverse(bool reverse) noexcept = 0;
+  /// Whether slices come last first.
+  virtual bool getReverse() const noexcept = 0;
+
+ protected:
+  IIteratorLayer() = default;
+};
+
+/// A loop: layers fed by its recurrences and iterators form the body, run until a trip limit stops it.
+/// Owned by the network.
+class KILN_API ILoop : public INoCopy {
+ public:
+  virtual ~ILoop() noexcept = default;
+
+  /// Adds a loop-carried value starting at `initialValue`; set its input 1 to the next-iteration value.
+  virtual IRecurrenceLayer* addRecurrence(ITensor& initialValue) noexcept = 0;
+
+  /// Adds a trip limit (at most one of each kind).
+  virtual ITripLimitLayer* addTripLimit(ITensor& tensor, TripLimit limit) noexcept = 0;
+
+  /// Adds an iterator over `tensor` along `axis`.
+  virtual IIteratorLayer* addIterator(ITensor& tensor, int32_t axis = 0, bool reverse = false) noexcept = 0;
+
+  /// Adds an output of kind `outputKind` for the body tensor `tensor`.
+  virtual ILoopOutputLayer* addLoopOutput(ITensor& tensor, LoopOutput outputKind, int32_t axis = 0) noexcept = 0;
+
+  /// Sets the name (copied).
+  virtual void setName(char const* name) noexcept = 0;
+  /// The name, owned by the loop.
+  virtual char const* getName() const noexcept = 0;
+
+ protected:
+  ILoop() = default;
+};
+
+//
 // Network definition
 //
 
@@ -999,6 +1969,114 @@ class KILN_API INetworkDefinition : public INoCopy {
 
   /// Adds a layer that outputs the shape of `input`.
   virtual IShapeLayer* addShape(ITensor& input) noexcept = 0;
+
+  /// Adds a transposed convolution with `nbOutputMaps` output channels and a `kernelSize` (rank 2 or 3)
+  /// kernel. `kernelWeights` may be empty if the kernel is later given as input 1; `biasWeights` may be empty.
+  virtual IDeconvolutionLayer* addDeconvolutionNd(ITensor& input, int64_t nbOutputMaps, Dims kernelSize,
+                                                  Weights kernelWeights, Weights biasWeights) noexcept = 0;
+
+  /// Adds a resize layer (nearest, output shape equal to the input's until configured).
+  virtual IResizeLayer* addResize(ITensor& input) noexcept = 0;
+
+  /// Adds a TopK layer over the single axis in bit mask `reduceAxes`, with kINT32 indices.
+  virtual ITopKLayer* addTopK(ITensor& input, TopKOperation op, int32_t k, uint32_t reduceAxes) noexcept = 0;
+
+  /// Adds a TopK layer whose indices output has type `indicesType` (kINT32 or kINT64).
+  virtual ITopKLayer* addTopK(ITensor& input, TopKOperation op, int32_t k, uint32_t reduceAxes,
+                              DataType indicesType) noexcept = 0;
+
+  /// Adds a zero padding of the two innermost dimensions.
+  virtual IPaddingLayer* addPaddingNd(ITensor& input, Dims const& prePadding, Dims const& postPadding) noexcept = 0;
+
+  /// Adds a fill layer producing kFLOAT. Deprecated in TensorRT 9.0 in favor of the overload with a type.
+  KILN_DEPRECATED virtual IFillLayer* addFill(Dims const& dimensions, FillOperation op) noexcept = 0;
+
+  /// Adds a fill layer producing `outputType` (kFLOAT, kHALF, kINT32 or kINT64).
+  virtual IFillLayer* addFill(Dims const& dimensions, FillOperation op, DataType outputType) noexcept = 0;
+
+  /// Adds an element-wise select; the three inputs must have equal rank.
+  virtual ISelectLayer* addSelect(ITensor& condition, ITensor& thenInput, ITensor& elseInput) noexcept = 0;
+
+  /// Adds a scatter with mode `mode` (axis 0; adjust on the layer).
+  virtual IScatterLayer* addScatter(ITensor& data, ITensor& indices, ITensor& updates,
+                                    ScatterMode mode) noexcept = 0;
+
+  /// Adds an einsum over `nbInputs` tensors (array not retained; equation copied).
+  virtual IEinsumLayer* addEinsum(ITensor* const* inputs, int32_t nbInputs, char const* equation) noexcept = 0;
+
+  /// Adds a cumulative operation along the axis held by the 0-D tensor `axis`.
+  virtual ICumulativeLayer* addCumulative(ITensor& input, ITensor& axis, CumulativeOperation operation,
+                                          bool exclusive, bool reverse) noexcept = 0;
+
+  /// Adds a one-hot encoding inserting the new axis at `axis`.
+  virtual IOneHotLayer* addOneHot(ITensor& indices, ITensor& values, ITensor& depth, int32_t axis) noexcept = 0;
+
+  /// Adds a parametric ReLU; `slope` broadcasts to `input`.
+  virtual IParametricReLULayer* addParametricReLU(ITensor& input, ITensor& slope) noexcept = 0;
+
+  /// Adds a local response normalization over `window` channels.
+  virtual ILRNLayer* addLRN(ITensor& input, int64_t window, float alpha, float beta, float k) noexcept = 0;
+
+  /// Adds a squeeze of the axes listed by `axes`.
+  virtual ISqueezeLayer* addSqueeze(ITensor& input, ITensor& axes) noexcept = 0;
+
+  /// Adds an unsqueeze inserting the axes listed by `axes`.
+  virtual IUnsqueezeLayer* addUnsqueeze(ITensor& input, ITensor& axes) noexcept = 0;
+
+  /// Adds a grid sample (kLINEAR, unaligned corners, kFILL).
+  virtual IGridSampleLayer* addGridSample(ITensor& input, ITensor& grid) noexcept = 0;
+
+  /// Adds a reverse-sequence layer (batch axis 1, sequence axis 0).
+  virtual IReverseSequenceLayer* addReverseSequence(ITensor& input, ITensor& sequenceLens) noexcept = 0;
+
+  /// Adds an assertion that every element of the kBOOL `condition` is true; `message` (copied) is reported
+  /// otherwise.
+  virtual IAssertionLayer* addAssertion(ITensor& condition, char const* message) noexcept = 0;
+
+  /// Adds a non-maximum suppression with kINT32 indices.
+  virtual INMSLayer* addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass) noexcept = 0;
+
+  /// Adds a non-maximum suppression whose indices outputs have type `indicesType` (kINT32 or kINT64).
+  virtual INMSLayer* addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass,
+                            DataType indicesType) noexcept = 0;
+
+  /// Adds a ragged softmax.
+  virtual IRaggedSoftMaxLayer* addRaggedSoftMax(ITensor& input, ITensor& bounds) noexcept = 0;
+
+  /// Adds a quantization to kINT8. Deprecated in TensorRT 9.0 in favor of the overload with a type.
+  KILN_DEPRECATED virtual IQuantizeLayer* addQuantize(ITensor& input, ITensor& scale) noexcept = 0;
+
+  /// Adds a quantization to `outputType` (kINT8, kFP8, kINT4 or kFP4).
+  virtual IQuantizeLayer* addQuantize(ITensor& input, ITensor& scale, DataType outputType) noexcept = 0;
+
+  /// Adds a dequantization to kFLOAT. Deprecated in TensorRT 9.0 in favor of the overload with a type.
+  KILN_DEPRECATED virtual IDequantizeLayer* addDequantize(ITensor& input, ITensor& scale) noexcept = 0;
+
+  /// Adds a dequantization to `outputType` (kFLOAT, kHALF or kBF16).
+  virtual IDequantizeLayer* addDequantize(ITensor& input, ITensor& scale, DataType outputType) noexcept = 0;
+
+  /// Adds a dynamic block quantization with 1-D blocks of `blockSize` elements along `axis`. Deprecated in
+  /// favor of addDynamicQuantizeV2().
+  KILN_DEPRECATED virtual IDynamicQuantizeLayer* addDynamicQuantize(ITensor& input, int32_t axis, int32_t blockSize,
+                                                                    DataType outputType,
+                                                                    DataType scaleType) noexcept = 0;
+
+  /// Adds a dynamic block quantization with blocks of shape `blockShape` (rank of the input; -1 means the
+  /// whole extent).
+  virtual IDynamicQuantizeLayer* addDynamicQuantizeV2(ITensor& input, Dims const& blockShape, DataType outputType,
+                                                      DataType scaleType) noexcept = 0;
+
+  /// Adds a layer giving the coordinates of the non-zero elements, as kINT32.
+  virtual INonZeroLayer* addNonZero(ITensor& input) noexcept = 0;
+
+  /// Adds a non-zero layer whose output has type `indicesType` (kINT32 or kINT64).
+  virtual INonZeroLayer* addNonZero(ITensor& input, DataType indicesType) noexcept = 0;
+
+  /// Adds an if-then-else construct, owned by the network.
+  virtual IIfConditional* addIfConditional() noexcept = 0;
+
+  /// Adds a loop construct, owned by the network.
+  virtual ILoop* addLoop() noexcept = 0;
 
   /// Number of layers.
   virtual int32_t getNbLayers() const noexcept = 0;

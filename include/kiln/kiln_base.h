@@ -102,6 +102,13 @@ enum class DataType : int32_t {
   kINT4 = 9,   ///< Signed 4-bit integer, two per byte.
   kFP4 = 10,   ///< 4-bit float E2M1, two per byte.
   kE8M0 = 11,  ///< Unsigned exponent-only 8-bit float, used for block quantization scales.
+  // Kiln extensions, not in TensorRT: ONNX types that the reference backend computes (the GPU need not).
+  // They lie outside EnumMax<DataType>(), which keeps TensorRT's value.
+  kFLOAT64 = 100,  ///< IEEE 754 binary64. Kiln extension.
+  kINT16 = 101,    ///< Signed 16-bit integer. Kiln extension.
+  kUINT16 = 102,   ///< Unsigned 16-bit integer. Kiln extension.
+  kUINT32 = 103,   ///< Unsigned 32-bit integer. Kiln extension.
+  kUINT64 = 104,   ///< Unsigned 64-bit integer. Kiln extension.
 };
 
 namespace impl {

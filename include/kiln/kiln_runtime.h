@@ -24,6 +24,48 @@ struct EnumMaxImpl<TensorLocation> {
 };
 }  // namespace impl
 
+/// Application-implemented allocator for output tensors whose size is only known during inference
+/// (data-dependent shapes), installed per output with IExecutionContext::setOutputAllocator(). Kiln asks it
+/// for memory once the output's size is known and then reports the output's final shape.
+class KILN_API IOutputAllocator : public IVersionedInterface {
+ public:
+  /// Returns {"IOutputAllocator", 1, 0}. Applications must not override it.
+  InterfaceInfo getInterfaceInfo() const noexcept override { return {"IOutputAllocator", 1, 0}; }
+
+  /// Returns memory of at least `size` bytes aligned to `alignment` for output `tensorName`: `currentMemory`
+  /// if it is large enough, or new memory (the allocator owns both), or nullptr on failure. The default
+  /// returns nullptr. Deprecated in TensorRT 10.0 in favor of reallocateOutputAsync().
+  KILN_DEPRECATED virtual void* reallocateOutput(char const* tensorName, void* currentMemory, uint64_t size,
+                                                 uint64_t alignment) noexcept {
+    (void)tensorName;
+    (void)currentMemory;
+    (void)size;
+    (void)alignment;
+    return nullptr;
+  }
+
+  /// Stream-ordered reallocateOutput(): the memory is used in `stream` order. Default: reallocateOutput().
+  virtual void* reallocateOutputAsync(char const* tensorName, void* currentMemory, uint64_t size,
+                                      uint64_t alignment, cudaStream_t stream) {
+    (void)stream;
+    KILN_IGNORE_DEPRECATED_BEGIN
+    return reallocateOutput(tensorName, currentMemory, size, alignment);
+    KILN_IGNORE_DEPRECATED_END
+  }
+
+  /// Reports the final shape of output `tensorName` once it is computed.
+  virtual void notifyShape(char const* tensorName, Dims const& dims) noexcept = 0;
+
+  ~IOutputAllocator() override = default;
+  IOutputAllocator() = default;
+
+ protected:
+  IOutputAllocator(IOutputAllocator const&) = default;
+  IOutputAllocator(IOutputAllocator&&) = default;
+  IOutputAllocator& operator=(IOutputAllocator const&) & = default;
+  IOutputAllocator& operator=(IOutputAllocator&&) & = default;
+};
+
 /// Deserializes plans produced by IBuilder::buildSerializedNetwork into engines. Create it with
 /// createInferRuntime(); the caller owns it and releases it with delete, after every engine it created.
 class KILN_API IRuntime : public INoCopy {
@@ -285,6 +327,13 @@ class KILN_API IExecutionContext : public INoCopy {
 
   /// The event set by setInputConsumedEvent(), or nullptr.
   virtual cudaEvent_t getInputConsumedEvent() const noexcept = 0;
+
+  /// Installs `outputAllocator` (not owned; nullptr removes it) for output `tensorName`. Returns false,
+  /// reporting the error, if `tensorName` is not an output of the engine.
+  virtual bool setOutputAllocator(char const* tensorName, IOutputAllocator* outputAllocator) noexcept = 0;
+
+  /// The allocator installed for output `tensorName`, or nullptr.
+  virtual IOutputAllocator* getOutputAllocator(char const* tensorName) const noexcept = 0;
 
   /// Upper bound, in bytes, of output `tensorName` for the current input shapes; -1 on error.
   virtual int64_t getMaxOutputSize(char const* tensorName) const noexcept = 0;

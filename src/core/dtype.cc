@@ -116,6 +116,11 @@ size_t dataTypeSize(DataType t) {
     case DataType::kINT32: return 4;
     case DataType::kINT64: return 8;
     case DataType::kE8M0: return 1;
+    case DataType::kFLOAT64: return 8;
+    case DataType::kINT16: return 2;
+    case DataType::kUINT16: return 2;
+    case DataType::kUINT32: return 4;
+    case DataType::kUINT64: return 8;
     case DataType::kINT4:
     case DataType::kFP4: return 0;
   }
@@ -136,6 +141,11 @@ char const* dataTypeName(DataType t) {
     case DataType::kINT4: return "int4";
     case DataType::kFP4: return "fp4";
     case DataType::kE8M0: return "e8m0";
+    case DataType::kFLOAT64: return "float64";
+    case DataType::kINT16: return "int16";
+    case DataType::kUINT16: return "uint16";
+    case DataType::kUINT32: return "uint32";
+    case DataType::kUINT64: return "uint64";
   }
   return "unknown";
 }
@@ -154,14 +164,29 @@ char const* dataTypeShortName(DataType t) {
     case DataType::kINT4: return "i4";
     case DataType::kFP4: return "fp4";
     case DataType::kE8M0: return "e8m0";
+    case DataType::kFLOAT64: return "f64";
+    case DataType::kINT16: return "i16";
+    case DataType::kUINT16: return "u16";
+    case DataType::kUINT32: return "u32";
+    case DataType::kUINT64: return "u64";
   }
   return "unknown";
 }
 
+std::vector<DataType> const& allStorableTypes() {
+  static std::vector<DataType> const kAll = {
+      DataType::kFLOAT, DataType::kHALF,    DataType::kBF16,  DataType::kINT8,   DataType::kUINT8,
+      DataType::kFP8,   DataType::kBOOL,    DataType::kINT32, DataType::kINT64,  DataType::kFLOAT64,
+      DataType::kINT16, DataType::kUINT16,  DataType::kUINT32, DataType::kUINT64};
+  return kAll;
+}
+
 Result<DataType> parseDataType(std::string const& name) {
-  static constexpr DataType kAll[] = {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT8,
-                                      DataType::kUINT8, DataType::kFP8,  DataType::kBOOL, DataType::kINT32,
-                                      DataType::kINT64, DataType::kINT4, DataType::kFP4,  DataType::kE8M0};
+  static constexpr DataType kAll[] = {DataType::kFLOAT,   DataType::kHALF,   DataType::kBF16,   DataType::kINT8,
+                                      DataType::kUINT8,   DataType::kFP8,    DataType::kBOOL,   DataType::kINT32,
+                                      DataType::kINT64,   DataType::kINT4,   DataType::kFP4,    DataType::kE8M0,
+                                      DataType::kFLOAT64, DataType::kINT16,  DataType::kUINT16, DataType::kUINT32,
+                                      DataType::kUINT64};
   for (DataType t : kAll) {
     if (name == dataTypeName(t) || name == dataTypeShortName(t)) return t;
   }
@@ -169,11 +194,12 @@ Result<DataType> parseDataType(std::string const& name) {
 }
 
 bool isFloatType(DataType t) {
-  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16 || t == DataType::kFP8;
+  return t == DataType::kFLOAT64 || t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16 || t == DataType::kFP8;
 }
 
 bool isIntegerType(DataType t) {
-  return t == DataType::kINT8 || t == DataType::kUINT8 || t == DataType::kINT32 || t == DataType::kINT64;
+  return t == DataType::kINT8 || t == DataType::kUINT8 || t == DataType::kINT32 || t == DataType::kINT64 ||
+         t == DataType::kINT16 || t == DataType::kUINT16 || t == DataType::kUINT32 || t == DataType::kUINT64;
 }
 
 bool isSupportedType(DataType t) { return dataTypeSize(t) != 0 && t != DataType::kE8M0; }

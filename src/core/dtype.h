@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/status.h"
 #include "kiln/kiln_base.h"
@@ -45,8 +46,10 @@ char const* dataTypeName(DataType t);
 char const* dataTypeShortName(DataType t);
 /// Parses a long or short name.
 Result<DataType> parseDataType(std::string const& name);
-bool isFloatType(DataType t);  // float32/16, bf16, fp8
-bool isIntegerType(DataType t);  // int8/32/64, uint8
+bool isFloatType(DataType t);    // float64/32/16, bf16, fp8
+bool isIntegerType(DataType t);  // int8/16/32/64, uint8/16/32/64
+/// Every type Kiln can store, TensorRT's first, then Kiln's extensions.
+std::vector<DataType> const& allStorableTypes();
 /// True when Kiln can store and compute this type (everything but int4/fp4/e8m0 for now).
 bool isSupportedType(DataType t);
 
@@ -88,6 +91,11 @@ template <> struct StorageOf<DataType::kUINT8> { using type = uint8_t; };
 template <> struct StorageOf<DataType::kINT32> { using type = int32_t; };
 template <> struct StorageOf<DataType::kINT64> { using type = int64_t; };
 template <> struct StorageOf<DataType::kBOOL> { using type = bool; };
+template <> struct StorageOf<DataType::kFLOAT64> { using type = double; };
+template <> struct StorageOf<DataType::kINT16> { using type = int16_t; };
+template <> struct StorageOf<DataType::kUINT16> { using type = uint16_t; };
+template <> struct StorageOf<DataType::kUINT32> { using type = uint32_t; };
+template <> struct StorageOf<DataType::kUINT64> { using type = uint64_t; };
 
 /// True for storage types whose arithmetic is done in floating point.
 template <typename T>
@@ -108,6 +116,11 @@ Status dispatchType(DataType t, F&& f) {
     case DataType::kINT32: return f(int32_t{});
     case DataType::kINT64: return f(int64_t{});
     case DataType::kBOOL: return f(bool{});
+    case DataType::kFLOAT64: return f(double{});
+    case DataType::kINT16: return f(int16_t{});
+    case DataType::kUINT16: return f(uint16_t{});
+    case DataType::kUINT32: return f(uint32_t{});
+    case DataType::kUINT64: return f(uint64_t{});
     case DataType::kINT4:
     case DataType::kFP4:
     case DataType::kE8M0: break;

@@ -42,14 +42,14 @@ Result<HostTensor> HostTensor::clone(char const* what, MemoryBudget* budget) con
 }
 
 int64_t HostTensor::intAt(int64_t i) const {
-  switch (dtype_) {
-    case DataType::kINT64: return as<int64_t>()[i];
-    case DataType::kINT32: return as<int32_t>()[i];
-    case DataType::kINT8: return as<int8_t>()[i];
-    case DataType::kUINT8: return as<uint8_t>()[i];
-    case DataType::kBOOL: return as<bool>()[i] ? 1 : 0;
-    default: return static_cast<int64_t>(doubleAt(i));
-  }
+  int64_t r = 0;
+  (void)dispatchType(dtype_, [&](auto tag) {
+    using S = decltype(tag);
+    if constexpr (std::is_integral_v<S>) r = static_cast<int64_t>(as<S>()[i]);  // exact (uint64 wraps)
+    else r = static_cast<int64_t>(toDouble(as<S>()[i]));
+    return Status::ok();
+  });
+  return r;
 }
 
 double HostTensor::doubleAt(int64_t i) const {

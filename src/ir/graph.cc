@@ -207,6 +207,9 @@ Status Graph::renumber() {
   return Status::ok();
 }
 
+Node::Node() = default;
+Node::~Node() = default;
+
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>();
   std::unordered_map<Value const*, Value*> vmap;
@@ -219,7 +222,18 @@ std::unique_ptr<Graph> Graph::clone() const {
     g->values_.push_back(std::move(nv));
   }
   for (auto const& n : nodes_) {
-    auto nn = std::make_unique<Node>(*n);
+    auto nn = std::make_unique<Node>();
+    nn->id = n->id;
+    nn->op = n->op;
+    nn->name = n->name;
+    nn->inputs = n->inputs;
+    nn->outputs = n->outputs;
+    nn->attrs = n->attrs;
+    nn->constant = n->constant;
+    nn->precision = n->precision;
+    nn->fusedFrom = n->fusedFrom;
+    nn->tactic = n->tactic;
+    for (auto const& sub : n->subgraphs) nn->subgraphs.push_back(sub ? sub->clone() : nullptr);
     for (auto& in : nn->inputs) in = in ? vmap.at(in) : nullptr;
     for (auto& out : nn->outputs) {
       out = vmap.at(out);

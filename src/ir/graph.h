@@ -15,6 +15,7 @@
 namespace kiln::ir {
 
 struct Node;
+class Graph;
 
 /// A tensor of the graph. `shape` holds -1 for dims unknown until run time.
 struct Value {
@@ -41,6 +42,15 @@ struct Node {
   std::optional<DataType> precision;      // ILayer::setPrecision
   std::vector<std::string> fusedFrom;     // names of the layers merged into this node by passes
   std::string tactic;                     // chosen by the builder
+  // Subgraphs owned by control-flow nodes (If: {then, else}; Loop: {body}; see ir/ops.def). Their graph
+  // inputs/outputs are the node's block parameters; other ops leave this empty. Graph::clone() deep-copies
+  // them (and copies every other member: update it when adding one).
+  std::vector<std::unique_ptr<Graph>> subgraphs;
+
+  Node();
+  ~Node();
+  Node(Node const&) = delete;
+  Node& operator=(Node const&) = delete;
 
   Value* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   Value* output(size_t i = 0) const { return i < outputs.size() ? outputs[i] : nullptr; }

@@ -1,10 +1,12 @@
 // Printer and parser of the IR text form (see text.h for the grammar by example).
 #include "ir/text.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <unordered_set>
 
 namespace kiln::ir {
@@ -685,7 +687,8 @@ std::string formatFloat(double v) {
 
 std::string printGraph(Graph const& g, PrintOptions options) {
   std::string out = "graph {\n";
-  for (Value const* v : g.inputs()) out += strCat("  input ", nameText(v->name), ": ", typeText(v->dtype, v->shape), "\n");
+  for (Value const* v : g.inputs())
+    out += strCat("  input ", nameText(v->name), ": ", typeText(v->dtype, v->shape), "\n");
   std::vector<Node*> order;
   auto topo = g.topoOrder();
   if (topo.isOk()) {

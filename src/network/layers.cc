@@ -71,40 +71,70 @@ char const* layerTypeName(LayerType t) {
       return "Shape";
     case LayerType::kNORMALIZATION:
       return "Normalization";
-    // Layer kinds the network cannot create yet.
     case LayerType::kLRN:
+      return "LRN";
     case LayerType::kDECONVOLUTION:
-    case LayerType::kPLUGIN:
+      return "Deconvolution";
     case LayerType::kPADDING:
+      return "Padding";
     case LayerType::kTOPK:
+      return "TopK";
     case LayerType::kRAGGED_SOFTMAX:
-    case LayerType::kPLUGIN_V2:
+      return "Ragged SoftMax";
     case LayerType::kPARAMETRIC_RELU:
+      return "ParametricReLU";
     case LayerType::kRESIZE:
+      return "Resize";
     case LayerType::kTRIP_LIMIT:
+      return "TripLimit";
     case LayerType::kRECURRENCE:
+      return "Recurrence";
     case LayerType::kITERATOR:
+      return "Iterator";
     case LayerType::kLOOP_OUTPUT:
+      return "LoopOutput";
     case LayerType::kSELECT:
+      return "Select";
     case LayerType::kFILL:
+      return "Fill";
     case LayerType::kQUANTIZE:
+      return "Quantize";
     case LayerType::kDEQUANTIZE:
+      return "Dequantize";
     case LayerType::kCONDITION:
+      return "Condition";
     case LayerType::kCONDITIONAL_INPUT:
+      return "ConditionalInput";
     case LayerType::kCONDITIONAL_OUTPUT:
+      return "ConditionalOutput";
     case LayerType::kSCATTER:
+      return "Scatter";
     case LayerType::kEINSUM:
+      return "Einsum";
     case LayerType::kASSERTION:
+      return "Assertion";
     case LayerType::kONE_HOT:
+      return "OneHot";
     case LayerType::kNON_ZERO:
+      return "NonZero";
     case LayerType::kGRID_SAMPLE:
+      return "GridSample";
     case LayerType::kNMS:
+      return "NMS";
     case LayerType::kREVERSE_SEQUENCE:
-    case LayerType::kPLUGIN_V3:
+      return "ReverseSequence";
     case LayerType::kSQUEEZE:
+      return "Squeeze";
     case LayerType::kUNSQUEEZE:
+      return "Unsqueeze";
     case LayerType::kCUMULATIVE:
+      return "Cumulative";
     case LayerType::kDYNAMIC_QUANTIZE:
+      return "DynamicQuantize";
+    // Layer kinds the network cannot create.
+    case LayerType::kPLUGIN:
+    case LayerType::kPLUGIN_V2:
+    case LayerType::kPLUGIN_V3:
     case LayerType::kATTENTION_INPUT:
     case LayerType::kATTENTION_OUTPUT:
     case LayerType::kROTARY_EMBEDDING:

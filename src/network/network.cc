@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "ir/shape_inference.h"
+#include "network/layer_factories.h"
 #include "network/layers.h"
 
 namespace kiln::network {
@@ -24,12 +25,23 @@ Dims unknownRank() {
   return d;
 }
 
+bool isIntType(DataType t) { return t == DataType::kINT32 || t == DataType::kINT64; }
+
 // Inputs whose contents give an op's output shape (shape tensors by position).
 bool isShapeSlot(ir::Node const& n, size_t i) {
   if (n.op == ir::OpType::kShuffle)
     return i == 1;
   if (n.op == ir::OpType::kSlice)
     return i == 1 || i == 2 || i == 3 || i == 5;
+  if (n.op == ir::OpType::kTopK || n.op == ir::OpType::kSqueeze || n.op == ir::OpType::kUnsqueeze ||
+      n.op == ir::OpType::kCumulative)
+    return i == 1;
+  if (n.op == ir::OpType::kResize)  // sizes (int) are a shape tensor; float scales are not
+    return i == 1 && n.input(1) && isIntType(n.input(1)->dtype);
+  if (n.op == ir::OpType::kFill)
+    return i == 0;
+  if (n.op == ir::OpType::kOneHot || n.op == ir::OpType::kNMS)
+    return i == 2;
   return false;
 }
 
@@ -38,10 +50,8 @@ bool propagatesShape(ir::OpType op) {
   using ir::OpType;
   return op == OpType::kElementWise || op == OpType::kUnary || op == OpType::kGather || op == OpType::kConcatenation ||
          op == OpType::kSlice || op == OpType::kReduce || op == OpType::kCast || op == OpType::kIdentity ||
-         op == OpType::kShuffle;
+         op == OpType::kShuffle || op == OpType::kSelect || op == OpType::kSqueeze || op == OpType::kUnsqueeze;
 }
-
-bool isIntType(DataType t) { return t == DataType::kINT32 || t == DataType::kINT64; }
 
 // Checks a name given through the API.
 Status checkName(char const* name, char const* what) {
@@ -236,14 +246,6 @@ ir::Node* NetworkImpl::newNode(ir::OpType op, LayerType type, std::vector<ir::Va
   order_.push_back(n);
   dirtyFrom_ = std::min(dirtyFrom_, order_.size() - 1);
   return n;
-}
-
-template <typename L>
-L* NetworkImpl::adopt(std::unique_ptr<L> layer) {
-  L* raw = layer.get();
-  layerOfNode_[raw->node()] = raw;
-  layers_.push_back(std::move(layer));
-  return raw;
 }
 
 void NetworkImpl::setNodeInput(ir::Node* n, int32_t index, ir::Value* v) {
@@ -964,5 +966,141 @@ IShapeLayer* NetworkImpl::addShape(ITensor& input) noexcept {
   ir::Node* n = newNode(ir::OpType::kShape, LayerType::kSHAPE, {x->value()});
   return adopt(std::make_unique<ShapeLayer>(*this, n));
 }
+
+}  // namespace kiln::network
+
+//
+// NetworkImpl: layer breadth (implemented by the family files; see network/layer_factories.h)
+//
+
+namespace kiln::network {
+
+IDeconvolutionLayer* NetworkImpl::addDeconvolutionNd(ITensor& input, int64_t nbOutputMaps, Dims kernelSize,
+                                                     Weights kernelWeights, Weights biasWeights) noexcept {
+  return addDeconvolutionNdLayer(*this, input, nbOutputMaps, kernelSize, kernelWeights, biasWeights);
+}
+
+IResizeLayer* NetworkImpl::addResize(ITensor& input) noexcept { return addResizeLayer(*this, input); }
+
+ITopKLayer* NetworkImpl::addTopK(ITensor& input, TopKOperation op, int32_t k, uint32_t reduceAxes) noexcept {
+  return addTopKLayer(*this, input, op, k, reduceAxes, DataType::kINT32);
+}
+
+ITopKLayer* NetworkImpl::addTopK(ITensor& input, TopKOperation op, int32_t k, uint32_t reduceAxes,
+                                 DataType indicesType) noexcept {
+  return addTopKLayer(*this, input, op, k, reduceAxes, indicesType);
+}
+
+IPaddingLayer* NetworkImpl::addPaddingNd(ITensor& input, Dims const& prePadding, Dims const& postPadding) noexcept {
+  return addPaddingNdLayer(*this, input, prePadding, postPadding);
+}
+
+IFillLayer* NetworkImpl::addFill(Dims const& dimensions, FillOperation op) noexcept {
+  return addFillLayer(*this, dimensions, op, DataType::kFLOAT);
+}
+
+IFillLayer* NetworkImpl::addFill(Dims const& dimensions, FillOperation op, DataType outputType) noexcept {
+  return addFillLayer(*this, dimensions, op, outputType);
+}
+
+ISelectLayer* NetworkImpl::addSelect(ITensor& condition, ITensor& thenInput, ITensor& elseInput) noexcept {
+  return addSelectLayer(*this, condition, thenInput, elseInput);
+}
+
+IScatterLayer* NetworkImpl::addScatter(ITensor& data, ITensor& indices, ITensor& updates, ScatterMode mode) noexcept {
+  return addScatterLayer(*this, data, indices, updates, mode);
+}
+
+IEinsumLayer* NetworkImpl::addEinsum(ITensor* const* inputs, int32_t nbInputs, char const* equation) noexcept {
+  return addEinsumLayer(*this, inputs, nbInputs, equation);
+}
+
+ICumulativeLayer* NetworkImpl::addCumulative(ITensor& input, ITensor& axis, CumulativeOperation operation,
+                                             bool exclusive, bool reverse) noexcept {
+  return addCumulativeLayer(*this, input, axis, operation, exclusive, reverse);
+}
+
+IOneHotLayer* NetworkImpl::addOneHot(ITensor& indices, ITensor& values, ITensor& depth, int32_t axis) noexcept {
+  return addOneHotLayer(*this, indices, values, depth, axis);
+}
+
+IParametricReLULayer* NetworkImpl::addParametricReLU(ITensor& input, ITensor& slope) noexcept {
+  return addParametricReLULayer(*this, input, slope);
+}
+
+ILRNLayer* NetworkImpl::addLRN(ITensor& input, int64_t window, float alpha, float beta, float k) noexcept {
+  return addLRNLayer(*this, input, window, alpha, beta, k);
+}
+
+ISqueezeLayer* NetworkImpl::addSqueeze(ITensor& input, ITensor& axes) noexcept {
+  return addSqueezeLayer(*this, input, axes);
+}
+
+IUnsqueezeLayer* NetworkImpl::addUnsqueeze(ITensor& input, ITensor& axes) noexcept {
+  return addUnsqueezeLayer(*this, input, axes);
+}
+
+IGridSampleLayer* NetworkImpl::addGridSample(ITensor& input, ITensor& grid) noexcept {
+  return addGridSampleLayer(*this, input, grid);
+}
+
+IReverseSequenceLayer* NetworkImpl::addReverseSequence(ITensor& input, ITensor& sequenceLens) noexcept {
+  return addReverseSequenceLayer(*this, input, sequenceLens);
+}
+
+IAssertionLayer* NetworkImpl::addAssertion(ITensor& condition, char const* message) noexcept {
+  return addAssertionLayer(*this, condition, message);
+}
+
+INMSLayer* NetworkImpl::addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass) noexcept {
+  return addNMSLayer(*this, boxes, scores, maxOutputBoxesPerClass, DataType::kINT32);
+}
+
+INMSLayer* NetworkImpl::addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass,
+                               DataType indicesType) noexcept {
+  return addNMSLayer(*this, boxes, scores, maxOutputBoxesPerClass, indicesType);
+}
+
+IRaggedSoftMaxLayer* NetworkImpl::addRaggedSoftMax(ITensor& input, ITensor& bounds) noexcept {
+  return addRaggedSoftMaxLayer(*this, input, bounds);
+}
+
+IQuantizeLayer* NetworkImpl::addQuantize(ITensor& input, ITensor& scale) noexcept {
+  return addQuantizeLayer(*this, input, scale, DataType::kINT8);
+}
+
+IQuantizeLayer* NetworkImpl::addQuantize(ITensor& input, ITensor& scale, DataType outputType) noexcept {
+  return addQuantizeLayer(*this, input, scale, outputType);
+}
+
+IDequantizeLayer* NetworkImpl::addDequantize(ITensor& input, ITensor& scale) noexcept {
+  return addDequantizeLayer(*this, input, scale, DataType::kFLOAT);
+}
+
+IDequantizeLayer* NetworkImpl::addDequantize(ITensor& input, ITensor& scale, DataType outputType) noexcept {
+  return addDequantizeLayer(*this, input, scale, outputType);
+}
+
+IDynamicQuantizeLayer* NetworkImpl::addDynamicQuantize(ITensor& input, int32_t axis, int32_t blockSize,
+                                                       DataType outputType, DataType scaleType) noexcept {
+  return addDynamicQuantizeLayer(*this, input, axis, blockSize, outputType, scaleType);
+}
+
+IDynamicQuantizeLayer* NetworkImpl::addDynamicQuantizeV2(ITensor& input, Dims const& blockShape, DataType outputType,
+                                                         DataType scaleType) noexcept {
+  return addDynamicQuantizeV2Layer(*this, input, blockShape, outputType, scaleType);
+}
+
+INonZeroLayer* NetworkImpl::addNonZero(ITensor& input) noexcept {
+  return addNonZeroLayer(*this, input, DataType::kINT32);
+}
+
+INonZeroLayer* NetworkImpl::addNonZero(ITensor& input, DataType indicesType) noexcept {
+  return addNonZeroLayer(*this, input, indicesType);
+}
+
+IIfConditional* NetworkImpl::addIfConditional() noexcept { return addIfConditionalLayer(*this); }
+
+ILoop* NetworkImpl::addLoop() noexcept { return addLoopLayer(*this); }
 
 }  // namespace kiln::network

@@ -178,6 +178,45 @@ class NetworkImpl final : public INetworkDefinition {
   IGatherLayer* addGather(ITensor& data, ITensor& indices, int32_t axis) noexcept override;
   IGatherLayer* addGatherV2(ITensor& data, ITensor& indices, GatherMode mode) noexcept override;
   IShapeLayer* addShape(ITensor& input) noexcept override;
+  // Layer breadth: each delegates to the factory of the same name in network/layer_factories.h.
+  IDeconvolutionLayer* addDeconvolutionNd(ITensor& input, int64_t nbOutputMaps, Dims kernelSize, Weights kernelWeights,
+                                          Weights biasWeights) noexcept override;
+  IResizeLayer* addResize(ITensor& input) noexcept override;
+  ITopKLayer* addTopK(ITensor& input, TopKOperation op, int32_t k, uint32_t reduceAxes) noexcept override;
+  ITopKLayer* addTopK(ITensor& input, TopKOperation op, int32_t k, uint32_t reduceAxes,
+                      DataType indicesType) noexcept override;
+  IPaddingLayer* addPaddingNd(ITensor& input, Dims const& prePadding, Dims const& postPadding) noexcept override;
+  IFillLayer* addFill(Dims const& dimensions, FillOperation op) noexcept override;
+  IFillLayer* addFill(Dims const& dimensions, FillOperation op, DataType outputType) noexcept override;
+  ISelectLayer* addSelect(ITensor& condition, ITensor& thenInput, ITensor& elseInput) noexcept override;
+  IScatterLayer* addScatter(ITensor& data, ITensor& indices, ITensor& updates, ScatterMode mode) noexcept override;
+  IEinsumLayer* addEinsum(ITensor* const* inputs, int32_t nbInputs, char const* equation) noexcept override;
+  ICumulativeLayer* addCumulative(ITensor& input, ITensor& axis, CumulativeOperation operation, bool exclusive,
+                                  bool reverse) noexcept override;
+  IOneHotLayer* addOneHot(ITensor& indices, ITensor& values, ITensor& depth, int32_t axis) noexcept override;
+  IParametricReLULayer* addParametricReLU(ITensor& input, ITensor& slope) noexcept override;
+  ILRNLayer* addLRN(ITensor& input, int64_t window, float alpha, float beta, float k) noexcept override;
+  ISqueezeLayer* addSqueeze(ITensor& input, ITensor& axes) noexcept override;
+  IUnsqueezeLayer* addUnsqueeze(ITensor& input, ITensor& axes) noexcept override;
+  IGridSampleLayer* addGridSample(ITensor& input, ITensor& grid) noexcept override;
+  IReverseSequenceLayer* addReverseSequence(ITensor& input, ITensor& sequenceLens) noexcept override;
+  IAssertionLayer* addAssertion(ITensor& condition, char const* message) noexcept override;
+  INMSLayer* addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass) noexcept override;
+  INMSLayer* addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass,
+                    DataType indicesType) noexcept override;
+  IRaggedSoftMaxLayer* addRaggedSoftMax(ITensor& input, ITensor& bounds) noexcept override;
+  IQuantizeLayer* addQuantize(ITensor& input, ITensor& scale) noexcept override;
+  IQuantizeLayer* addQuantize(ITensor& input, ITensor& scale, DataType outputType) noexcept override;
+  IDequantizeLayer* addDequantize(ITensor& input, ITensor& scale) noexcept override;
+  IDequantizeLayer* addDequantize(ITensor& input, ITensor& scale, DataType outputType) noexcept override;
+  IDynamicQuantizeLayer* addDynamicQuantize(ITensor& input, int32_t axis, int32_t blockSize, DataType outputType,
+                                            DataType scaleType) noexcept override;
+  IDynamicQuantizeLayer* addDynamicQuantizeV2(ITensor& input, Dims const& blockShape, DataType outputType,
+                                              DataType scaleType) noexcept override;
+  INonZeroLayer* addNonZero(ITensor& input) noexcept override;
+  INonZeroLayer* addNonZero(ITensor& input, DataType indicesType) noexcept override;
+  IIfConditional* addIfConditional() noexcept override;
+  ILoop* addLoop() noexcept override;
   int32_t getNbLayers() const noexcept override { return static_cast<int32_t>(layers_.size()); }
   ILayer* getLayer(int32_t index) const noexcept override;
   int32_t getNbInputs() const noexcept override { return static_cast<int32_t>(graph_->inputs().size()); }
@@ -234,9 +273,45 @@ class NetworkImpl final : public INetworkDefinition {
   /// True if `v`'s contents are needed to compute a network output.
   bool isExecutionTensor(ir::Value const* v) const;
 
+  // For the layer factories (network/layer_factories.h; see "How to add a layer" there).
+  /// The name the next layer of type `type` gets: "(Unnamed Layer* N) [Type]". Use it in error messages
+  /// before the node exists.
+  std::string nextLayerName(LayerType type) const { return defaultLayerName(type); }
+  /// Appends a node of op `op` named nextLayerName(type) reading `inputs` (nullptr: absent optional input;
+  /// trailing ones are dropped), with `numOutputs` fresh outputs wrapped as ITensors (unknown shapes until
+  /// inferred). Write the node's attributes (ir/ops.def) right after, then wrap it with adoptLayer().
+  ir::Node* addLayerNode(ir::OpType op, LayerType type, std::vector<ir::Value*> inputs, int numOutputs = 1) {
+    return newNode(op, type, std::move(inputs), numOutputs);
+  }
+  /// Takes ownership of a layer object (a LayerBase<I> subclass) over a node from addLayerNode(), making it
+  /// visible through getLayer() and to shape inference (beforeInfer()). Returns it.
+  template <typename L>
+  L* adoptLayer(std::unique_ptr<L> layer) {
+    return adopt(std::move(layer));
+  }
+  /// Keeps `object` (e.g. an ILoop or IIfConditional implementation) alive as long as the network; returns it.
+  template <typename T>
+  T* keepAlive(std::unique_ptr<T> object) {
+    T* raw = object.get();
+    extras_.push_back(std::shared_ptr<void>(std::move(object)));
+    return raw;
+  }
+  /// The graph itself, without running pending inference (for factories that build subgraphs).
+  ir::Graph& mutableGraph() { return *graph_; }
+  /// The layer object of node `n`, or nullptr (hidden constants).
+  LayerState* layerOf(ir::Node const* n) const {
+    auto it = layerOfNode_.find(n);
+    return it == layerOfNode_.end() ? nullptr : it->second;
+  }
+
  private:
   template <typename L>
-  L* adopt(std::unique_ptr<L> layer);
+  L* adopt(std::unique_ptr<L> layer) {
+    L* raw = layer.get();
+    layerOfNode_[raw->node()] = raw;
+    layers_.push_back(std::move(layer));
+    return raw;
+  }
   INormalizationLayer* addNormalizationImpl(ITensor& input, ITensor& scale, ITensor& bias, uint32_t axesMask, bool v2);
   IGatherLayer* addGatherImpl(ITensor& data, ITensor& indices, int32_t axis, GatherMode mode, char const* api);
   ir::Node* newNode(ir::OpType op, LayerType type, std::vector<ir::Value*> inputs, int numOutputs = 1);
@@ -271,6 +346,7 @@ class NetworkImpl final : public INetworkDefinition {
   bool forwardRefs_ = false;
   mutable std::unordered_map<ir::Value const*, HostTensor> contents_;  // known contents (constants, Shape)
   mutable std::set<std::string> logged_;
+  std::vector<std::shared_ptr<void>> extras_;  // keepAlive() objects (destroyed first)
 };
 
 /// Creates an empty network. Reports (to `logger`) and returns nullptr for unknown flag bits.

@@ -75,10 +75,10 @@ Result<PlanHeader> parseHeader(uint8_t const* bytes, size_t size) {
 bool validDataType(int32_t t) { return t >= 0 && t < EnumMax<DataType>(); }
 
 // The flatbuffers verifier checks the alignment of a vector's length but not of its 8-byte elements: a
-// crafted offset could make reads misaligned, so 8-byte vectors are checked here.
+// crafted offset could make reads misaligned, so non-empty 8-byte vectors are checked here.
 template <typename V>
 Status checkAligned(V const* v, std::string const& what) {
-  if (v && reinterpret_cast<uintptr_t>(v->Data()) % 8 != 0)
+  if (v && v->size() > 0 && reinterpret_cast<uintptr_t>(v->Data()) % 8 != 0)
     return invalidPlan("graph section fails schema verification: ", what, " is misaligned");
   return Status::ok();
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <unordered_map>
 
 #include "core/thread_pool.h"
 #include "runtime/engine_core.h"
@@ -190,6 +191,21 @@ class ContextImpl final : public IExecutionContext {
     return true;
   }
   cudaEvent_t getInputConsumedEvent() const noexcept override { return inputConsumed_; }
+  bool setOutputAllocator(char const* tensorName, IOutputAllocator* outputAllocator) noexcept override {
+    IOTensor const* t = core_->findIO(tensorName);
+    if (!t || t->mode != TensorIOMode::kOUTPUT) {
+      reporter_.fail(invalidArgument("setOutputAllocator: '", tensorName ? tensorName : "(null)",
+                                     "' is not an output tensor of the engine"));
+      return false;
+    }
+    outputAllocators_[t->name] = outputAllocator;
+    return true;
+  }
+  IOutputAllocator* getOutputAllocator(char const* tensorName) const noexcept override {
+    if (!tensorName) return nullptr;
+    auto it = outputAllocators_.find(tensorName);
+    return it == outputAllocators_.end() ? nullptr : it->second;
+  }
   int64_t getMaxOutputSize(char const* tensorName) const noexcept override {
     IOTensor const* t = core_->findIO(tensorName);
     if (!t || t->mode != TensorIOMode::kOUTPUT) return -1;
@@ -323,6 +339,7 @@ class ContextImpl final : public IExecutionContext {
   uint8_t* arena_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;
   cudaEvent_t inputConsumed_ = nullptr;
+  std::unordered_map<std::string, IOutputAllocator*> outputAllocators_;  // by output name (not owned)
 };
 
 }  // namespace

@@ -235,6 +235,51 @@ static_assert(v(ScaleMode::kUNIFORM) == 0 && v(ScaleMode::kCHANNEL) == 1 && v(Sc
               EnumMax<ScaleMode>() == 3);
 static_assert(v(GatherMode::kDEFAULT) == 0 && v(GatherMode::kELEMENT) == 1 && v(GatherMode::kND) == 2 &&
               EnumMax<GatherMode>() == 3);
+static_assert(v(InterpolationMode::kNEAREST) == 0 && v(InterpolationMode::kLINEAR) == 1 &&
+              v(InterpolationMode::kCUBIC) == 2 && EnumMax<InterpolationMode>() == 3);
+static_assert(v(ResizeCoordinateTransformation::kALIGN_CORNERS) == 0 &&
+              v(ResizeCoordinateTransformation::kASYMMETRIC) == 1 &&
+              v(ResizeCoordinateTransformation::kHALF_PIXEL) == 2 && EnumMax<ResizeCoordinateTransformation>() == 3);
+static_assert(v(ResizeSelector::kFORMULA) == 0 && v(ResizeSelector::kUPPER) == 1 && EnumMax<ResizeSelector>() == 2);
+static_assert(v(ResizeRoundMode::kHALF_UP) == 0 && v(ResizeRoundMode::kHALF_DOWN) == 1 &&
+              v(ResizeRoundMode::kFLOOR) == 2 && v(ResizeRoundMode::kCEIL) == 3 && EnumMax<ResizeRoundMode>() == 4);
+static_assert(v(TopKOperation::kMAX) == 0 && v(TopKOperation::kMIN) == 1 && EnumMax<TopKOperation>() == 2);
+static_assert(v(FillOperation::kLINSPACE) == 0 && v(FillOperation::kRANDOM_UNIFORM) == 1 &&
+              v(FillOperation::kRANDOM_NORMAL) == 2 && EnumMax<FillOperation>() == 3);
+static_assert(v(ScatterMode::kELEMENT) == 0 && v(ScatterMode::kND) == 1 && EnumMax<ScatterMode>() == 2);
+static_assert(v(ScatterReduction::kNONE) == 0 && v(ScatterReduction::kADD) == 1 && v(ScatterReduction::kMUL) == 2 &&
+              v(ScatterReduction::kMAX) == 3 && v(ScatterReduction::kMIN) == 4 &&
+              EnumMax<ScatterReduction>() == 5);  // Kiln extension
+static_assert(v(CumulativeOperation::kSUM) == 0 && EnumMax<CumulativeOperation>() == 1);
+static_assert(v(BoundingBoxFormat::kCORNER_PAIRS) == 0 && v(BoundingBoxFormat::kCENTER_SIZES) == 1 &&
+              EnumMax<BoundingBoxFormat>() == 2);
+static_assert(v(LoopOutput::kLAST_VALUE) == 0 && v(LoopOutput::kCONCATENATE) == 1 && v(LoopOutput::kREVERSE) == 2 &&
+              EnumMax<LoopOutput>() == 3);
+static_assert(v(TripLimit::kCOUNT) == 0 && v(TripLimit::kWHILE) == 1 && EnumMax<TripLimit>() == 2);
+
+// Layer-breadth interfaces: hierarchy and a few exact signatures.
+static_assert(std::is_base_of_v<ILayer, IDeconvolutionLayer> && std::is_base_of_v<ILayer, IResizeLayer> &&
+              std::is_base_of_v<ILayer, ITopKLayer> && std::is_base_of_v<ILayer, IDynamicQuantizeLayer> &&
+              std::is_base_of_v<IIfConditionalBoundaryLayer, IConditionLayer> &&
+              std::is_base_of_v<IIfConditionalBoundaryLayer, IIfConditionalInputLayer> &&
+              std::is_base_of_v<IIfConditionalBoundaryLayer, IIfConditionalOutputLayer> &&
+              std::is_base_of_v<ILoopBoundaryLayer, IRecurrenceLayer> &&
+              std::is_base_of_v<ILoopBoundaryLayer, ITripLimitLayer> &&
+              std::is_base_of_v<ILoopBoundaryLayer, IIteratorLayer> &&
+              std::is_base_of_v<ILoopBoundaryLayer, ILoopOutputLayer> && std::is_base_of_v<INoCopy, ILoop> &&
+              std::is_base_of_v<INoCopy, IIfConditional> && std::is_base_of_v<IVersionedInterface, IOutputAllocator>);
+static_assert(std::is_same_v<decltype(static_cast<ITopKLayer* (INetworkDefinition::*)(
+                                          ITensor&, TopKOperation, int32_t, uint32_t, DataType) noexcept>(
+                                          &INetworkDefinition::addTopK)),
+                             ITopKLayer* (INetworkDefinition::*)(ITensor&, TopKOperation, int32_t, uint32_t,
+                                                                 DataType) noexcept>);
+static_assert(std::is_same_v<decltype(&INetworkDefinition::addDeconvolutionNd),
+                             IDeconvolutionLayer* (INetworkDefinition::*)(ITensor&, int64_t, Dims, Weights,
+                                                                          Weights) noexcept>);
+static_assert(std::is_same_v<decltype(&IExecutionContext::setOutputAllocator),
+                             bool (IExecutionContext::*)(char const*, IOutputAllocator*) noexcept>);
+static_assert(std::is_same_v<decltype(&IOutputAllocator::notifyShape),
+                             void (IOutputAllocator::*)(char const*, Dims const&) noexcept>);
 
 //
 // Library interfaces: abstract, not copyable or movable, public virtual noexcept destructor, typed hierarchy.
@@ -577,6 +622,29 @@ TEST(HeadersCompileTest, LibraryInterfaceCanBeImplementedAndDeleted) {
   EXPECT_EQ(static_cast<uint8_t const*>(memory->data())[2], 3);
   EXPECT_NE(dynamic_cast<VectorHostMemory*>(memory), nullptr);
   delete memory;  // Public virtual destructor: owned objects are released with delete.
+}
+
+class RecordingOutputAllocator : public IOutputAllocator {
+ public:
+  void notifyShape(char const* tensorName, Dims const& dims) noexcept override {
+    name = tensorName;
+    shape = dims;
+  }
+  std::string name;
+  Dims shape{};
+};
+
+TEST(HeadersCompileTest, UserOutputAllocatorDefaults) {
+  RecordingOutputAllocator allocator;
+  IOutputAllocator& base = allocator;
+  EXPECT_STREQ(base.getInterfaceInfo().kind, "IOutputAllocator");
+  EXPECT_EQ(base.getInterfaceInfo().major, 1);
+  // The default reallocation refuses (nullptr), also through the stream-ordered entry point.
+  EXPECT_EQ(base.reallocateOutputAsync("y", nullptr, 16, 256, nullptr), nullptr);
+  base.notifyShape("y", Dims{2, {3, 4}});
+  EXPECT_EQ(allocator.name, "y");
+  EXPECT_EQ(allocator.shape.nbDims, 2);
+  EXPECT_EQ(allocator.shape.d[1], 4);
 }
 
 }  // namespace

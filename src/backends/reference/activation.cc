@@ -11,7 +11,8 @@ Tactic activationTactic() {
       "activation_reference", ir::OpType::kActivation,
       [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
         int64_t type = node.attrs.getInt("type", -1);
-        if (!isActivationType(type)) return invalidGraph(node.describe(), ": invalid activation type ", type);
+        if (!isActivationType(type))
+          return invalidGraph(node.describe(), ": invalid activation type ", type);
         auto act = static_cast<ActivationType>(type);
         double alpha = node.attrs.getFloat("alpha", 0.0), beta = node.attrs.getFloat("beta", 0.0);
         std::string what = node.describe();
@@ -22,7 +23,8 @@ Tactic activationTactic() {
             return invalidArgument(what, ": output shape ", dimsToString(y.shape), " differs from input shape ",
                                    dimsToString(x.shape));
           int64_t n = x.count();
-          for (int64_t i = 0; i < n; ++i) storeFromDouble(y, i, applyActivation(act, loadAsDouble(x, i), alpha, beta));
+          for (int64_t i = 0; i < n; ++i)
+            storeFromDouble(y, i, applyActivation(act, loadAsDouble(x, i), alpha, beta));
           return Status::ok();
         });
       },

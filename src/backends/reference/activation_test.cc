@@ -35,7 +35,8 @@ template <typename T = double>
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -47,7 +48,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -68,10 +70,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -89,7 +93,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -103,23 +108,47 @@ double naive(Act t, double xd, double alpha, double beta) {
   long double x = xd, a = alpha, b = beta;
   long double r = 0;
   switch (t) {
-    case Act::kRELU: r = x < 0 ? 0 : x; break;
-    case Act::kSIGMOID: r = 1 / (1 + std::exp(-x)); break;
-    case Act::kTANH: r = std::tanh(x); break;
-    case Act::kLEAKY_RELU: r = x < 0 ? a * x : x; break;
-    case Act::kELU: r = x < 0 ? a * (std::exp(x) - 1) : x; break;
-    case Act::kSELU: r = x <= 0 ? b * (a * std::exp(x) - a) : b * x; break;
-    case Act::kSOFTSIGN: r = x / (1 + std::fabs(x)); break;
-    case Act::kSOFTPLUS: r = a * std::log(std::exp(b * x) + 1); break;
-    case Act::kCLIP: r = x < a ? a : (x > b ? b : x); break;
+    case Act::kRELU:
+      r = x < 0 ? 0 : x;
+      break;
+    case Act::kSIGMOID:
+      r = 1 / (1 + std::exp(-x));
+      break;
+    case Act::kTANH:
+      r = std::tanh(x);
+      break;
+    case Act::kLEAKY_RELU:
+      r = x < 0 ? a * x : x;
+      break;
+    case Act::kELU:
+      r = x < 0 ? a * (std::exp(x) - 1) : x;
+      break;
+    case Act::kSELU:
+      r = x <= 0 ? b * (a * std::exp(x) - a) : b * x;
+      break;
+    case Act::kSOFTSIGN:
+      r = x / (1 + std::fabs(x));
+      break;
+    case Act::kSOFTPLUS:
+      r = a * std::log(std::exp(b * x) + 1);
+      break;
+    case Act::kCLIP:
+      r = x < a ? a : (x > b ? b : x);
+      break;
     case Act::kHARD_SIGMOID: {
       long double y = a * x + b;
       r = y < 0 ? 0 : (y > 1 ? 1 : y);
       break;
     }
-    case Act::kSCALED_TANH: r = a * std::tanh(b * x); break;
-    case Act::kTHRESHOLDED_RELU: r = x > a ? x : 0; break;
-    case Act::kGELU_ERF: r = x * (1 + std::erf(x / std::sqrt(2.0L))) / 2; break;
+    case Act::kSCALED_TANH:
+      r = a * std::tanh(b * x);
+      break;
+    case Act::kTHRESHOLDED_RELU:
+      r = x > a ? x : 0;
+      break;
+    case Act::kGELU_ERF:
+      r = x * (1 + std::erf(x / std::sqrt(2.0L))) / 2;
+      break;
     case Act::kGELU_TANH: {
       long double pi = 3.141592653589793238462643383279L;
       r = x / 2 * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715L * x * x * x)));
@@ -138,11 +167,20 @@ TEST(ActivationReference, EveryTypeEveryFloatType) {
   struct Params {
     Act t;
     double alpha, beta;
-  } params[] = {{Act::kRELU, 0, 0},          {Act::kSIGMOID, 0, 0},          {Act::kTANH, 0, 0},
-                {Act::kLEAKY_RELU, 0.1, 0},  {Act::kELU, 1.5, 0},            {Act::kSELU, 1.6733, 1.0507},
-                {Act::kSOFTSIGN, 0, 0},      {Act::kSOFTPLUS, 2.0, 0.5},     {Act::kCLIP, -1.0, 2.0},
-                {Act::kHARD_SIGMOID, 0.2, 0.5}, {Act::kSCALED_TANH, 1.7, 0.66}, {Act::kTHRESHOLDED_RELU, 0.4, 0},
-                {Act::kGELU_ERF, 0, 0},      {Act::kGELU_TANH, 0, 0}};
+  } params[] = {{Act::kRELU, 0, 0},
+                {Act::kSIGMOID, 0, 0},
+                {Act::kTANH, 0, 0},
+                {Act::kLEAKY_RELU, 0.1, 0},
+                {Act::kELU, 1.5, 0},
+                {Act::kSELU, 1.6733, 1.0507},
+                {Act::kSOFTSIGN, 0, 0},
+                {Act::kSOFTPLUS, 2.0, 0.5},
+                {Act::kCLIP, -1.0, 2.0},
+                {Act::kHARD_SIGMOID, 0.2, 0.5},
+                {Act::kSCALED_TANH, 1.7, 0.66},
+                {Act::kTHRESHOLDED_RELU, 0.4, 0},
+                {Act::kGELU_ERF, 0, 0},
+                {Act::kGELU_TANH, 0, 0}};
   ASSERT_EQ(std::size(params), static_cast<size_t>(EnumMax<ActivationType>()));
   for (DataType dt : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
     double tol = dt == DataType::kFLOAT ? 1e-6 : (dt == DataType::kHALF ? 1e-3 : 8e-3);
@@ -204,11 +242,14 @@ TEST(ActivationReference, EdgeShapes) {
   EXPECT_EQ(s.out.doubleAt(0), 0.0);
   // Odd sizes, rank 4.
   std::vector<double> v;
-  for (int i = 0; i < 3 * 5 * 7; ++i) v.push_back(i * 0.1 - 5);
-  RunResult o = runNode(OpType::kActivation, actAttrs(Act::kELU, 1, 0), {var(tensor(DataType::kFLOAT, {1, 3, 5, 7}, v))});
+  for (int i = 0; i < 3 * 5 * 7; ++i)
+    v.push_back(i * 0.1 - 5);
+  RunResult o =
+      runNode(OpType::kActivation, actAttrs(Act::kELU, 1, 0), {var(tensor(DataType::kFLOAT, {1, 3, 5, 7}, v))});
   ASSERT_TRUE(o.status.isOk());
   for (size_t i = 0; i < v.size(); ++i)
-    EXPECT_NEAR(o.out.doubleAt(int64_t(i)), roundTo(DataType::kFLOAT, naive(Act::kELU, roundTo(DataType::kFLOAT, v[i]), 1, 0)), 1e-6);
+    EXPECT_NEAR(o.out.doubleAt(int64_t(i)),
+                roundTo(DataType::kFLOAT, naive(Act::kELU, roundTo(DataType::kFLOAT, v[i]), 1, 0)), 1e-6);
 }
 
 TEST(ActivationReference, BadInputIsAnError) {

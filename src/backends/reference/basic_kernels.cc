@@ -12,34 +12,40 @@ using ir::OpType;
 Status convert(TensorView const& in, TensorView const& out) {
   int64_t n = out.count();
   if (in.count() != n)
-    return invalidArgument("input ", dimsToString(in.shape), " and output ", dimsToString(out.shape), " differ in size");
+    return invalidArgument("input ", dimsToString(in.shape), " and output ", dimsToString(out.shape),
+                           " differ in size");
   if (in.dtype == out.dtype) {
-    if (n > 0 && in.data != out.data) std::memcpy(out.data, in.data, static_cast<size_t>(n) * dataTypeSize(in.dtype));
+    if (n > 0 && in.data != out.data)
+      std::memcpy(out.data, in.data, static_cast<size_t>(n) * dataTypeSize(in.dtype));
     return Status::ok();
   }
   bool intToInt = !isFloatType(in.dtype) && !isFloatType(out.dtype);
   for (int64_t i = 0; i < n; ++i) {
-    if (intToInt) storeFromInt(out, i, loadAsInt(in, i));
-    else storeFromDouble(out, i, loadAsDouble(in, i));
+    if (intToInt)
+      storeFromInt(out, i, loadAsInt(in, i));
+    else
+      storeFromDouble(out, i, loadAsDouble(in, i));
   }
   return Status::ok();
 }
 
 Tactic constantTactic() {
-  return makeTactic("constant_reference", OpType::kConstant, [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
-    if (!node.constant) return invalidGraph(node.describe(), " has no data");
-    HostTensor data = *node.constant;
-    std::string what = node.describe();
-    return makeKernel([data, what](LaunchContext const& ctx) -> Status {
-      TensorView const& y = ctx.outputs[0];
-      if (y.dtype != data.dtype() || y.count() != data.count())
-        return invalidArgument(what, ": output ", dimsToString(y.shape), " does not fit the constant ",
-                               dimsToString(data.shape()));
-      if (data.bytes() && ctx.outputs[0].data != data.data())
-        std::memcpy(ctx.outputs[0].data, data.data(), data.bytes());
-      return Status::ok();
-    });
-  });
+  return makeTactic("constant_reference", OpType::kConstant,
+                    [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+                      if (!node.constant)
+                        return invalidGraph(node.describe(), " has no data");
+                      HostTensor data = *node.constant;
+                      std::string what = node.describe();
+                      return makeKernel([data, what](LaunchContext const& ctx) -> Status {
+                        TensorView const& y = ctx.outputs[0];
+                        if (y.dtype != data.dtype() || y.count() != data.count())
+                          return invalidArgument(what, ": output ", dimsToString(y.shape),
+                                                 " does not fit the constant ", dimsToString(data.shape()));
+                        if (data.bytes() && ctx.outputs[0].data != data.data())
+                          std::memcpy(ctx.outputs[0].data, data.data(), data.bytes());
+                        return Status::ok();
+                      });
+                    });
 }
 
 Tactic identityTactic() {
@@ -61,7 +67,8 @@ Tactic shapeTactic() {
       if (s.nbDims < 0 || ctx.outputs[0].count() != s.nbDims)
         return invalidArgument("shape of a rank-", s.nbDims, " tensor cannot fill output ",
                                dimsToString(ctx.outputs[0].shape));
-      for (int32_t i = 0; i < s.nbDims; ++i) storeFromInt(ctx.outputs[0], i, s.d[i]);
+      for (int32_t i = 0; i < s.nbDims; ++i)
+        storeFromInt(ctx.outputs[0], i, s.d[i]);
       return Status::ok();
     });
   });

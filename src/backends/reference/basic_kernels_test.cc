@@ -36,7 +36,8 @@ template <typename T = double>
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -48,7 +49,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -69,10 +71,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -90,7 +94,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -142,8 +147,8 @@ TEST(CastReference, FloatToIntTruncatesAndSaturates) {
   RunResult i32 = runNode(OpType::kCast, castTo(DataType::kINT32), {var(x)});
   ASSERT_TRUE(i32.status.isOk()) << i32.status.toString();
   EXPECT_EQ(i32.dtype, DataType::kINT32);
-  EXPECT_EQ(i32.out.toInt64Vector(), (Ints{2, -2, 0, 0, std::numeric_limits<int32_t>::max(),
-                                           std::numeric_limits<int32_t>::min()}));
+  EXPECT_EQ(i32.out.toInt64Vector(),
+            (Ints{2, -2, 0, 0, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()}));
   RunResult i8 = runNode(OpType::kCast, castTo(DataType::kINT8), {var(x)});
   ASSERT_TRUE(i8.status.isOk());
   EXPECT_EQ(i8.out.toInt64Vector(), (Ints{2, -2, 0, 0, 127, -128}));
@@ -163,16 +168,19 @@ TEST(CastReference, FloatToFloatRoundsToNearestEven) {
   // 1 + 2^-11 is halfway between two float16 values (1 and 1 + 2^-10): ties go to the even one (1).
   // 1 + 3*2^-11 is halfway between 1 + 2^-10 and 1 + 2^-9: ties go to 1 + 2^-9.
   double h1 = 1.0 + std::ldexp(1.0, -11), h2 = 1.0 + 3 * std::ldexp(1.0, -11);
-  RunResult r = runNode(OpType::kCast, castTo(DataType::kHALF), {var(tensor(DataType::kFLOAT, {2}, std::vector<double>{h1, h2}))});
+  RunResult r = runNode(OpType::kCast, castTo(DataType::kHALF),
+                        {var(tensor(DataType::kFLOAT, {2}, std::vector<double>{h1, h2}))});
   ASSERT_TRUE(r.status.isOk());
   EXPECT_EQ(doubles(r.out), (std::vector<double>{1.0, 1.0 + std::ldexp(1.0, -9)}));
   // bfloat16 keeps 8 significant bits: 1 + 2^-8 ties to 1, 1 + 3*2^-8 ties to 1 + 2^-6.
   double b1 = 1.0 + std::ldexp(1.0, -8), b2 = 1.0 + 3 * std::ldexp(1.0, -8);
-  RunResult rb = runNode(OpType::kCast, castTo(DataType::kBF16), {var(tensor(DataType::kFLOAT, {2}, std::vector<double>{b1, b2}))});
+  RunResult rb = runNode(OpType::kCast, castTo(DataType::kBF16),
+                         {var(tensor(DataType::kFLOAT, {2}, std::vector<double>{b1, b2}))});
   ASSERT_TRUE(rb.status.isOk());
   EXPECT_EQ(doubles(rb.out), (std::vector<double>{1.0, 1.0 + std::ldexp(1.0, -6)}));
   // float16 -> bfloat16 -> float32.
-  RunResult hb = runNode(OpType::kCast, castTo(DataType::kBF16), {var(tensor(DataType::kHALF, {1}, std::vector<double>{3.0}))});
+  RunResult hb =
+      runNode(OpType::kCast, castTo(DataType::kBF16), {var(tensor(DataType::kHALF, {1}, std::vector<double>{3.0}))});
   ASSERT_TRUE(hb.status.isOk());
   EXPECT_EQ(hb.out.doubleAt(0), 3.0);
 }
@@ -190,10 +198,12 @@ TEST(CastReference, IntegerConversionsAreExact) {
   RunResult same = runNode(OpType::kCast, castTo(DataType::kINT64), {var(big)});
   ASSERT_TRUE(same.status.isOk());
   EXPECT_EQ(same.out.as<int64_t>()[0], (int64_t{1} << 53) + 1);
-  RunResult fromBool = runNode(OpType::kCast, castTo(DataType::kINT32), {var(tensor(DataType::kBOOL, {2}, Ints{1, 0}))});
+  RunResult fromBool =
+      runNode(OpType::kCast, castTo(DataType::kINT32), {var(tensor(DataType::kBOOL, {2}, Ints{1, 0}))});
   ASSERT_TRUE(fromBool.status.isOk());
   EXPECT_EQ(fromBool.out.toInt64Vector(), (Ints{1, 0}));
-  RunResult toBool = runNode(OpType::kCast, castTo(DataType::kBOOL), {var(tensor(DataType::kINT8, {3}, Ints{0, -3, 2}))});
+  RunResult toBool =
+      runNode(OpType::kCast, castTo(DataType::kBOOL), {var(tensor(DataType::kINT8, {3}, Ints{0, -3, 2}))});
   ASSERT_TRUE(toBool.status.isOk());
   EXPECT_EQ(toBool.out.toInt64Vector(), (Ints{0, 1, 1}));
   RunResult z = runNode(OpType::kCast, castTo(DataType::kHALF), {var(tensor(DataType::kINT32, {2, 0}, Ints{}))});
@@ -274,8 +284,8 @@ TEST(BasicKernels, KernelsCheckOutputSizes) {
     n.op = op;
     n.name = "direct";
     n.attrs = castTo(DataType::kINT32);
-    std::vector<HostTensor> outs{*HostTensor::allocate(op == OpType::kShape ? DataType::kINT64 : DataType::kINT32,
-                                                       makeDims({3}), "out")};
+    std::vector<HostTensor> outs{
+        *HostTensor::allocate(op == OpType::kShape ? DataType::kINT64 : DataType::kINT32, makeDims({3}), "out")};
     EXPECT_FALSE(backends::evaluateOnHost(n, {&x}, outs).isOk());
   }
 }

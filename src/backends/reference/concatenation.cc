@@ -15,15 +15,19 @@ Tactic concatenationTactic() {
         return makeKernel([axisAttr, what](LaunchContext const& ctx) -> Status {
           TensorView const& y = ctx.outputs[0];
           Result<int32_t> axis = normalizeAxis(axisAttr, y.shape.nbDims);
-          if (!axis.isOk()) return axis.status().withContext(what);
+          if (!axis.isOk())
+            return axis.status().withContext(what);
           int64_t outer = 1, inner = 1, total = 0;
-          for (int32_t d = 0; d < *axis; ++d) outer *= y.shape.d[d];
-          for (int32_t d = *axis + 1; d < y.shape.nbDims; ++d) inner *= y.shape.d[d];
+          for (int32_t d = 0; d < *axis; ++d)
+            outer *= y.shape.d[d];
+          for (int32_t d = *axis + 1; d < y.shape.nbDims; ++d)
+            inner *= y.shape.d[d];
           for (size_t i = 0; i < ctx.inputs.size(); ++i) {
             TensorView const& x = ctx.inputs[i];
             bool fits = x.dtype == y.dtype && x.shape.nbDims == y.shape.nbDims;
             for (int32_t d = 0; fits && d < y.shape.nbDims; ++d)
-              if (d != *axis && x.shape.d[d] != y.shape.d[d]) fits = false;
+              if (d != *axis && x.shape.d[d] != y.shape.d[d])
+                fits = false;
             if (!fits)
               return invalidArgument(what, ": input ", i, " ", dimsToString(x.shape), " does not fit output ",
                                      dimsToString(y.shape), " on axis ", *axis);
@@ -48,9 +52,11 @@ Tactic concatenationTactic() {
         });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.empty() || out.size() != 1 || dataTypeSize(out[0].dtype) == 0) return false;
+        if (in.empty() || out.size() != 1 || dataTypeSize(out[0].dtype) == 0)
+          return false;
         for (TensorInfo const& t : in)
-          if (t.dtype != out[0].dtype) return false;
+          if (t.dtype != out[0].dtype)
+            return false;
         return true;
       });
 }

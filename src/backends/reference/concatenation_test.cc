@@ -33,7 +33,8 @@ template <typename T = double>
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -45,7 +46,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -66,10 +68,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -87,7 +91,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -98,7 +103,8 @@ ir::Attributes axisAttr(int64_t axis) { return attrs({{"axis", axis}}); }
 
 std::vector<double> iota(int64_t n, double start) {
   std::vector<double> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(start + static_cast<double>(i));
+  for (int64_t i = 0; i < n; ++i)
+    v.push_back(start + static_cast<double>(i));
   return v;
 }
 
@@ -106,13 +112,16 @@ std::vector<double> iota(int64_t n, double start) {
 std::vector<double> naiveConcat(std::vector<HostTensor> const& xs, int axis) {
   Dims s0 = xs[0].shape();
   int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= s0.d[d];
-  for (int d = axis + 1; d < s0.nbDims; ++d) inner *= s0.d[d];
+  for (int d = 0; d < axis; ++d)
+    outer *= s0.d[d];
+  for (int d = axis + 1; d < s0.nbDims; ++d)
+    inner *= s0.d[d];
   std::vector<double> r;
   for (int64_t o = 0; o < outer; ++o)
     for (HostTensor const& x : xs)
       for (int64_t a = 0; a < x.shape().d[axis]; ++a)
-        for (int64_t i = 0; i < inner; ++i) r.push_back(x.doubleAt((o * x.shape().d[axis] + a) * inner + i));
+        for (int64_t i = 0; i < inner; ++i)
+          r.push_back(x.doubleAt((o * x.shape().d[axis] + a) * inner + i));
   return r;
 }
 

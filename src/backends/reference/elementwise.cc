@@ -11,24 +11,35 @@ namespace {
 using Op = ElementWiseOperation;
 
 // Two's-complement wrapping arithmetic (no signed-overflow UB; results are narrowed to the storage type later).
-int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 int64_t wrapNeg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
 
 // Integer division by zero is defined as 0 here (TensorRT leaves it undefined; a reference kernel must not
 // trap with SIGFPE). INT64_MIN / -1 wraps to INT64_MIN instead of trapping.
 int64_t truncDiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return wrapNeg(a);
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return wrapNeg(a);
   return a / b;
 }
 
 int64_t floorDiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;  // defined as 0, see truncDiv
-  if (b == -1) return wrapNeg(a);
+  if (b == 0)
+    return 0;  // defined as 0, see truncDiv
+  if (b == -1)
+    return wrapNeg(a);
   int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  if (a % b != 0 && ((a < 0) != (b < 0)))
+    --q;
   return q;
 }
 
@@ -36,13 +47,16 @@ int64_t floorDiv(int64_t a, int64_t b) {
 // else 0 (0**negative, a division by zero, is defined as 0 too).
 int64_t intPow(int64_t a, int64_t b) {
   if (b < 0) {
-    if (a == 1) return 1;
-    if (a == -1) return (b & 1) ? -1 : 1;
+    if (a == 1)
+      return 1;
+    if (a == -1)
+      return (b & 1) ? -1 : 1;
     return 0;
   }
   int64_t result = 1, base = a;
   while (b > 0) {
-    if (b & 1) result = wrapMul(result, base);
+    if (b & 1)
+      result = wrapMul(result, base);
     base = wrapMul(base, base);
     b >>= 1;
   }
@@ -51,20 +65,34 @@ int64_t intPow(int64_t a, int64_t b) {
 
 int64_t intOp(Op op, int64_t a, int64_t b) {
   switch (op) {
-    case Op::kSUM: return wrapAdd(a, b);
-    case Op::kPROD: return wrapMul(a, b);
-    case Op::kMAX: return a > b ? a : b;
-    case Op::kMIN: return a < b ? a : b;
-    case Op::kSUB: return wrapSub(a, b);
-    case Op::kDIV: return truncDiv(a, b);
-    case Op::kPOW: return intPow(a, b);
-    case Op::kFLOOR_DIV: return floorDiv(a, b);
-    case Op::kAND: return (a != 0) && (b != 0);
-    case Op::kOR: return (a != 0) || (b != 0);
-    case Op::kXOR: return (a != 0) != (b != 0);
-    case Op::kEQUAL: return a == b;
-    case Op::kGREATER: return a > b;
-    case Op::kLESS: return a < b;
+    case Op::kSUM:
+      return wrapAdd(a, b);
+    case Op::kPROD:
+      return wrapMul(a, b);
+    case Op::kMAX:
+      return a > b ? a : b;
+    case Op::kMIN:
+      return a < b ? a : b;
+    case Op::kSUB:
+      return wrapSub(a, b);
+    case Op::kDIV:
+      return truncDiv(a, b);
+    case Op::kPOW:
+      return intPow(a, b);
+    case Op::kFLOOR_DIV:
+      return floorDiv(a, b);
+    case Op::kAND:
+      return (a != 0) && (b != 0);
+    case Op::kOR:
+      return (a != 0) || (b != 0);
+    case Op::kXOR:
+      return (a != 0) != (b != 0);
+    case Op::kEQUAL:
+      return a == b;
+    case Op::kGREATER:
+      return a > b;
+    case Op::kLESS:
+      return a < b;
   }
   return 0;
 }
@@ -72,20 +100,34 @@ int64_t intOp(Op op, int64_t a, int64_t b) {
 // kMAX/kMIN propagate NaN (IEEE 754-2019 maximum/minimum), unlike fmax/fmin.
 double floatOp(Op op, double a, double b) {
   switch (op) {
-    case Op::kSUM: return a + b;
-    case Op::kPROD: return a * b;
-    case Op::kMAX: return (std::isnan(a) || std::isnan(b)) ? std::nan("") : (a > b ? a : b);
-    case Op::kMIN: return (std::isnan(a) || std::isnan(b)) ? std::nan("") : (a < b ? a : b);
-    case Op::kSUB: return a - b;
-    case Op::kDIV: return a / b;
-    case Op::kPOW: return std::pow(a, b);
-    case Op::kFLOOR_DIV: return std::floor(a / b);
-    case Op::kAND: return (a != 0.0) && (b != 0.0);
-    case Op::kOR: return (a != 0.0) || (b != 0.0);
-    case Op::kXOR: return (a != 0.0) != (b != 0.0);
-    case Op::kEQUAL: return a == b;
-    case Op::kGREATER: return a > b;
-    case Op::kLESS: return a < b;
+    case Op::kSUM:
+      return a + b;
+    case Op::kPROD:
+      return a * b;
+    case Op::kMAX:
+      return (std::isnan(a) || std::isnan(b)) ? std::nan("") : (a > b ? a : b);
+    case Op::kMIN:
+      return (std::isnan(a) || std::isnan(b)) ? std::nan("") : (a < b ? a : b);
+    case Op::kSUB:
+      return a - b;
+    case Op::kDIV:
+      return a / b;
+    case Op::kPOW:
+      return std::pow(a, b);
+    case Op::kFLOOR_DIV:
+      return std::floor(a / b);
+    case Op::kAND:
+      return (a != 0.0) && (b != 0.0);
+    case Op::kOR:
+      return (a != 0.0) || (b != 0.0);
+    case Op::kXOR:
+      return (a != 0.0) != (b != 0.0);
+    case Op::kEQUAL:
+      return a == b;
+    case Op::kGREATER:
+      return a > b;
+    case Op::kLESS:
+      return a < b;
   }
   return 0.0;
 }
@@ -105,14 +147,17 @@ std::optional<DataType> outputType(Op op, DataType t) {
     case Op::kSUB:
     case Op::kDIV:
     case Op::kPOW:
-    case Op::kFLOOR_DIV: return isArithmetic(t) ? std::optional<DataType>(t) : std::nullopt;
+    case Op::kFLOOR_DIV:
+      return isArithmetic(t) ? std::optional<DataType>(t) : std::nullopt;
     case Op::kAND:
     case Op::kOR:
-    case Op::kXOR: return t == DataType::kBOOL ? std::optional<DataType>(t) : std::nullopt;
+    case Op::kXOR:
+      return t == DataType::kBOOL ? std::optional<DataType>(t) : std::nullopt;
     case Op::kEQUAL:
       return (isArithmetic(t) || t == DataType::kBOOL) ? std::optional<DataType>(DataType::kBOOL) : std::nullopt;
     case Op::kGREATER:
-    case Op::kLESS: return isArithmetic(t) ? std::optional<DataType>(DataType::kBOOL) : std::nullopt;
+    case Op::kLESS:
+      return isArithmetic(t) ? std::optional<DataType>(DataType::kBOOL) : std::nullopt;
   }
   return std::nullopt;
 }
@@ -124,19 +169,22 @@ Tactic elementWiseTactic() {
       "elementwise_reference", ir::OpType::kElementWise,
       [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
         int64_t v = node.attrs.getInt("op", -1);
-        if (!validOp(v)) return invalidGraph(node.describe(), ": invalid elementwise operation ", v);
+        if (!validOp(v))
+          return invalidGraph(node.describe(), ": invalid elementwise operation ", v);
         auto op = static_cast<Op>(v);
         std::string what = node.describe();
         return makeKernel([op, what](LaunchContext const& ctx) -> Status {
           TensorView const& a = ctx.inputs[0];
           TensorView const& b = ctx.inputs[1];
           TensorView const& y = ctx.outputs[0];
-          if (a.dtype != b.dtype) return invalidArgument(what, ": inputs have different types");
+          if (a.dtype != b.dtype)
+            return invalidArgument(what, ": inputs have different types");
           std::optional<DataType> outType = outputType(op, a.dtype);
           if (!outType || *outType != y.dtype)
             return unsupported(what, ": no reference elementwise for these types");
           Result<Dims> shape = broadcastShapes(a.shape, b.shape);
-          if (!shape.isOk()) return shape.status().withContext(what);
+          if (!shape.isOk())
+            return shape.status().withContext(what);
           if (!dimsEqual(*shape, y.shape))
             return invalidArgument(what, ": output shape ", dimsToString(y.shape), " is not the broadcast shape ",
                                    dimsToString(*shape));
@@ -156,7 +204,8 @@ Tactic elementWiseTactic() {
       },
       [](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
         int64_t v = node.attrs.getInt("op", -1);
-        if (!validOp(v) || in.size() != 2 || out.size() != 1 || in[0].dtype != in[1].dtype) return false;
+        if (!validOp(v) || in.size() != 2 || out.size() != 1 || in[0].dtype != in[1].dtype)
+          return false;
         std::optional<DataType> t = outputType(static_cast<Op>(v), in[0].dtype);
         return t && *t == out[0].dtype;
       });

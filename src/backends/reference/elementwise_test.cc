@@ -36,7 +36,8 @@ HostTensor tensor(DataType dtype, std::vector<int64_t> const& shape, std::vector
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -48,7 +49,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -69,10 +71,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -90,7 +94,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -105,26 +110,39 @@ ir::Attributes opAttr(Op op) { return attrs({{"op", static_cast<int64_t>(op)}});
 int64_t bcastIndex(std::vector<int64_t> const& s, std::vector<int64_t> const& oc) {
   int64_t idx = 0;
   size_t off = oc.size() - s.size();
-  for (size_t i = 0; i < s.size(); ++i) idx = idx * s[i] + (s[i] == 1 ? 0 : oc[off + i]);
+  for (size_t i = 0; i < s.size(); ++i)
+    idx = idx * s[i] + (s[i] == 1 ? 0 : oc[off + i]);
   return idx;
 }
 
 double naiveFloat(Op op, double a, double b) {
   switch (op) {
-    case Op::kSUM: return a + b;
-    case Op::kPROD: return a * b;
-    case Op::kMAX: return std::max(a, b);
-    case Op::kMIN: return std::min(a, b);
-    case Op::kSUB: return a - b;
-    case Op::kDIV: return a / b;
-    case Op::kPOW: return std::pow(a, b);
-    case Op::kFLOOR_DIV: return std::floor(a / b);
-    case Op::kEQUAL: return a == b ? 1 : 0;
-    case Op::kGREATER: return a > b ? 1 : 0;
-    case Op::kLESS: return a < b ? 1 : 0;
+    case Op::kSUM:
+      return a + b;
+    case Op::kPROD:
+      return a * b;
+    case Op::kMAX:
+      return std::max(a, b);
+    case Op::kMIN:
+      return std::min(a, b);
+    case Op::kSUB:
+      return a - b;
+    case Op::kDIV:
+      return a / b;
+    case Op::kPOW:
+      return std::pow(a, b);
+    case Op::kFLOOR_DIV:
+      return std::floor(a / b);
+    case Op::kEQUAL:
+      return a == b ? 1 : 0;
+    case Op::kGREATER:
+      return a > b ? 1 : 0;
+    case Op::kLESS:
+      return a < b ? 1 : 0;
     case Op::kAND:
     case Op::kOR:
-    case Op::kXOR: break;
+    case Op::kXOR:
+      break;
   }
   return 0;
 }
@@ -132,10 +150,12 @@ double naiveFloat(Op op, double a, double b) {
 TEST(ElementWiseReference, FloatOpsBroadcastEveryFloatType) {
   std::vector<int64_t> sa{2, 3, 1}, sb{4}, so{2, 3, 4};
   std::vector<double> a, b;
-  for (int i = 0; i < 6; ++i) a.push_back(0.75 * i - 1.9);
-  for (int i = 0; i < 4; ++i) b.push_back(0.5 + 0.625 * i);
-  Op ops[] = {Op::kSUM, Op::kPROD, Op::kMAX, Op::kMIN, Op::kSUB, Op::kDIV, Op::kPOW, Op::kFLOOR_DIV,
-              Op::kEQUAL, Op::kGREATER, Op::kLESS};
+  for (int i = 0; i < 6; ++i)
+    a.push_back(0.75 * i - 1.9);
+  for (int i = 0; i < 4; ++i)
+    b.push_back(0.5 + 0.625 * i);
+  Op ops[] = {Op::kSUM, Op::kPROD,      Op::kMAX,   Op::kMIN,     Op::kSUB, Op::kDIV,
+              Op::kPOW, Op::kFLOOR_DIV, Op::kEQUAL, Op::kGREATER, Op::kLESS};
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
     for (Op op : ops) {
       SCOPED_TRACE(strCat(dataTypeName(t), " op ", static_cast<int>(op)));
@@ -150,10 +170,13 @@ TEST(ElementWiseReference, FloatOpsBroadcastEveryFloatType) {
           for (int64_t k = 0; k < 4; ++k) {
             double x = ta.doubleAt(bcastIndex(sa, {i, j, k})), y = tb.doubleAt(bcastIndex(sb, {i, j, k}));
             double want = naiveFloat(op, x, y);
-            if (!cmp) want = roundTo(t, want);
+            if (!cmp)
+              want = roundTo(t, want);
             double got = r.out.doubleAt((i * 3 + j) * 4 + k);
-            if (std::isnan(want)) EXPECT_TRUE(std::isnan(got));
-            else EXPECT_EQ(got, want) << i << "," << j << "," << k;
+            if (std::isnan(want))
+              EXPECT_TRUE(std::isnan(got));
+            else
+              EXPECT_EQ(got, want) << i << "," << j << "," << k;
           }
     }
   }
@@ -186,25 +209,27 @@ struct IntCase {
 TEST(ElementWiseReference, IntegerOpsAreExactForEveryIntType) {
   // Hand-computed: kDIV truncates toward zero, kFLOOR_DIV floors, kPOW is an integer power, x/0 is defined as 0.
   IntCase cases[] = {
-      {Op::kSUM, 7, -3, 4},        {Op::kSUB, 7, 9, -2},         {Op::kPROD, -6, 7, -42},
-      {Op::kMAX, -3, 2, 2},        {Op::kMIN, -3, 2, -3},        {Op::kDIV, 7, 2, 3},
-      {Op::kDIV, -7, 2, -3},       {Op::kDIV, 7, -2, -3},        {Op::kDIV, -7, -2, 3},
-      {Op::kDIV, 5, 0, 0},         {Op::kFLOOR_DIV, 7, 2, 3},    {Op::kFLOOR_DIV, -7, 2, -4},
-      {Op::kFLOOR_DIV, 7, -2, -4}, {Op::kFLOOR_DIV, -7, -2, 3},  {Op::kFLOOR_DIV, -6, 2, -3},
-      {Op::kFLOOR_DIV, 5, 0, 0},   {Op::kPOW, 2, 6, 64},         {Op::kPOW, -2, 3, -8},
-      {Op::kPOW, 3, 0, 1},         {Op::kPOW, 2, -1, 0},         {Op::kPOW, 1, -5, 1},
-      {Op::kPOW, -1, -3, -1},      {Op::kPOW, -1, -2, 1},        {Op::kPOW, 0, -1, 0},
-      {Op::kPOW, 0, 0, 1},         {Op::kEQUAL, 3, 3, 1},        {Op::kEQUAL, 3, -3, 0},
-      {Op::kGREATER, 3, -3, 1},    {Op::kGREATER, -3, 3, 0},     {Op::kLESS, -3, 3, 1},
+      {Op::kSUM, 7, -3, 4},        {Op::kSUB, 7, 9, -2},        {Op::kPROD, -6, 7, -42},
+      {Op::kMAX, -3, 2, 2},        {Op::kMIN, -3, 2, -3},       {Op::kDIV, 7, 2, 3},
+      {Op::kDIV, -7, 2, -3},       {Op::kDIV, 7, -2, -3},       {Op::kDIV, -7, -2, 3},
+      {Op::kDIV, 5, 0, 0},         {Op::kFLOOR_DIV, 7, 2, 3},   {Op::kFLOOR_DIV, -7, 2, -4},
+      {Op::kFLOOR_DIV, 7, -2, -4}, {Op::kFLOOR_DIV, -7, -2, 3}, {Op::kFLOOR_DIV, -6, 2, -3},
+      {Op::kFLOOR_DIV, 5, 0, 0},   {Op::kPOW, 2, 6, 64},        {Op::kPOW, -2, 3, -8},
+      {Op::kPOW, 3, 0, 1},         {Op::kPOW, 2, -1, 0},        {Op::kPOW, 1, -5, 1},
+      {Op::kPOW, -1, -3, -1},      {Op::kPOW, -1, -2, 1},       {Op::kPOW, 0, -1, 0},
+      {Op::kPOW, 0, 0, 1},         {Op::kEQUAL, 3, 3, 1},       {Op::kEQUAL, 3, -3, 0},
+      {Op::kGREATER, 3, -3, 1},    {Op::kGREATER, -3, 3, 0},    {Op::kLESS, -3, 3, 1},
       {Op::kLESS, 3, 3, 0},
   };
   for (DataType t : {DataType::kINT8, DataType::kUINT8, DataType::kINT32, DataType::kINT64}) {
     for (IntCase const& c : cases) {
       bool negative = c.a < 0 || c.b < 0 || c.want < 0;
-      if (t == DataType::kUINT8 && negative) continue;
+      if (t == DataType::kUINT8 && negative)
+        continue;
       SCOPED_TRACE(strCat(dataTypeName(t), " op ", static_cast<int>(c.op), " ", c.a, " ", c.b));
-      RunResult r = runNode(OpType::kElementWise, opAttr(c.op),
-                            {var(tensor(t, {}, std::vector<int64_t>{c.a})), var(tensor(t, {1}, std::vector<int64_t>{c.b}))});
+      RunResult r =
+          runNode(OpType::kElementWise, opAttr(c.op),
+                  {var(tensor(t, {}, std::vector<int64_t>{c.a})), var(tensor(t, {1}, std::vector<int64_t>{c.b}))});
       ASSERT_TRUE(r.status.isOk()) << r.status.toString();
       ASSERT_EQ(r.shape.nbDims, 1);
       EXPECT_EQ(r.out.intAt(0), c.want);
@@ -298,7 +323,9 @@ TEST(ElementWiseReference, EdgeShapes) {
 }
 
 TEST(ElementWiseReference, BadInputIsAnError) {
-  auto f = [](std::vector<int64_t> s) { return var(tensor(DataType::kFLOAT, s, std::vector<double>(size_t(volume(makeDims(s))), 1.0))); };
+  auto f = [](std::vector<int64_t> s) {
+    return var(tensor(DataType::kFLOAT, s, std::vector<double>(size_t(volume(makeDims(s))), 1.0)));
+  };
   // Shapes that do not broadcast.
   RunResult r1 = runNode(OpType::kElementWise, opAttr(Op::kSUM), {f({2, 3}), f({4})});
   EXPECT_FALSE(r1.status.isOk());

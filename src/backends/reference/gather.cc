@@ -21,29 +21,39 @@ Tactic gatherTactic() {
           TensorView const& data = ctx.inputs[0];
           TensorView const& indices = ctx.inputs[1];
           TensorView const& y = ctx.outputs[0];
-          if (ne != 0 && ne != 1) return invalidArgument(what, ": num_elementwise_dims must be 0 or 1");
-          if (data.shape.nbDims < 1) return invalidArgument(what, ": cannot gather from a rank-0 tensor");
+          if (ne != 0 && ne != 1)
+            return invalidArgument(what, ": num_elementwise_dims must be 0 or 1");
+          if (data.shape.nbDims < 1)
+            return invalidArgument(what, ": cannot gather from a rank-0 tensor");
           Result<int32_t> axisR = normalizeAxis(axisAttr, data.shape.nbDims);
-          if (!axisR.isOk()) return axisR.status().withContext(what);
+          if (!axisR.isOk())
+            return axisR.status().withContext(what);
           int32_t axis = *axisR;
           if (axis < ne || indices.shape.nbDims < ne || y.dtype != data.dtype)
             return invalidArgument(what, ": inputs do not fit the gather attributes");
           // Expected output shape: data[:axis] + indices[ne:] + data[axis+1:].
           std::vector<int64_t> expect;
-          for (int32_t i = 0; i < axis; ++i) expect.push_back(data.shape.d[i]);
-          for (int32_t i = static_cast<int32_t>(ne); i < indices.shape.nbDims; ++i) expect.push_back(indices.shape.d[i]);
-          for (int32_t i = axis + 1; i < data.shape.nbDims; ++i) expect.push_back(data.shape.d[i]);
+          for (int32_t i = 0; i < axis; ++i)
+            expect.push_back(data.shape.d[i]);
+          for (int32_t i = static_cast<int32_t>(ne); i < indices.shape.nbDims; ++i)
+            expect.push_back(indices.shape.d[i]);
+          for (int32_t i = axis + 1; i < data.shape.nbDims; ++i)
+            expect.push_back(data.shape.d[i]);
           if (expect != dimsToVector(y.shape) || (ne == 1 && data.shape.d[0] != indices.shape.d[0]))
             return invalidArgument(what, ": output ", dimsToString(y.shape), " does not fit data ",
                                    dimsToString(data.shape), " and indices ", dimsToString(indices.shape));
           int64_t outer = 1, inner = 1, lead = 1;
-          for (int32_t i = 0; i < axis; ++i) outer *= data.shape.d[i];
-          for (int32_t i = axis + 1; i < data.shape.nbDims; ++i) inner *= data.shape.d[i];
-          if (ne == 1) lead = data.shape.d[0];
+          for (int32_t i = 0; i < axis; ++i)
+            outer *= data.shape.d[i];
+          for (int32_t i = axis + 1; i < data.shape.nbDims; ++i)
+            inner *= data.shape.d[i];
+          if (ne == 1)
+            lead = data.shape.d[0];
           int64_t perLead = lead > 0 ? outer / lead : 0;  // outer positions sharing one leading index
           int64_t n = data.shape.d[axis];
           int64_t nIdx = indices.count() / (ne == 1 ? std::max<int64_t>(lead, 1) : 1);
-          if (ne == 1 && lead == 0) nIdx = 0;
+          if (ne == 1 && lead == 0)
+            nIdx = 0;
           size_t elem = dataTypeSize(data.dtype);
           size_t block = static_cast<size_t>(inner) * elem;
           auto const* src = static_cast<unsigned char const*>(data.data);

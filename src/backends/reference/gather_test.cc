@@ -34,7 +34,8 @@ template <typename T = double>
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -46,7 +47,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -67,10 +69,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -88,7 +92,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -103,7 +108,8 @@ ir::Attributes gatherAttrs(int64_t axis, int64_t ne = 0) {
 
 TEST(GatherReference, EveryAxisAgainstNaiveLoop) {
   std::vector<double> v;
-  for (int i = 0; i < 24; ++i) v.push_back(i * 3 % 101);
+  for (int i = 0; i < 24; ++i)
+    v.push_back(i * 3 % 101);
   Ints dataShape{2, 3, 4};
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT8, DataType::kINT64}) {
     for (DataType it : {DataType::kINT32, DataType::kINT64}) {
@@ -116,18 +122,22 @@ TEST(GatherReference, EveryAxisAgainstNaiveLoop) {
         RunResult r = runNode(OpType::kGather, gatherAttrs(axis - (axis == 2 ? 3 : 0)), {var(data), var(indices)});
         ASSERT_TRUE(r.status.isOk()) << r.status.toString();
         Ints want;
-        for (int d = 0; d < axis; ++d) want.push_back(dataShape[d]);
+        for (int d = 0; d < axis; ++d)
+          want.push_back(dataShape[d]);
         want.push_back(2);
         want.push_back(3);
-        for (int d = axis + 1; d < 3; ++d) want.push_back(dataShape[d]);
+        for (int d = axis + 1; d < 3; ++d)
+          want.push_back(dataShape[d]);
         ASSERT_EQ(dimsToVector(r.shape), want);
         EXPECT_EQ(r.dtype, t);
         // Naive: outer positions x the 6 indices x inner positions, in output order.
         std::vector<double> got = doubles(r.out);
         size_t o = 0;
         int64_t outer = 1, inner = 1;
-        for (int d = 0; d < axis; ++d) outer *= dataShape[d];
-        for (int d = axis + 1; d < 3; ++d) inner *= dataShape[d];
+        for (int d = 0; d < axis; ++d)
+          outer *= dataShape[d];
+        for (int d = axis + 1; d < 3; ++d)
+          inner *= dataShape[d];
         for (int64_t p = 0; p < outer; ++p)
           for (int64_t j = 0; j < 6; ++j)
             for (int64_t q = 0; q < inner; ++q) {
@@ -141,7 +151,8 @@ TEST(GatherReference, EveryAxisAgainstNaiveLoop) {
 
 TEST(GatherReference, HandComputedAndRankZeroIndices) {
   HostTensor data = tensor(DataType::kINT32, {3, 2}, Ints{1, 2, 3, 4, 5, 6});
-  RunResult rows = runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kINT64, {2}, Ints{2, -3}))});
+  RunResult rows =
+      runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kINT64, {2}, Ints{2, -3}))});
   ASSERT_TRUE(rows.status.isOk()) << rows.status.toString();
   EXPECT_EQ(dimsToVector(rows.shape), (Ints{2, 2}));
   EXPECT_EQ(rows.out.toInt64Vector(), (Ints{5, 6, 1, 2}));
@@ -150,8 +161,9 @@ TEST(GatherReference, HandComputedAndRankZeroIndices) {
   EXPECT_EQ(dimsToVector(col.shape), (Ints{3}));
   EXPECT_EQ(col.out.toInt64Vector(), (Ints{2, 4, 6}));
   // 1-D data with a scalar index gives a scalar.
-  RunResult sc = runNode(OpType::kGather, gatherAttrs(0),
-                         {var(tensor(DataType::kBOOL, {3}, Ints{0, 1, 0})), var(tensor(DataType::kINT32, {}, Ints{-2}))});
+  RunResult sc =
+      runNode(OpType::kGather, gatherAttrs(0),
+              {var(tensor(DataType::kBOOL, {3}, Ints{0, 1, 0})), var(tensor(DataType::kINT32, {}, Ints{-2}))});
   ASSERT_TRUE(sc.status.isOk());
   EXPECT_EQ(sc.shape.nbDims, 0);
   EXPECT_EQ(sc.out.intAt(0), 1);
@@ -172,8 +184,9 @@ TEST(GatherReference, ElementWiseLeadingDim) {
   EXPECT_EQ(dimsToVector(r1.shape), (Ints{2, 3}));
   EXPECT_EQ(doubles(r1.out), (std::vector<double>{1, 3, 5, 10, 12, 14}));
   // The leading dims must match; the axis cannot be the element-wise dim.
-  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(1, 1), {var(data), var(tensor(DataType::kINT32, {3, 1}, Ints{0, 0, 0}))})
-                   .status.isOk());
+  EXPECT_FALSE(
+      runNode(OpType::kGather, gatherAttrs(1, 1), {var(data), var(tensor(DataType::kINT32, {3, 1}, Ints{0, 0, 0}))})
+          .status.isOk());
   EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0, 1), {var(data), var(idx)}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(1, 2), {var(data), var(idx)}).status.isOk());
 }
@@ -195,16 +208,20 @@ TEST(GatherReference, ZeroSize) {
 TEST(GatherReference, BadInputIsAnError) {
   HostTensor data = tensor(DataType::kFLOAT, {3, 2}, std::vector<double>{1, 2, 3, 4, 5, 6});
   for (int64_t bad : {3, -4, 100}) {
-    RunResult r = runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kINT64, {2}, Ints{0, bad}))});
+    RunResult r =
+        runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kINT64, {2}, Ints{0, bad}))});
     EXPECT_FALSE(r.status.isOk()) << bad;
     EXPECT_NE(r.status.message().find("layer 'node'"), std::string::npos) << r.status.message();
   }
-  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kFLOAT, {1}, std::vector<double>{0}))})
-                   .status.isOk());
-  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(2), {var(data), var(tensor(DataType::kINT32, {1}, Ints{0}))}).status.isOk());
-  EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0), {var(tensor(DataType::kFLOAT, {}, std::vector<double>{1})),
-                                                         var(tensor(DataType::kINT32, {1}, Ints{0}))})
-                   .status.isOk());
+  EXPECT_FALSE(
+      runNode(OpType::kGather, gatherAttrs(0), {var(data), var(tensor(DataType::kFLOAT, {1}, std::vector<double>{0}))})
+          .status.isOk());
+  EXPECT_FALSE(
+      runNode(OpType::kGather, gatherAttrs(2), {var(data), var(tensor(DataType::kINT32, {1}, Ints{0}))}).status.isOk());
+  EXPECT_FALSE(
+      runNode(OpType::kGather, gatherAttrs(0),
+              {var(tensor(DataType::kFLOAT, {}, std::vector<double>{1})), var(tensor(DataType::kINT32, {1}, Ints{0}))})
+          .status.isOk());
   RunResult nd = runNode(OpType::kGather, attrs({{"mode", static_cast<int64_t>(GatherMode::kND)}}),
                          {var(data), var(tensor(DataType::kINT32, {1}, Ints{0}))});
   EXPECT_EQ(nd.status.code(), StatusCode::kUnsupported);

@@ -105,7 +105,8 @@ TEST(GraphInterpreter, BadInputsAreErrors) {
   auto wrongType = runGraphOnHost(*g, {HostTensor::fromVector<int>(DataType::kINT32, makeDims({1, 3}), {1, 2, 3})});
   EXPECT_FALSE(wrongType.isOk());
   EXPECT_NE(wrongType.status().message().find("'x'"), std::string::npos);
-  auto wrongShape = runGraphOnHost(*g, {HostTensor::fromVector<float>(DataType::kFLOAT, makeDims({1, 4}), {1, 2, 3, 4})});
+  auto wrongShape =
+      runGraphOnHost(*g, {HostTensor::fromVector<float>(DataType::kFLOAT, makeDims({1, 4}), {1, 2, 3, 4})});
   EXPECT_FALSE(wrongShape.isOk());
   EXPECT_NE(wrongShape.status().message().find("does not fit"), std::string::npos);
   auto wrongRank = runGraphOnHost(*g, {HostTensor::fromVector<float>(DataType::kFLOAT, makeDims({3}), {1, 2, 3})});

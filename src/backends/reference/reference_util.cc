@@ -52,25 +52,24 @@ void storeFromDouble(TensorView const& v, int64_t i, double x) {
 }
 
 int64_t loadAsInt(TensorView const& v, int64_t i) {
-  switch (v.dtype) {
-    case DataType::kINT64: return static_cast<int64_t const*>(v.data)[i];
-    case DataType::kINT32: return static_cast<int32_t const*>(v.data)[i];
-    case DataType::kINT8: return static_cast<int8_t const*>(v.data)[i];
-    case DataType::kUINT8: return static_cast<uint8_t const*>(v.data)[i];
-    case DataType::kBOOL: return static_cast<bool const*>(v.data)[i] ? 1 : 0;
-    default: return static_cast<int64_t>(loadAsDouble(v, i));
-  }
+  int64_t r = 0;
+  (void)dispatchType(v.dtype, [&](auto tag) {
+    using S = decltype(tag);
+    if constexpr (std::is_integral_v<S>) r = static_cast<int64_t>(static_cast<S const*>(v.data)[i]);
+    else r = static_cast<int64_t>(toDouble(static_cast<S const*>(v.data)[i]));
+    return Status::ok();
+  });
+  return r;
 }
 
 void storeFromInt(TensorView const& v, int64_t i, int64_t x) {
-  switch (v.dtype) {
-    case DataType::kINT64: static_cast<int64_t*>(v.data)[i] = x; return;
-    case DataType::kINT32: static_cast<int32_t*>(v.data)[i] = static_cast<int32_t>(x); return;
-    case DataType::kINT8: static_cast<int8_t*>(v.data)[i] = static_cast<int8_t>(x); return;
-    case DataType::kUINT8: static_cast<uint8_t*>(v.data)[i] = static_cast<uint8_t>(x); return;
-    case DataType::kBOOL: static_cast<bool*>(v.data)[i] = x != 0; return;
-    default: storeFromDouble(v, i, static_cast<double>(x)); return;
-  }
+  (void)dispatchType(v.dtype, [&](auto tag) {
+    using S = decltype(tag);
+    if constexpr (std::is_same_v<S, bool>) static_cast<S*>(v.data)[i] = x != 0;
+    else if constexpr (std::is_integral_v<S>) static_cast<S*>(v.data)[i] = static_cast<S>(x);  // wraps like a C cast
+    else static_cast<S*>(v.data)[i] = fromDouble<S>(static_cast<double>(x));
+    return Status::ok();
+  });
 }
 
 }  // namespace kiln::backends::reference

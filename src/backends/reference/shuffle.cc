@@ -10,11 +10,14 @@ namespace {
 
 // True when `perm` is empty (identity) or a permutation of 0..rank-1.
 bool validPerm(std::vector<int64_t> const& perm, int32_t rank) {
-  if (perm.empty()) return true;
-  if (static_cast<int64_t>(perm.size()) != rank) return false;
+  if (perm.empty())
+    return true;
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return false;
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t p : perm) {
-    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return false;
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)])
+      return false;
     seen[static_cast<size_t>(p)] = true;
   }
   return true;
@@ -34,16 +37,21 @@ Tactic shuffleTactic() {
           TensorView const& y = ctx.outputs[0];
           Dims const& s = x.shape;
           Dims const& o = y.shape;
-          if (x.dtype != y.dtype) return invalidArgument(what, ": output type differs from input type");
-          if (!validPerm(perm1, s.nbDims)) return invalidArgument(what, ": first_perm does not fit rank ", s.nbDims);
-          if (!validPerm(perm2, o.nbDims)) return invalidArgument(what, ": second_perm does not fit rank ", o.nbDims);
+          if (x.dtype != y.dtype)
+            return invalidArgument(what, ": output type differs from input type");
+          if (!validPerm(perm1, s.nbDims))
+            return invalidArgument(what, ": first_perm does not fit rank ", s.nbDims);
+          if (!validPerm(perm2, o.nbDims))
+            return invalidArgument(what, ": second_perm does not fit rank ", o.nbDims);
           int64_t n = volume(s);
           if (n != volume(o))
             return invalidArgument(what, ": cannot shuffle ", dimsToString(s), " into ", dimsToString(o));
           Dims t = s;  // after the first transpose
-          for (int32_t i = 0; i < s.nbDims; ++i) t.d[i] = s.d[permAt(perm1, i)];
+          for (int32_t i = 0; i < s.nbDims; ++i)
+            t.d[i] = s.d[permAt(perm1, i)];
           Dims r = o;  // after the reshape, before the second transpose
-          for (int32_t i = 0; i < o.nbDims; ++i) r.d[permAt(perm2, i)] = o.d[i];
+          for (int32_t i = 0; i < o.nbDims; ++i)
+            r.d[permAt(perm2, i)] = o.d[i];
           std::vector<int64_t> sStrides = rowMajorStrides(s), rStrides = rowMajorStrides(r);
           size_t elem = dataTypeSize(x.dtype);
           auto const* src = static_cast<unsigned char const*>(x.data);
@@ -57,7 +65,8 @@ Tactic shuffleTactic() {
               rem /= o.d[i];
             }
             int64_t lr = 0;
-            for (int32_t i = 0; i < o.nbDims; ++i) lr += oc[i] * rStrides[permAt(perm2, i)];
+            for (int32_t i = 0; i < o.nbDims; ++i)
+              lr += oc[i] * rStrides[permAt(perm2, i)];
             int64_t off = 0;
             for (int32_t i = t.nbDims - 1; i >= 0; --i) {
               off += (lr % t.d[i]) * sStrides[permAt(perm1, i)];

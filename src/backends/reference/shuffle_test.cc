@@ -35,7 +35,8 @@ template <typename T = double>
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -47,7 +48,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -68,10 +70,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -89,7 +93,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -98,7 +103,8 @@ namespace {
 
 std::vector<double> iota(int64_t n, double scale = 1.0) {
   std::vector<double> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>(i) * scale);
+  for (int64_t i = 0; i < n; ++i)
+    v.push_back(static_cast<double>(i) * scale);
   return v;
 }
 
@@ -112,7 +118,8 @@ TEST(ShuffleReference, TransposeMatchesNaiveLoop) {
     EXPECT_EQ(r.dtype, t);
     for (int i = 0; i < 5; ++i)
       for (int j = 0; j < 2; ++j)
-        for (int k = 0; k < 3; ++k) EXPECT_EQ(r.out.doubleAt((i * 2 + j) * 3 + k), x.doubleAt((j * 3 + k) * 5 + i));
+        for (int k = 0; k < 3; ++k)
+          EXPECT_EQ(r.out.doubleAt((i * 2 + j) * 3 + k), x.doubleAt((j * 3 + k) * 5 + i));
   }
 }
 
@@ -127,9 +134,10 @@ TEST(ShuffleReference, TransposeReshapeTranspose) {
                         {var(x)});
   ASSERT_TRUE(r.status.isOk()) << r.status.toString();
   ASSERT_EQ(dimsToVector(r.shape), (std::vector<int64_t>{8, 3}));
-  for (int a = 0; a < 3; ++a)      // t = [3,2,4], t[a][b][c] = x[b][a][c]; reshaped m[a][b*4+c]
+  for (int a = 0; a < 3; ++a)  // t = [3,2,4], t[a][b][c] = x[b][a][c]; reshaped m[a][b*4+c]
     for (int b = 0; b < 2; ++b)
-      for (int c = 0; c < 4; ++c) EXPECT_EQ(r.out.doubleAt((b * 4 + c) * 3 + a), x.doubleAt((b * 3 + a) * 4 + c));
+      for (int c = 0; c < 4; ++c)
+        EXPECT_EQ(r.out.doubleAt((b * 4 + c) * 3 + a), x.doubleAt((b * 3 + a) * 4 + c));
 }
 
 TEST(ShuffleReference, ReshapeRules) {
@@ -138,8 +146,8 @@ TEST(ShuffleReference, ReshapeRules) {
     std::vector<int64_t> reshape;
     int64_t zeroIsPlaceholder;
     std::vector<int64_t> want;
-  } cases[] = {{{-1}, 1, {24}},        {{0, 0, -1}, 1, {2, 3, 4}}, {{4, -1, 2}, 1, {4, 3, 2}},
-               {{0, 12}, 1, {2, 12}},   {{1, 1, 24, 1}, 0, {1, 1, 24, 1}}, {{6, 0, -1}, 1, {6, 3, -1}}};
+  } cases[] = {{{-1}, 1, {24}},       {{0, 0, -1}, 1, {2, 3, 4}},        {{4, -1, 2}, 1, {4, 3, 2}},
+               {{0, 12}, 1, {2, 12}}, {{1, 1, 24, 1}, 0, {1, 1, 24, 1}}, {{6, 0, -1}, 1, {6, 3, -1}}};
   for (Case const& c : cases) {
     ir::Attributes a = attrs({{"reshape", c.reshape}, {"zero_is_placeholder", c.zeroIsPlaceholder}});
     if (c.want.back() == -1) {  // {6, 0 -> 3, -1}: 24 / 18 does not divide
@@ -153,8 +161,9 @@ TEST(ShuffleReference, ReshapeRules) {
   }
   // Zero as a real dim when zero_is_placeholder is off.
   HostTensor e = tensor(DataType::kFLOAT, {0, 3}, std::vector<double>{});
-  RunResult z = runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{3, 0, 7}}, {"zero_is_placeholder", int64_t{0}}}),
-                        {var(e)});
+  RunResult z =
+      runNode(OpType::kShuffle,
+              attrs({{"reshape", std::vector<int64_t>{3, 0, 7}}, {"zero_is_placeholder", int64_t{0}}}), {var(e)});
   ASSERT_TRUE(z.status.isOk()) << z.status.toString();
   EXPECT_EQ(dimsToVector(z.shape), (std::vector<int64_t>{3, 0, 7}));
   RunResult zi = runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{0, -1}}}), {var(e)});
@@ -191,8 +200,9 @@ TEST(ShuffleReference, ReshapeFromShapeTensor) {
     EXPECT_EQ(doubles(r.out), doubles(x));
   }
   // Unknown at inference (a graph input): -1 dims of the tensor's length.
-  RunResult u = runNode(OpType::kShuffle, {}, {var(x), var(tensor(DataType::kINT64, {3}, std::vector<int64_t>{3, 4, 2}))},
-                        /*execute=*/false);
+  RunResult u =
+      runNode(OpType::kShuffle, {}, {var(x), var(tensor(DataType::kINT64, {3}, std::vector<int64_t>{3, 4, 2}))},
+              /*execute=*/false);
   ASSERT_TRUE(u.status.isOk()) << u.status.toString();
   EXPECT_EQ(dimsToVector(u.shape), (std::vector<int64_t>{-1, -1, -1}));
   // The shape tensor overrides the attribute; it must be a 1-D int tensor.
@@ -202,8 +212,9 @@ TEST(ShuffleReference, ReshapeFromShapeTensor) {
   EXPECT_EQ(dimsToVector(o.shape), (std::vector<int64_t>{6, 4}));
   EXPECT_FALSE(runNode(OpType::kShuffle, {}, {var(x), cst(tensor(DataType::kFLOAT, {2}, std::vector<double>{6, 4}))})
                    .status.isOk());
-  EXPECT_FALSE(runNode(OpType::kShuffle, {}, {var(x), cst(tensor(DataType::kINT32, {1, 2}, std::vector<int64_t>{6, 4}))})
-                   .status.isOk());
+  EXPECT_FALSE(
+      runNode(OpType::kShuffle, {}, {var(x), cst(tensor(DataType::kINT32, {1, 2}, std::vector<int64_t>{6, 4}))})
+          .status.isOk());
 }
 
 TEST(ShuffleReference, BadInputIsAnError) {
@@ -211,12 +222,15 @@ TEST(ShuffleReference, BadInputIsAnError) {
   RunResult r = runNode(OpType::kShuffle, attrs({{"first_perm", std::vector<int64_t>{0, 0}}}), {var(x)});
   EXPECT_FALSE(r.status.isOk());
   EXPECT_NE(r.status.message().find("node"), std::string::npos);
-  EXPECT_FALSE(runNode(OpType::kShuffle, attrs({{"first_perm", std::vector<int64_t>{0, 1, 2}}}), {var(x)}).status.isOk());
+  EXPECT_FALSE(
+      runNode(OpType::kShuffle, attrs({{"first_perm", std::vector<int64_t>{0, 1, 2}}}), {var(x)}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{4, 2}}}), {var(x)}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{-1, -1}}}), {var(x)}).status.isOk());
-  EXPECT_FALSE(runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{1, 1, 0, 6}}}), {var(x)}).status.isOk());
+  EXPECT_FALSE(
+      runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{1, 1, 0, 6}}}), {var(x)}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{-2, -3}}}), {var(x)}).status.isOk());
-  EXPECT_FALSE(runNode(OpType::kShuffle, attrs({{"reshape", std::vector<int64_t>{6}}, {"second_perm", std::vector<int64_t>{1, 0}}}),
+  EXPECT_FALSE(runNode(OpType::kShuffle,
+                       attrs({{"reshape", std::vector<int64_t>{6}}, {"second_perm", std::vector<int64_t>{1, 0}}}),
                        {var(x)})
                    .status.isOk());
   // The kernel checks volumes itself.

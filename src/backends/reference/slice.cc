@@ -18,18 +18,22 @@ Result<std::vector<int64_t>> paramValues(LaunchContext const& ctx, ir::Attribute
     if (t.shape.nbDims != 1 || !typeIn(t.dtype, {DataType::kINT32, DataType::kINT64}))
       return invalidArgument(what, ": ", name, " must be a 1-D int32/int64 tensor");
     std::vector<int64_t> v(static_cast<size_t>(t.shape.d[0]));
-    for (int64_t i = 0; i < t.shape.d[0]; ++i) v[static_cast<size_t>(i)] = loadAsInt(t, i);
+    for (int64_t i = 0; i < t.shape.d[0]; ++i)
+      v[static_cast<size_t>(i)] = loadAsInt(t, i);
     return v;
   }
-  if (attrs.has(name)) return attrs.getInts(name);
-  if (def) return *def;
+  if (attrs.has(name))
+    return attrs.getInts(name);
+  if (def)
+    return *def;
   return invalidArgument(what, ": has no ", name);
 }
 
 // a*b+c, or nullopt on int64 overflow.
 std::optional<int64_t> mulAdd(int64_t a, int64_t b, int64_t c) {
   int64_t p, s;
-  if (__builtin_mul_overflow(a, b, &p) || __builtin_add_overflow(p, c, &s)) return std::nullopt;
+  if (__builtin_mul_overflow(a, b, &p) || __builtin_add_overflow(p, c, &s))
+    return std::nullopt;
   return s;
 }
 
@@ -52,7 +56,8 @@ struct SliceKernel final : Kernel {
     if (x.dtype != y.dtype || out.nbDims != rank)
       return invalidArgument(what, ": output ", dimsToString(out), " does not fit input ", dimsToString(in));
     std::vector<int64_t> all;
-    for (int32_t i = 0; i < rank; ++i) all.push_back(i);
+    for (int32_t i = 0; i < rank; ++i)
+      all.push_back(i);
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, paramValues(ctx, attrs, 5, "axes", all, what));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> start, paramValues(ctx, attrs, 1, "start", std::nullopt, what));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> size, paramValues(ctx, attrs, 2, "size", std::nullopt, what));
@@ -65,8 +70,10 @@ struct SliceKernel final : Kernel {
     std::vector<bool> seen(static_cast<size_t>(rank), false);
     for (size_t k = 0; k < axes.size(); ++k) {
       Result<int32_t> ax = normalizeAxis(axes[k], rank);
-      if (!ax.isOk()) return ax.status().withContext(what);
-      if (seen[*ax]) return invalidArgument(what, ": slice axis ", axes[k], " is repeated");
+      if (!ax.isOk())
+        return ax.status().withContext(what);
+      if (seen[*ax])
+        return invalidArgument(what, ": slice axis ", axes[k], " is repeated");
       seen[*ax] = true;
       if (size[k] != out.d[*ax])
         return invalidArgument(what, ": size ", size[k], " on axis ", *ax, " but the output dim is ", out.d[*ax]);
@@ -83,19 +90,23 @@ struct SliceKernel final : Kernel {
       int64_t n = in.d[d];
       for (int64_t i = 0; i < out.d[d]; ++i) {
         std::optional<int64_t> c = mulAdd(i, fullStride[d], fullStart[d]);
-        if (!c) return invalidArgument(what, ": slice coordinates on axis ", d, " overflow");
+        if (!c)
+          return invalidArgument(what, ": slice coordinates on axis ", d, " overflow");
         int64_t s = *c;
         bool inside = s >= 0 && s < n;
         if (!inside) {
           switch (mode) {
             case SampleMode::kSTRICT_BOUNDS:
-              return invalidArgument(what, ": coordinate ", s, " on axis ", d, " is out of bounds [0, ", n,
-                                     ") (start ", fullStart[d], ", stride ", fullStride[d], ")");
-            case SampleMode::kFILL: s = -1; break;
+              return invalidArgument(what, ": coordinate ", s, " on axis ", d, " is out of bounds [0, ", n, ") (start ",
+                                     fullStart[d], ", stride ", fullStride[d], ")");
+            case SampleMode::kFILL:
+              s = -1;
+              break;
             case SampleMode::kWRAP:
             case SampleMode::kCLAMP:
             case SampleMode::kREFLECT:
-              if (n == 0) return invalidArgument(what, ": cannot sample axis ", d, " of size 0 in this mode");
+              if (n == 0)
+                return invalidArgument(what, ": cannot sample axis ", d, " of size 0 in this mode");
               if (mode == SampleMode::kWRAP) {
                 s = positiveMod(s, n);
               } else if (mode == SampleMode::kCLAMP) {
@@ -105,7 +116,8 @@ struct SliceKernel final : Kernel {
               } else {
                 int64_t period = 2 * (n - 1);  // reflection about the middle of the edge elements
                 s = positiveMod(s, period);
-                if (s >= n) s = period - s;
+                if (s >= n)
+                  s = period - s;
               }
               break;
           }
@@ -119,13 +131,17 @@ struct SliceKernel final : Kernel {
     alignas(8) unsigned char fill[16] = {};
     if (ctx.inputs.size() > 4 && ctx.inputs[4].data) {
       TensorView const& f = ctx.inputs[4];
-      if (f.count() != 1) return invalidArgument(what, ": the fill value must have one element");
+      if (f.count() != 1)
+        return invalidArgument(what, ": the fill value must have one element");
       TensorView fv{fill, y.dtype, makeDims({1})};
-      if (isFloatType(f.dtype) || isFloatType(y.dtype)) storeFromDouble(fv, 0, loadAsDouble(f, 0));
-      else storeFromInt(fv, 0, loadAsInt(f, 0));
+      if (isFloatType(f.dtype) || isFloatType(y.dtype))
+        storeFromDouble(fv, 0, loadAsDouble(f, 0));
+      else
+        storeFromInt(fv, 0, loadAsInt(f, 0));
     }
     int64_t total = volume(out);
-    if (total <= 0) return Status::ok();
+    if (total <= 0)
+      return Status::ok();
     std::vector<int64_t> inStrides = rowMajorStrides(in);
     std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
     auto const* s = static_cast<unsigned char const*>(x.data);
@@ -135,12 +151,15 @@ struct SliceKernel final : Kernel {
       bool isFill = false;
       for (int32_t d = 0; d < rank; ++d) {
         int64_t c = src[d][idx[d]];
-        if (c < 0) isFill = true;
-        else off += c * inStrides[d];
+        if (c < 0)
+          isFill = true;
+        else
+          off += c * inStrides[d];
       }
       std::memcpy(dst + static_cast<size_t>(lin) * elem, isFill ? fill : s + static_cast<size_t>(off) * elem, elem);
       for (int32_t d = rank - 1; d >= 0; --d) {
-        if (++idx[d] < out.d[d]) break;
+        if (++idx[d] < out.d[d])
+          break;
         idx[d] = 0;
       }
     }
@@ -153,7 +172,8 @@ Tactic sliceTactic() {
       "slice_reference", ir::OpType::kSlice,
       [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
         int64_t m = node.attrs.getInt("mode", 0);
-        if (m < 0 || m >= EnumMax<SampleMode>()) return invalidGraph(node.describe(), ": invalid slice mode ", m);
+        if (m < 0 || m >= EnumMax<SampleMode>())
+          return invalidGraph(node.describe(), ": invalid slice mode ", m);
         auto k = std::make_unique<SliceKernel>();
         k->attrs = node.attrs;
         k->what = node.describe();

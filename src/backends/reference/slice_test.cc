@@ -34,7 +34,8 @@ template <typename T = double>
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -46,7 +47,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -67,10 +69,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -88,7 +92,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -124,7 +129,8 @@ TEST(SliceReference, TensorRtDocumentationExamples) {
 TEST(SliceReference, NaiveLoopEveryTypeWithNegativeStride) {
   // x [3,4,5]; start {2,1,4}, size {2,2,3}, stride {-1,2,-2}.
   std::vector<double> v;
-  for (int i = 0; i < 60; ++i) v.push_back(i % 50);
+  for (int i = 0; i < 60; ++i)
+    v.push_back(i % 50);
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT8, DataType::kUINT8,
                      DataType::kINT32, DataType::kINT64}) {
     SCOPED_TRACE(dataTypeName(t));
@@ -187,8 +193,8 @@ TEST(SliceReference, FillValueInput) {
 }
 
 TEST(SliceReference, DynamicParameters) {
-  HostTensor x = ints(DataType::kINT32, {4, 6}, {0,  1,  2,  3,  4,  5,  10, 11, 12, 13, 14, 15,
-                                                 20, 21, 22, 23, 24, 25, 30, 31, 32, 33, 34, 35});
+  HostTensor x = ints(DataType::kINT32, {4, 6},
+                      {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 30, 31, 32, 33, 34, 35});
   // Constants: known during inference, so the output dims are concrete.
   RunResult r = runNode(OpType::kSlice, {},
                         {var(x), cst(ints(DataType::kINT64, {2}, {1, 5})), cst(ints(DataType::kINT32, {2}, {2, 3})),
@@ -261,10 +267,12 @@ TEST(SliceReference, BadInputIsAnError) {
   far.setInts("axes", {2});
   EXPECT_FALSE(runNode(OpType::kSlice, far, {var(x)}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kSlice, attrs({{"size", Ints{1, 1}}}), {var(x)}).status.isOk());  // no start
-  EXPECT_FALSE(runNode(OpType::kSlice, attrs({{"mode", int64_t{7}}, {"start", Ints{0, 0}}, {"size", Ints{1, 1}}}), {var(x)})
-                   .status.isOk());
-  EXPECT_FALSE(runNode(OpType::kSlice, {}, {var(x), cst(tensor(DataType::kFLOAT, {2}, std::vector<double>{0, 0})),
-                                            cst(ints(DataType::kINT32, {2}, {1, 1}))})
+  EXPECT_FALSE(
+      runNode(OpType::kSlice, attrs({{"mode", int64_t{7}}, {"start", Ints{0, 0}}, {"size", Ints{1, 1}}}), {var(x)})
+          .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kSlice, {},
+                       {var(x), cst(tensor(DataType::kFLOAT, {2}, std::vector<double>{0, 0})),
+                        cst(ints(DataType::kINT32, {2}, {1, 1}))})
                    .status.isOk());
 }
 

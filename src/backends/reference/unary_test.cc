@@ -36,7 +36,8 @@ template <typename T = double>
 
 [[maybe_unused]] std::vector<double> doubles(HostTensor const& t) {
   std::vector<double> r;
-  for (int64_t i = 0; i < t.count(); ++i) r.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i)
+    r.push_back(t.doubleAt(i));
   return r;
 }
 
@@ -48,7 +49,8 @@ struct RunResult {
 };
 
 // Builds a one-node graph, infers shapes (without host evaluation) and runs the reference kernel.
-[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins, bool execute = true) {
+[[maybe_unused]] RunResult runNode(OpType op, ir::Attributes const& attrs, std::vector<In> const& ins,
+                                   bool execute = true) {
   RunResult r;
   ir::Graph g;
   std::vector<ir::Value*> vals;
@@ -69,10 +71,12 @@ struct RunResult {
   n->attrs = attrs;
   g.markOutput(n->output(0));
   r.status = ir::inferGraphInPlace(g, nullptr);
-  if (!r.status.isOk()) return r;
+  if (!r.status.isOk())
+    return r;
   r.shape = n->output(0)->shape;
   r.dtype = n->output(0)->dtype;
-  if (!execute) return r;
+  if (!execute)
+    return r;
   if (!dimsKnown(r.shape)) {
     r.status = invalidArgument("output shape ", dimsToString(r.shape), " is not known");
     return r;
@@ -90,7 +94,8 @@ struct RunResult {
 
 [[maybe_unused]] ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   ir::Attributes a;
-  for (auto const& [k, v] : kv) a.set(k, v);
+  for (auto const& [k, v] : kv)
+    a.set(k, v);
   return a;
 }
 
@@ -190,8 +195,8 @@ TEST(UnaryReference, IsInfIsNanGiveBool) {
 }
 
 TEST(UnaryReference, NotOnBool) {
-  RunResult r = runNode(OpType::kUnary, opAttr(Op::kNOT),
-                        {var(tensor(DataType::kBOOL, {3}, std::vector<int64_t>{1, 0, 1}))});
+  RunResult r =
+      runNode(OpType::kUnary, opAttr(Op::kNOT), {var(tensor(DataType::kBOOL, {3}, std::vector<int64_t>{1, 0, 1}))});
   ASSERT_TRUE(r.status.isOk()) << r.status.toString();
   EXPECT_EQ(r.dtype, DataType::kBOOL);
   EXPECT_EQ(r.out.toInt64Vector(), (std::vector<int64_t>{0, 1, 0}));
@@ -233,7 +238,8 @@ TEST(UnaryReference, EdgeShapes) {
   EXPECT_EQ(s.shape.nbDims, 0);
   EXPECT_EQ(s.out.doubleAt(0), -2.5);
   // Domain errors give NaN, not an error.
-  RunResult l = runNode(OpType::kUnary, opAttr(Op::kLOG), {var(tensor(DataType::kFLOAT, {2}, std::vector<double>{-1, 0}))});
+  RunResult l =
+      runNode(OpType::kUnary, opAttr(Op::kLOG), {var(tensor(DataType::kFLOAT, {2}, std::vector<double>{-1, 0}))});
   ASSERT_TRUE(l.status.isOk());
   EXPECT_TRUE(std::isnan(l.out.doubleAt(0)));
   EXPECT_EQ(l.out.doubleAt(1), -std::numeric_limits<double>::infinity());

@@ -6,9 +6,11 @@ namespace kiln::ir {
 namespace {
 
 Status inferActivation(InferContext& ctx) {
-  if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
+  if (ctx.numInputs() != 1 || !ctx.present(0))
+    return ctx.error("needs exactly one input");
   int64_t type = ctx.node.attrs.getInt("type", -1);
-  if (type < 0 || type >= EnumMax<ActivationType>()) return ctx.error("has an invalid activation type ", type);
+  if (type < 0 || type >= EnumMax<ActivationType>())
+    return ctx.error("has an invalid activation type ", type);
   if (!isFloatType(ctx.in[0].dtype))
     return ctx.error("needs a floating-point input, not ", dataTypeName(ctx.in[0].dtype));
   ctx.out[0] = ctx.in[0];

@@ -6,14 +6,18 @@ namespace kiln::ir {
 namespace {
 
 Status inferConcatenation(InferContext& ctx) {
-  if (ctx.numInputs() < 1) return ctx.error("needs at least one input");
+  if (ctx.numInputs() < 1)
+    return ctx.error("needs at least one input");
   for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (!ctx.present(i)) return ctx.error("input ", i, " is missing");
+    if (!ctx.present(i))
+      return ctx.error("input ", i, " is missing");
   DataType dtype = ctx.in[0].dtype;
   Dims out = ctx.in[0].shape;
-  if (out.nbDims < 1) return ctx.error("cannot concatenate rank-0 tensors");
+  if (out.nbDims < 1)
+    return ctx.error("cannot concatenate rank-0 tensors");
   Result<int32_t> axis = normalizeAxis(ctx.node.attrs.getInt("axis", 0), out.nbDims);
-  if (!axis.isOk()) return ctx.error(axis.status().message());
+  if (!axis.isOk())
+    return ctx.error(axis.status().message());
   for (size_t i = 1; i < ctx.numInputs(); ++i) {
     TensorInfo const& t = ctx.in[i];
     if (t.dtype != dtype)

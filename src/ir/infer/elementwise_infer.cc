@@ -14,20 +14,29 @@ bool isArithmeticType(DataType t) {
     case DataType::kINT8:
     case DataType::kUINT8:
     case DataType::kINT32:
-    case DataType::kINT64: return true;
+    case DataType::kINT64:
+    case DataType::kFLOAT64:
+    case DataType::kINT16:
+    case DataType::kUINT16:
+    case DataType::kUINT32:
+    case DataType::kUINT64:
+      return true;
     case DataType::kBOOL:
     case DataType::kFP8:
     case DataType::kINT4:
     case DataType::kFP4:
-    case DataType::kE8M0: return false;
+    case DataType::kE8M0:
+      return false;
   }
   return false;
 }
 
 Status inferElementWise(InferContext& ctx) {
-  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1)) return ctx.error("needs exactly two inputs");
+  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1))
+    return ctx.error("needs exactly two inputs");
   int64_t opValue = ctx.node.attrs.getInt("op", -1);
-  if (opValue < 0 || opValue >= EnumMax<ElementWiseOperation>()) return ctx.error("has an invalid operation ", opValue);
+  if (opValue < 0 || opValue >= EnumMax<ElementWiseOperation>())
+    return ctx.error("has an invalid operation ", opValue);
   auto op = static_cast<ElementWiseOperation>(opValue);
   DataType ta = ctx.in[0].dtype, tb = ctx.in[1].dtype;
   if (ta != tb)
@@ -42,25 +51,30 @@ Status inferElementWise(InferContext& ctx) {
     case ElementWiseOperation::kDIV:
     case ElementWiseOperation::kPOW:
     case ElementWiseOperation::kFLOOR_DIV:
-      if (!isArithmeticType(ta)) return ctx.error("cannot do arithmetic on ", dataTypeName(ta));
+      if (!isArithmeticType(ta))
+        return ctx.error("cannot do arithmetic on ", dataTypeName(ta));
       break;
     case ElementWiseOperation::kAND:
     case ElementWiseOperation::kOR:
     case ElementWiseOperation::kXOR:
-      if (ta != DataType::kBOOL) return ctx.error("logical operations need bool inputs, not ", dataTypeName(ta));
+      if (ta != DataType::kBOOL)
+        return ctx.error("logical operations need bool inputs, not ", dataTypeName(ta));
       break;
     case ElementWiseOperation::kEQUAL:
-      if (!isArithmeticType(ta) && ta != DataType::kBOOL) return ctx.error("cannot compare ", dataTypeName(ta));
+      if (!isArithmeticType(ta) && ta != DataType::kBOOL)
+        return ctx.error("cannot compare ", dataTypeName(ta));
       outType = DataType::kBOOL;
       break;
     case ElementWiseOperation::kGREATER:
     case ElementWiseOperation::kLESS:
-      if (!isArithmeticType(ta)) return ctx.error("cannot order ", dataTypeName(ta));
+      if (!isArithmeticType(ta))
+        return ctx.error("cannot order ", dataTypeName(ta));
       outType = DataType::kBOOL;
       break;
   }
   Result<Dims> shape = broadcastShapes(ctx.in[0].shape, ctx.in[1].shape);
-  if (!shape.isOk()) return ctx.error(shape.status().message());
+  if (!shape.isOk())
+    return ctx.error(shape.status().message());
   ctx.out[0] = {outType, *shape};
   return Status::ok();
 }

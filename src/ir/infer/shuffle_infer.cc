@@ -10,7 +10,8 @@ namespace {
 
 // Checks that `perm` (absent: identity) permutes 0..rank-1.
 Status checkPerm(InferContext const& ctx, char const* name, std::vector<int64_t> const& perm, int32_t rank) {
-  if (perm.empty() && rank != 0) return Status::ok();
+  if (perm.empty() && rank != 0)
+    return Status::ok();
   if (static_cast<int64_t>(perm.size()) != rank)
     return ctx.error(name, " has ", perm.size(), " entries for a tensor of rank ", rank);
   std::vector<bool> seen(static_cast<size_t>(rank), false);
@@ -23,14 +24,17 @@ Status checkPerm(InferContext const& ctx, char const* name, std::vector<int64_t>
 }
 
 Dims applyPerm(Dims const& d, std::vector<int64_t> const& perm) {
-  if (perm.empty()) return d;
+  if (perm.empty())
+    return d;
   Dims r = d;
-  for (int32_t i = 0; i < d.nbDims; ++i) r.d[i] = d.d[perm[static_cast<size_t>(i)]];
+  for (int32_t i = 0; i < d.nbDims; ++i)
+    r.d[i] = d.d[perm[static_cast<size_t>(i)]];
   return r;
 }
 
 // The reshaped dims of `t` given the requested dims `req` (0 and -1 as TensorRT's setReshapeDimensions).
-Result<Dims> reshapeDims(InferContext const& ctx, Dims const& t, std::vector<int64_t> const& req, bool zeroIsPlaceholder) {
+Result<Dims> reshapeDims(InferContext const& ctx, Dims const& t, std::vector<int64_t> const& req,
+                         bool zeroIsPlaceholder) {
   if (req.size() > static_cast<size_t>(Dims::MAX_DIMS))
     return ctx.error("reshape dims have ", req.size(), " entries (at most ", Dims::MAX_DIMS, ")");
   Dims r{};
@@ -41,30 +45,36 @@ Result<Dims> reshapeDims(InferContext const& ctx, Dims const& t, std::vector<int
   for (int32_t i = 0; i < r.nbDims; ++i) {
     int64_t v = req[static_cast<size_t>(i)];
     if (v == 0 && zeroIsPlaceholder) {
-      if (i >= t.nbDims) return ctx.error("reshape dim ", i, " is 0 (copy) but the input has rank ", t.nbDims);
+      if (i >= t.nbDims)
+        return ctx.error("reshape dim ", i, " is 0 (copy) but the input has rank ", t.nbDims);
       v = t.d[i];
     } else if (v == -1) {
-      if (inferAt >= 0) return ctx.error("reshape dims ", dimsToString(makeDims(req)), " have more than one -1");
+      if (inferAt >= 0)
+        return ctx.error("reshape dims ", dimsToString(makeDims(req)), " have more than one -1");
       inferAt = i;
     } else if (v < 0) {
       return ctx.error("reshape dim ", i, " is ", v);
     }
     r.d[i] = v;
-    if (i == inferAt) continue;
+    if (i == inferAt)
+      continue;
     if (v < 0) {
       othersKnown = false;
     } else {
       Result<int64_t> m = checkedMul(others, v);
-      if (!m.isOk()) return ctx.error("reshape dims overflow");
+      if (!m.isOk())
+        return ctx.error("reshape dims overflow");
       others = *m;
     }
   }
   if (!dimsKnown(t)) {
-    if (inferAt >= 0) r.d[inferAt] = -1;
+    if (inferAt >= 0)
+      r.d[inferAt] = -1;
     return r;
   }
   Result<int64_t> inVolume = checkedVolume(t);
-  if (!inVolume.isOk()) return ctx.error(inVolume.status().message());
+  if (!inVolume.isOk())
+    return ctx.error(inVolume.status().message());
   if (inferAt >= 0) {
     if (!othersKnown) {
       r.d[inferAt] = -1;
@@ -84,7 +94,8 @@ Result<Dims> reshapeDims(InferContext const& ctx, Dims const& t, std::vector<int
 }
 
 Status inferShuffle(InferContext& ctx) {
-  if (ctx.numInputs() < 1 || ctx.numInputs() > 2 || !ctx.present(0)) return ctx.error("needs one or two inputs");
+  if (ctx.numInputs() < 1 || ctx.numInputs() > 2 || !ctx.present(0))
+    return ctx.error("needs one or two inputs");
   Attributes const& a = ctx.node.attrs;
   Dims const& in = ctx.in[0].shape;
   std::vector<int64_t> perm1 = a.getInts("first_perm");
@@ -99,13 +110,15 @@ Status inferShuffle(InferContext& ctx) {
       return ctx.error("reshape dims tensor must be int32 or int64, not ", dataTypeName(s.dtype));
     if (s.shape.nbDims != 1 || s.shape.d[0] < 0)
       return ctx.error("reshape dims tensor must be 1-D of known length, not ", dimsToString(s.shape));
-    if (s.shape.d[0] > Dims::MAX_DIMS) return ctx.error("reshape dims tensor has ", s.shape.d[0], " entries");
+    if (s.shape.d[0] > Dims::MAX_DIMS)
+      return ctx.error("reshape dims tensor has ", s.shape.d[0], " entries");
     if (ctx.inValues[1]) {
       KILN_ASSIGN_OR_RETURN(r, reshapeDims(ctx, t, ctx.inValues[1]->toInt64Vector(), zeroIsPlaceholder));
     } else {
       r = Dims{};
       r.nbDims = static_cast<int32_t>(s.shape.d[0]);
-      for (int32_t i = 0; i < r.nbDims; ++i) r.d[i] = -1;
+      for (int32_t i = 0; i < r.nbDims; ++i)
+        r.d[i] = -1;
     }
   } else if (a.has("reshape")) {
     KILN_ASSIGN_OR_RETURN(r, reshapeDims(ctx, t, a.getInts("reshape"), zeroIsPlaceholder));

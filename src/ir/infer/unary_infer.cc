@@ -7,9 +7,11 @@ namespace kiln::ir {
 namespace {
 
 Status inferUnary(InferContext& ctx) {
-  if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
+  if (ctx.numInputs() != 1 || !ctx.present(0))
+    return ctx.error("needs exactly one input");
   int64_t opValue = ctx.node.attrs.getInt("op", -1);
-  if (opValue < 0 || opValue >= EnumMax<UnaryOperation>()) return ctx.error("has an invalid operation ", opValue);
+  if (opValue < 0 || opValue >= EnumMax<UnaryOperation>())
+    return ctx.error("has an invalid operation ", opValue);
   auto op = static_cast<UnaryOperation>(opValue);
   DataType t = ctx.in[0].dtype;
   bool isFloat = isFloatType(t);
@@ -17,16 +19,19 @@ Status inferUnary(InferContext& ctx) {
   DataType outType = t;
   switch (op) {
     case UnaryOperation::kNOT:
-      if (t != DataType::kBOOL) return ctx.error("kNOT needs a bool input, not ", dataTypeName(t));
+      if (t != DataType::kBOOL)
+        return ctx.error("kNOT needs a bool input, not ", dataTypeName(t));
       break;
     case UnaryOperation::kABS:
     case UnaryOperation::kNEG:
     case UnaryOperation::kSIGN:
-      if (!isFloat && !isSignedInt) return ctx.error("needs a float or signed integer input, not ", dataTypeName(t));
+      if (!isFloat && !isSignedInt)
+        return ctx.error("needs a float or signed integer input, not ", dataTypeName(t));
       break;
     case UnaryOperation::kISINF:
     case UnaryOperation::kISNAN:
-      if (!isFloat) return ctx.error("needs a floating-point input, not ", dataTypeName(t));
+      if (!isFloat)
+        return ctx.error("needs a floating-point input, not ", dataTypeName(t));
       outType = DataType::kBOOL;
       break;
     case UnaryOperation::kEXP:
@@ -48,7 +53,8 @@ Status inferUnary(InferContext& ctx) {
     case UnaryOperation::kFLOOR:
     case UnaryOperation::kERF:
     case UnaryOperation::kROUND:
-      if (!isFloat) return ctx.error("needs a floating-point input, not ", dataTypeName(t));
+      if (!isFloat)
+        return ctx.error("needs a floating-point input, not ", dataTypeName(t));
       break;
   }
   ctx.out[0] = {outType, ctx.in[0].shape};
