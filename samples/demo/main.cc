@@ -79,8 +79,8 @@ bool demoNetwork(kiln_samples::ConsoleLogger& logger, std::string const& name, D
   row.buildMs = msSince(buildStart);
   row.planBytes = plan->size();
 
-  std::filesystem::path const path = std::filesystem::temp_directory_path() /
-                                     ("kiln_demo_" + name + "_" + std::to_string(getpid()) + ".plan");
+  std::filesystem::path const path =
+      std::filesystem::temp_directory_path() / ("kiln_demo_" + name + "_" + std::to_string(getpid()) + ".plan");
   {
     std::ofstream out(path, std::ios::binary);
     out.write(static_cast<char const*>(plan->data()), static_cast<std::streamsize>(plan->size()));
@@ -197,9 +197,8 @@ int main(int argc, char** argv) {
               "build ms", "load ms", "median ms", "checksum");
   for (Row const& r : rows) {
     std::string const layers = std::to_string(r.networkLayers) + " > " + std::to_string(r.engineLayers);
-    std::printf("%-14s %-12s %-16s %8.1f %10.1f %9.2f %11.3f %14.6g\n", r.name.c_str(), r.shape.c_str(),
-                layers.c_str(), static_cast<double>(r.planBytes) / 1024.0, r.buildMs, r.loadMs, r.medianMs,
-                r.checksum);
+    std::printf("%-14s %-12s %-16s %8.1f %10.1f %9.2f %11.3f %14.6g\n", r.name.c_str(), r.shape.c_str(), layers.c_str(),
+                static_cast<double>(r.planBytes) / 1024.0, r.buildMs, r.loadMs, r.medianMs, r.checksum);
   }
   return ok ? 0 : 1;
 }

@@ -337,8 +337,8 @@ bool addBertLayer(INetworkDefinition& net, BertWeights const& w) {
   if (q == nullptr || k == nullptr || v == nullptr || scale == nullptr) {
     return false;
   }
-  ITensor* scores = named(net.addMatrixMultiply(*q, kiln::MatrixOperation::kNONE, *k, kiln::MatrixOperation::kTRANSPOSE),
-                          "attention.qk");
+  ITensor* scores = named(
+      net.addMatrixMultiply(*q, kiln::MatrixOperation::kNONE, *k, kiln::MatrixOperation::kTRANSPOSE), "attention.qk");
   if (scores == nullptr) {
     return false;
   }
@@ -411,9 +411,12 @@ bool addBertProfile(kiln::IBuilder& builder, kiln::IBuilderConfig& config, BertS
   if (profile == nullptr) {
     return false;
   }
-  bool ok = profile->setDimensions("input", kiln::OptProfileSelector::kMIN, kiln::Dims3(s.minBatch, s.minSeq, s.hidden));
-  ok = ok && profile->setDimensions("input", kiln::OptProfileSelector::kOPT, kiln::Dims3(s.optBatch, s.optSeq, s.hidden));
-  ok = ok && profile->setDimensions("input", kiln::OptProfileSelector::kMAX, kiln::Dims3(s.maxBatch, s.maxSeq, s.hidden));
+  bool ok =
+      profile->setDimensions("input", kiln::OptProfileSelector::kMIN, kiln::Dims3(s.minBatch, s.minSeq, s.hidden));
+  ok = ok &&
+       profile->setDimensions("input", kiln::OptProfileSelector::kOPT, kiln::Dims3(s.optBatch, s.optSeq, s.hidden));
+  ok = ok &&
+       profile->setDimensions("input", kiln::OptProfileSelector::kMAX, kiln::Dims3(s.maxBatch, s.maxSeq, s.hidden));
   return ok && config.addOptimizationProfile(profile) >= 0;
 }
 
@@ -432,7 +435,8 @@ bool runContext(kiln::IExecutionContext& context, std::vector<HostTensor> const&
                 std::vector<HostTensor>& outputs) {
   kiln::ICudaEngine const& engine = context.getEngine();
   for (HostTensor const& in : inputs) {
-    if (!context.setInputShape(in.name.c_str(), in.dims) || !context.setInputTensorAddress(in.name.c_str(), in.data.data())) {
+    if (!context.setInputShape(in.name.c_str(), in.dims) ||
+        !context.setInputTensorAddress(in.name.c_str(), in.data.data())) {
       return false;
     }
   }

@@ -43,6 +43,10 @@ struct LaunchContext {
   void* workspace = nullptr;
   size_t workspaceSize = 0;
   ThreadPool* pool = nullptr;  // CPU threads the kernel may use (null: run on the calling thread)
+  /// Set for nodes with data-dependent output shapes (NonZero, NMS, control flow): such outputs come with
+  /// data == nullptr and unknown dims; the kernel computes the shape, then asks here for the memory
+  /// (returns the address to write, or why there is none). Null for nodes whose output shapes are known.
+  std::function<Result<void*>(size_t output, Dims const& shape)> allocateOutput;
 };
 
 /// A kernel instance for one node of one engine: created (and its weights prepared) once per engine,

@@ -61,6 +61,8 @@ Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval)
     int64_t elems = 0;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       KILN_RETURN_IF_ERROR(checkRequestedType(n, i, ctx.out[i]));
+      int32_t id = n.outputs[i]->id;
+      if (id < static_cast<int32_t>(state.pinned.size()) && state.pinned[id]) ctx.out[i] = state.info[id];
       Dims const& s = ctx.out[i].shape;
       if (s.nbDims < 0 || s.nbDims > Dims::MAX_DIMS) return internalError(n.describe(), ": inferred an invalid rank");
       if (!dimsKnown(s)) allKnown = false;

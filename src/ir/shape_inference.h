@@ -55,9 +55,12 @@ using HostEvaluator =
 struct ShapeState {
   std::vector<TensorInfo> info;
   std::vector<std::optional<HostTensor>> values;
+  /// Values whose shape was observed at run time (data-dependent outputs): inference keeps them.
+  std::vector<uint8_t> pinned;
   void resize(size_t n) {
     info.assign(n, TensorInfo{});
     values.assign(n, std::nullopt);
+    pinned.assign(n, 0);
   }
 };
 
@@ -65,7 +68,7 @@ struct ShapeState {
 inline constexpr int64_t kMaxHostEvalElements = 4096;
 
 /// Infers every value's type and shape, given `state.info` of the graph inputs (other entries are
-/// overwritten). Constant contents come from the graph. With an evaluator, small outputs whose inputs are
+/// overwritten, except pinned ones). Data-dependent dims stay -1 (not an error). Constant contents come from the graph. With an evaluator, small outputs whose inputs are
 /// all known are computed too. Errors name the node.
 Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval);
 

@@ -65,11 +65,11 @@ class ApiErrors : public ::testing::Test {
 };
 
 // Evaluates `expr`, expects it to equal `expected`, and expects at least one new logged error.
-#define EXPECT_FAILS_WITH_ERROR(expr, expected)      \
-  do {                                               \
-    int const before_ = logger_.errorCount();        \
-    EXPECT_EQ((expr), (expected)) << #expr;          \
-    EXPECT_GT(newErrors(before_), 0) << #expr;       \
+#define EXPECT_FAILS_WITH_ERROR(expr, expected) \
+  do {                                          \
+    int const before_ = logger_.errorCount();   \
+    EXPECT_EQ((expr), (expected)) << #expr;     \
+    EXPECT_GT(newErrors(before_), 0) << #expr;  \
   } while (0)
 
 TEST_F(ApiErrors, UnknownTensorNames) {
@@ -218,9 +218,9 @@ TEST_F(ApiErrors, BuilderAndRuntimeMisuse) {
     ASSERT_NE(x, nullptr);
     std::vector<float> const w(7, 1.0F);  // needs 4 * 3 * 3 * 3
     before = logger_.errorCount();
-    kiln::IConvolutionLayer* conv = net->addConvolutionNd(*x, 4, kiln::DimsHW(3, 3),
-                                                          kiln::Weights{kiln::DataType::kFLOAT, w.data(), 7},
-                                                          kiln::Weights{kiln::DataType::kFLOAT, nullptr, 0});
+    kiln::IConvolutionLayer* conv =
+        net->addConvolutionNd(*x, 4, kiln::DimsHW(3, 3), kiln::Weights{kiln::DataType::kFLOAT, w.data(), 7},
+                              kiln::Weights{kiln::DataType::kFLOAT, nullptr, 0});
     if (conv != nullptr) {
       net->markOutput(*conv->getOutput(0));
       EXPECT_EQ(std::unique_ptr<kiln::IHostMemory>(builder->buildSerializedNetwork(*net, *config)), nullptr);

@@ -173,8 +173,8 @@ TEST_P(BertLayerTest, MatchesFp64ReferenceAtSeveralShapesWithOneContext) {
   // The opt shape, odd smaller ones, the profile's min and max, and the opt shape again.
   for (Shape const shape : {Shape{2, 16}, Shape{1, 7}, Shape{3, 5}, Shape{1, 1}, Shape{4, 32}, Shape{2, 16}}) {
     SCOPED_TRACE("batch " + std::to_string(shape.batch) + ", seq " + std::to_string(shape.seq));
-    kiln_samples::HostTensor const input =
-        randomInput("input", kiln::Dims3(shape.batch, shape.seq, 64), static_cast<uint64_t>(shape.batch * 100 + shape.seq));
+    kiln_samples::HostTensor const input = randomInput("input", kiln::Dims3(shape.batch, shape.seq, 64),
+                                                       static_cast<uint64_t>(shape.batch * 100 + shape.seq));
     std::vector<kiln_samples::HostTensor> outputs;
     ASSERT_TRUE(kiln_samples::runContext(*context, {input}, outputs)) << logger.lastError();
     ASSERT_EQ(outputs.size(), 1U);
@@ -200,14 +200,13 @@ TEST(BertLayerShapes, SetInputShapeOutsideTheProfileFailsWithAnError) {
   logger.setEchoErrors(false);
 
   kiln::Dims bad[] = {
-      kiln::Dims3(5, 16, 64),  // batch above max
-      kiln::Dims3(2, 33, 64),  // seq above max
-      kiln::Dims3(0, 16, 64),  // batch below min
-      kiln::Dims3(2, 0, 64),   // seq below min
-      kiln::Dims3(2, 16, 63),  // static hidden dimension changed
-      kiln::Dims2(2, 16),      // wrong rank
-      kiln::Dims4(2, 16, 64, 1),
-      kiln::Dims3(-1, 16, 64),  // a runtime shape must be concrete
+      kiln::Dims3(5, 16, 64),                              // batch above max
+      kiln::Dims3(2, 33, 64),                              // seq above max
+      kiln::Dims3(0, 16, 64),                              // batch below min
+      kiln::Dims3(2, 0, 64),                               // seq below min
+      kiln::Dims3(2, 16, 63),                              // static hidden dimension changed
+      kiln::Dims2(2, 16),                                  // wrong rank
+      kiln::Dims4(2, 16, 64, 1), kiln::Dims3(-1, 16, 64),  // a runtime shape must be concrete
   };
   for (kiln::Dims const& dims : bad) {
     SCOPED_TRACE("rank " + std::to_string(dims.nbDims) + ", d0 " + std::to_string(dims.d[0]) + ", d1 " +

@@ -86,7 +86,7 @@ class CapturingRecorder : public kiln::IErrorRecorder {
   kiln::ErrorCode getErrorCode(int32_t i) const noexcept override {
     std::lock_guard<std::mutex> lock(mutex_);
     return i >= 0 && i < static_cast<int32_t>(errors_.size()) ? errors_[static_cast<size_t>(i)].first
-                                                               : kiln::ErrorCode::kUNSPECIFIED_ERROR;
+                                                              : kiln::ErrorCode::kUNSPECIFIED_ERROR;
   }
   ErrorDesc getErrorDesc(int32_t i) const noexcept override {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -26,7 +26,9 @@ struct Act {
   std::vector<double> v;
   Act(int64_t n_, int64_t c_, int64_t h_, int64_t w_)
       : n(n_), c(c_), h(h_), w(w_), v(static_cast<size_t>(n_ * c_ * h_ * w_), 0.0) {}
-  double& at(int64_t i, int64_t ch, int64_t y, int64_t x) { return v[static_cast<size_t>(((i * c + ch) * h + y) * w + x)]; }
+  double& at(int64_t i, int64_t ch, int64_t y, int64_t x) {
+    return v[static_cast<size_t>(((i * c + ch) * h + y) * w + x)];
+  }
   double at(int64_t i, int64_t ch, int64_t y, int64_t x) const {
     return v[static_cast<size_t>(((i * c + ch) * h + y) * w + x)];
   }
@@ -54,8 +56,9 @@ Act convBn(Act const& x, ConvBn const& p, bool relu) {
                 if (ix < 0 || ix >= x.w) {
                   continue;
                 }
-                acc += static_cast<double>(p.weights[static_cast<size_t>(((o * p.inChannels + ci) * k + ky) * k + kx)]) *
-                       x.at(i, ci, iy, ix);
+                acc +=
+                    static_cast<double>(p.weights[static_cast<size_t>(((o * p.inChannels + ci) * k + ky) * k + kx)]) *
+                    x.at(i, ci, iy, ix);
               }
             }
           }
@@ -106,7 +109,7 @@ Act basicBlock(Act const& x, BasicBlock const& b) {
 
 // Returns {logits, probs}, each [batch][classes].
 std::pair<std::vector<double>, std::vector<double>> referenceForward(ResNetWeights const& w,
-                                                                      std::vector<float> const& input) {
+                                                                     std::vector<float> const& input) {
   auto const& s = w.spec;
   Act x(s.batch, s.inChannels, s.height, s.width);
   for (size_t i = 0; i < input.size(); ++i) {

@@ -1,0 +1,396 @@
+// The build pipeline: verify -> shapes over the profiles -> passes -> precision -> tactics -> memory plan.
+#include "builder/build_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+
+#include "backends/backend.h"
+#include "builder/memory_planner.h"
+#include "builder/passes/pipeline.h"
+#include "builder/precision.h"
+#include "core/dims.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln_version.h"
+
+namespace kiln::builder {
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::OpType;
+using ir::Value;
+
+constexpr int64_t kArenaAlignment = 256;
+
+std::string versionString() { return strCat(KILN_VERSION_MAJOR, ".", KILN_VERSION_MINOR, ".", KILN_VERSION_PATCH); }
+
+// Outputs that are network inputs or appear twice get an Identity so every output has its own buffer.
+void isolateOutputs(Graph& g) {
+  std::set<Value*> seen;
+  for (Value* v : std::vector<Value*>(g.outputs())) {
+    if (!v->isInput) continue;
+    Node* id = g.addNode(OpType::kIdentity, g.uniqueNodeName(v->name + "_output_copy"), {v}, 1);
+    Value* out = id->outputs[0];
+    out->dtype = v->dtype;
+    out->shape = v->shape;
+    std::string name = v->name;
+    g.unmarkOutput(v);
+    (void)g.renameValue(out, g.uniqueValueName(name + "_out"));
+    g.markOutput(out);
+  }
+}
+
+// The profiles as per-input min/opt/max; a network without dynamic inputs gets one implicit profile.
+Result<std::vector<plan::Profile>> resolveProfiles(Graph const& g, BuilderConfigImpl const& config) {
+  bool dynamic = false;
+  for (Value* in : g.inputs())
+    if (!dimsKnown(in->shape)) dynamic = true;
+  std::vector<plan::Profile> profiles;
+  if (config.profiles().empty()) {
+    if (dynamic) {
+      for (Value* in : g.inputs())
+        if (!dimsKnown(in->shape))
+          return invalidArgument("network input '", in->name, "' has dynamic shape ", dimsToString(in->shape),
+                                 " but no optimization profile was added to the builder config");
+    }
+    plan::Profile p;
+    for (Value* in : g.inputs()) p.inputs.push_back({in->name, in->shape, in->shape, in->shape});
+    profiles.push_back(std::move(p));
+    return profiles;
+  }
+  for (size_t pi = 0; pi < config.profiles().size(); ++pi) {
+    auto const& prof = config.profiles()[pi];
+    plan::Profile p;
+    for (auto const& [name, entry] : prof) {
+      Value* v = g.findValue(name);
+      if (!v || !v->isInput)
+        return invalidArgument("optimization profile ", pi, " names '", name, "', which is not a network input");
+    }
+    for (Value* in : g.inputs()) {
+      auto it = prof.find(in->name);
+      bool hasDims = it != prof.end() && it->second.set[0];
+      if (!hasDims) {
+        if (!dimsKnown(in->shape))
+          return invalidArgument("optimization profile ", pi, " has no dimensions for dynamic input '", in->name, "'");
+        p.inputs.push_back({in->name, in->shape, in->shape, in->shape});
+        continue;
+      }
+      auto const& d = it->second.dims;
+      for (int s = 0; s < 3; ++s) {
+        if (d[s].nbDims != in->shape.nbDims)
+          return invalidArgument("optimization profile ", pi, ": input '", in->name, "' has rank ", in->shape.nbDims,
+                                 " but the profile gives ", dimsToString(d[s]));
+        for (int32_t k = 0; k < d[s].nbDims; ++k)
+          if (in->shape.d[k] >= 0 && d[s].d[k] != in->shape.d[k])
+            return invalidArgument("optimization profile ", pi, ": input '", in->name, "' dimension ", k, " is fixed to ",
+                                   in->shape.d[k], " but the profile gives ", dimsToString(d[s]));
+      }
+      p.inputs.push_back({in->name, d[0], d[1], d[2]});
+    }
+    profiles.push_back(std::move(p));
+  }
+  return profiles;
+}
+
+// Shapes of every value with the inputs at selector s (0 min, 1 opt, 2 max) of a profile.
+Result<ir::ShapeState> shapesAt(Graph const& g, plan::Profile const& p, int s, ir::HostEvaluator const& eval) {
+  ir::ShapeState st;
+  st.resize(g.values().size());
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    Value* in = g.inputs()[i];
+    Dims const& d = s == 0 ? p.inputs[i].min : s == 1 ? p.inputs[i].opt : p.inputs[i].max;
+    st.info[in->id] = {in->dtype, d};
+  }
+  KILN_RETURN_IF_ERROR(ir::inferShapes(g, st, &eval));
+  // Dims still unknown here are data-dependent (NonZero, NMS, loops): such tensors get memory at run time.
+  return st;
+}
+
+std::vector<ir::TensorInfo> infosOf(std::vector<Value*> const& vs, ir::ShapeState const& st) {
+  std::vector<ir::TensorInfo> r;
+  for (Value* v : vs) {
+    if (v) {
+      r.push_back(st.info[v->id]);
+    } else {
+      ir::TensorInfo t;
+      t.shape.nbDims = -1;
+      r.push_back(t);
+    }
+  }
+  return r;
+}
+
+void storeFromDouble(backends::TensorView const& v, int64_t i, double x) {
+  (void)dispatchType(v.dtype, [&](auto tag) {
+    using S = decltype(tag);
+    static_cast<S*>(v.data)[i] = fromDouble<S>(x);
+    return Status::ok();
+  });
+}
+
+// Times one kernel on random inputs (CPU target): median of a few runs, in milliseconds.
+Result<double> timeTactic(backends::Tactic const& t, Node const& n, ir::ShapeState const& st, int iterations) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<backends::Kernel> k, t.create(n));
+  std::vector<HostTensor> ins, outs;
+  backends::LaunchContext ctx;
+  backends::CpuStream stream;
+  ctx.stream = &stream;
+  std::mt19937 rng(1);
+  for (Value* v : n.inputs) {
+    if (!v) {
+      Dims none{};
+      none.nbDims = -1;
+      ctx.inputs.push_back({nullptr, DataType::kFLOAT, none});
+      continue;
+    }
+    auto const& info = st.info[v->id];
+    if (st.values[v->id]) {
+      ctx.inputs.push_back({const_cast<void*>(st.values[v->id]->data()), info.dtype, info.shape});
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(HostTensor h, HostTensor::allocate(info.dtype, info.shape, "tactic timing input"));
+    // Small non-negative values keep every kernel in range (gather indices, pow, log).
+    auto* bytes = static_cast<uint8_t*>(h.mutableData());
+    if (isFloatType(info.dtype)) {
+      backends::TensorView view{bytes, info.dtype, info.shape};
+      for (int64_t i = 0; i < h.count(); ++i) storeFromDouble(view, i, (rng() % 1000) / 1000.0);
+    }
+    ctx.inputs.push_back({bytes, info.dtype, info.shape});
+    ins.push_back(std::move(h));
+  }
+  for (Value* v : n.outputs) {
+    auto const& info = st.info[v->id];
+    KILN_ASSIGN_OR_RETURN(HostTensor h, HostTensor::allocate(info.dtype, info.shape, "tactic timing output"));
+    ctx.outputs.push_back({h.mutableData(), info.dtype, info.shape});
+    outs.push_back(std::move(h));
+  }
+  size_t ws = k->workspaceSize(infosOf(n.inputs, st), infosOf(n.outputs, st));
+  KILN_ASSIGN_OR_RETURN(HostBuffer wsBuf, HostBuffer::allocate(ws, "tactic timing workspace"));
+  ctx.workspace = wsBuf.data();
+  ctx.workspaceSize = ws;
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, iterations) + 1; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    Status s = k->enqueue(ctx);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!s.isOk()) return s;
+    if (i > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigImpl const& config, BuildEnv const& env) {
+  Reporter const* log = env.reporter;
+  auto verbose = [&](std::string const& m) {
+    if (log) log->verbose(m);
+  };
+  if (!network.graph) return invalidArgument("buildSerializedNetwork: no network");
+  if (network.graph->outputs().empty()) return invalidArgument("network '", network.name, "' has no outputs (call markOutput)");
+  if (config.getEngineCapability() != EngineCapability::kSTANDARD)
+    return unsupported("only EngineCapability::kSTANDARD engines can be built");
+
+  // Target.
+  DeviceType device = config.defaultDeviceSet() ? config.getDefaultDeviceType() : DeviceType::kCPU;
+  if (device == DeviceType::kDLA) return unsupported("DLA is not supported by Kiln");
+  if (device == DeviceType::kGPU)
+    return unsupported("no GPU backend is available in this build; use "
+                       "IBuilderConfig::setDefaultDeviceType(DeviceType::kCPU)");
+  TacticSources sources = config.getTacticSources();
+
+  std::unique_ptr<Graph> g = network.graph->clone();
+  isolateOutputs(*g);
+  ir::HostEvaluator eval = backends::referenceEvaluator();
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
+  for (Value* out : g->outputs())
+    if (!out->producer) return invalidArgument("network output '", out->name, "' is not produced by any layer");
+
+  KILN_ASSIGN_OR_RETURN(std::vector<plan::Profile> profiles, resolveProfiles(*g, config));
+
+  // Passes.
+  PassContext pctx;
+  pctx.optimizationLevel = config.optimizationLevel();
+  pctx.evaluator = &eval;
+  pctx.budget = env.budget;
+  std::vector<std::string> passLog;
+  pctx.log = &passLog;
+  KILN_RETURN_IF_ERROR(runPipeline(*g, pctx));
+  for (auto const& l : passLog) verbose(l);
+
+  // Precision.
+  PrecisionOptions popt;
+  popt.flags = config.getFlags();
+  popt.stronglyTyped = network.stronglyTyped;
+  KILN_RETURN_IF_ERROR(assignPrecision(*g, popt));
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
+  KILN_RETURN_IF_ERROR(g->renumber());
+
+  // Shapes at every profile's min/opt/max.
+  std::vector<std::array<ir::ShapeState, 3>> states;
+  for (size_t pi = 0; pi < profiles.size(); ++pi) {
+    std::array<ir::ShapeState, 3> st;
+    for (int s = 0; s < 3; ++s) {
+      auto r = shapesAt(*g, profiles[pi], s, eval);
+      if (!r) return r.status().withContext(strCat("optimization profile ", pi));
+      st[s] = std::move(r).value();
+    }
+    states.push_back(std::move(st));
+  }
+
+  // Tactics: level 0 takes the first supported by heuristic; above, candidates are timed at the first
+  // profile's opt shape and the fastest kept.
+  size_t workspaceLimit = config.getMemoryPoolLimit(MemoryPoolType::kWORKSPACE);
+  size_t nNodes = g->nodes().size();
+  std::vector<int64_t> wsSizes(nNodes, 0);
+  IProgressMonitor* monitor = config.getProgressMonitor();
+  if (monitor) monitor->phaseStart("Tactic selection", nullptr, static_cast<int32_t>(nNodes));
+  for (size_t ni = 0; ni < nNodes; ++ni) {
+    Node* n = g->nodes()[ni].get();
+    if (monitor && !monitor->stepComplete("Tactic selection", static_cast<int32_t>(ni))) {
+      monitor->phaseFinish("Tactic selection");
+      return errorStatus(StatusCode::kInvalidState, "the build was cancelled by the progress monitor");
+    }
+    auto const& opt = states[0][1];
+    auto cands = backends::TacticRegistry::instance().candidates(*n, infosOf(n->inputs, opt), infosOf(n->outputs, opt),
+                                                                  device, sources);
+    // Every profile shape must be supported and fit the workspace limit.
+    std::vector<backends::Tactic const*> ok;
+    for (auto const* t : cands) {
+      bool fits = true;
+      for (auto const& st : states)
+        for (auto const& s : st) {
+          if (t->supports && !t->supports(*n, infosOf(n->inputs, s), infosOf(n->outputs, s))) fits = false;
+        }
+      if (fits) ok.push_back(t);
+    }
+    if (ok.empty()) {
+      std::string types;
+      for (Value* v : n->inputs)
+        if (v) types += strCat(types.empty() ? "" : ", ", dataTypeName(v->dtype));
+      return unsupported(n->describe(), ": no kernel supports it on ", device == DeviceType::kCPU ? "the CPU" : "the GPU",
+                         " with input types (", types, ") from the allowed tactic sources");
+    }
+    backends::Tactic const* chosen = nullptr;
+    int64_t chosenWs = 0;
+    double best = 0;
+    for (auto const* t : ok) {
+      KILN_ASSIGN_OR_RETURN(std::unique_ptr<backends::Kernel> k, t->create(*n));
+      int64_t ws = 0;
+      for (auto const& st : states)
+        for (auto const& s : st) {
+          auto ins = infosOf(n->inputs, s), outs = infosOf(n->outputs, s);
+          bool known = true;
+          for (auto const& i : ins) known = known && (i.shape.nbDims < 0 || dimsKnown(i.shape));
+          for (auto const& o : outs) known = known && dimsKnown(o.shape);
+          // Shapes known only at run time: the runtime sizes that workspace then.
+          if (known) ws = std::max<int64_t>(ws, static_cast<int64_t>(k->workspaceSize(ins, outs)));
+        }
+      if (static_cast<size_t>(ws) > workspaceLimit) {
+        verbose(strCat(n->describe(), ": tactic ", t->name, " needs ", ws, " workspace bytes, over the limit"));
+        continue;
+      }
+      if (config.optimizationLevel() == 0 || ok.size() == 1 || n->op == OpType::kConstant) {
+        chosen = t;
+        chosenWs = ws;
+        break;
+      }
+      auto timed = timeTactic(*t, *n, opt, config.getAvgTimingIterations() + 2);
+      if (!timed) {
+        // Dummy data can be out of a kernel's domain (indices, ...): such a candidate is skipped, not fatal.
+        verbose(strCat(n->describe(), ": tactic ", t->name, " could not be timed: ", timed.status().message()));
+        if (!chosen && t == ok.back()) {
+          chosen = t;
+          chosenWs = ws;
+        }
+        continue;
+      }
+      double ms = *timed;
+      verbose(strCat(n->describe(), ": tactic ", t->name, " ", ms, " ms"));
+      if (!chosen || ms < best) {
+        chosen = t;
+        chosenWs = ws;
+        best = ms;
+      }
+    }
+    if (!chosen)
+      return errorStatus(StatusCode::kOutOfMemory, n->describe(), ": every kernel needs more workspace than the limit of ",
+                         workspaceLimit, " bytes (IBuilderConfig::setMemoryPoolLimit(kWORKSPACE))");
+    n->tactic = chosen->name;
+    wsSizes[ni] = chosenWs;
+  }
+  if (monitor) monitor->phaseFinish("Tactic selection");
+
+  // Memory plan: activations and workspaces in one arena; inputs, outputs and constants live elsewhere.
+  size_t nValues = g->values().size();
+  std::vector<int32_t> firstUse(nValues, -1), lastUse(nValues, -1);
+  std::vector<int64_t> bytes(nValues, 0);
+  for (size_t ni = 0; ni < nNodes; ++ni) {
+    Node* n = g->nodes()[ni].get();
+    for (Value* v : n->outputs) {
+      if (firstUse[v->id] < 0) firstUse[v->id] = static_cast<int32_t>(ni);
+      lastUse[v->id] = std::max(lastUse[v->id], static_cast<int32_t>(ni));
+    }
+    for (Value* v : n->inputs)
+      if (v) lastUse[v->id] = std::max(lastUse[v->id], static_cast<int32_t>(ni));
+  }
+  std::vector<bool> dynamic(nValues, false);
+  for (auto const& v : g->values()) {
+    for (auto const& st : states)
+      for (auto const& s : st) {
+        if (!dimsKnown(s.info[v->id].shape)) {
+          dynamic[v->id] = true;
+          continue;
+        }
+        KILN_ASSIGN_OR_RETURN(int64_t count, checkedVolume(s.info[v->id].shape));
+        KILN_ASSIGN_OR_RETURN(size_t b, checkedBytes(count, dataTypeSize(s.info[v->id].dtype)));
+        bytes[v->id] = std::max<int64_t>(bytes[v->id], static_cast<int64_t>(b));
+      }
+  }
+  std::vector<BufferRequest> requests;
+  std::vector<std::pair<int, int32_t>> owners;  // (0 value / 1 workspace, id)
+  for (auto const& v : g->values()) {
+    bool inArena = !v->isInput && !v->isOutput && !dynamic[v->id] && v->producer && v->producer->op != OpType::kConstant;
+    if (!inArena) continue;
+    requests.push_back({bytes[v->id], firstUse[v->id], std::max(firstUse[v->id], lastUse[v->id])});
+    owners.push_back({0, v->id});
+  }
+  for (size_t ni = 0; ni < nNodes; ++ni) {
+    if (wsSizes[ni] <= 0) continue;
+    requests.push_back({wsSizes[ni], static_cast<int32_t>(ni), static_cast<int32_t>(ni)});
+    owners.push_back({1, static_cast<int32_t>(ni)});
+  }
+  ArenaPlan arena = planArena(requests, kArenaAlignment);
+
+  plan::PlanInfo info;
+  info.name = network.name;
+  info.target = "cpu";
+  info.kilnVersion = versionString();
+  info.builderFlags = config.getFlags();
+  info.optimizationLevel = config.optimizationLevel();
+  info.profilingVerbosity = static_cast<int32_t>(config.getProfilingVerbosity());
+  info.tacticSources = sources;
+  info.profiles = std::move(profiles);
+  info.placements.assign(nValues, plan::Placement{});
+  info.workspaceOffsets.assign(nNodes, -1);
+  info.workspaceSizes.assign(nNodes, 0);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto [kind, id] = owners[i];
+    if (kind == 0) info.placements[id] = {arena.offsets[i], requests[i].size};
+    else {
+      info.workspaceOffsets[id] = arena.offsets[i];
+      info.workspaceSizes[id] = requests[i].size;
+    }
+  }
+  for (auto const& v : g->values())
+    if (info.placements[v->id].offset < 0) info.placements[v->id].size = dynamic[v->id] ? 0 : bytes[v->id];
+  info.arenaSize = arena.size;
+  info.graph = std::move(g);
+  return info;
+}
+
+}  // namespace kiln::builder

@@ -1,0 +1,168 @@
+// Tests of bias, residual and activation fusion into Convolution and MatrixMultiply.
+#include "builder/passes/pass_test_util.h"
+
+namespace kiln::builder {
+namespace {
+
+using testing::expectNoRewrite;
+using testing::expectRewrite;
+
+constexpr char kAttrs[] = "groups=1, kernel_shape=[3,3], pads_begin=[1,1], pads_end=[1,1], strides=[1,1]";
+
+std::string a(char const* s) { return s; }
+
+TEST(FuseBiasActivation, ConvBiasAndRelu) {
+  auto pass = createFuseBiasActivationPass();
+  expectRewrite(*pass,
+                a("graph {\n"
+                  "  input x: f32[1,3,-1,-1]\n"
+                  "  w: f32[4,3,3,3] = Constant \"w\" () {data=random(1)}\n"
+                  "  y: f32[1,4,-1,-1] = Convolution \"conv\" (x, w) {") + kAttrs + "}\n"
+                  "  c: f32[1,4,1,1] = Constant \"c\" () {data=[0.5,-0.25,1.0,2.0]}\n"
+                  "  s: f32[1,4,-1,-1] = ElementWise \"bias\" (y, c) {op=0}\n"
+                  "  z: f32[1,4,-1,-1] = Activation \"relu\" (s) {type=0}\n"
+                  "  output z\n"
+                  "}\n",
+                a("graph {\n"
+                  "  input x: f32[1,3,-1,-1]\n"
+                  "  w: f32[4,3,3,3] = Constant \"w\" () {data=<f32 x 108>}\n"
+                  "  conv_bias_output: f32[4] = Constant \"conv_bias\" () {data=[0.5,-0.25,1.0,2.0]}\n"
+                  "  z: f32[1,4,-1,-1] = Convolution \"conv\" (x, w, conv_bias_output) {act_alpha=0.0, act_beta=0.0, "
+                  "activation=0, ") + kAttrs + "} @fused=[\"conv\",\"bias\",\"relu\"]\n"
+                  "  c: f32[1,4,1,1] = Constant \"c\" () {data=[0.5,-0.25,1.0,2.0]}\n"
+                  "  output z\n"
+                  "}\n");
+}
+
+TEST(FuseBiasActivation, ConvBiasAddsToAnExistingBias) {
+  auto pass = createFuseBiasActivationPass();
+  auto g = testing::parseInferred(
+      a("graph {\n"
+        "  input x: f32[2,3,4,4]\n"
+        "  w: f32[4,3,3,3] = Constant \"w\" () {data=random(1)}\n"
+        "  b: f32[4] = Constant \"b\" () {data=[1.0,2.0,3.0,4.0]}\n"
+        "  y: f32[2,4,4,4] = Convolution \"conv\" (x, w, b) {") + kAttrs + "}\n"
+        "  c: f32[1] = Constant \"c\" () {data=[0.5]}\n"
+        "  z: f32[2,4,4,4] = ElementWise \"bias\" (c, y) {op=0}\n"
+        "  output z\n"
+        "}\n");
+  ASSERT_TRUE(g);
+  auto before = g->clone();
+  EXPECT_TRUE(testing::runPass(*pass, *g));
+  ir::Node* conv = g->findNode("conv");
+  ASSERT_TRUE(conv);
+  EXPECT_EQ(conv->input(2)->producer->constant->toInt64Vector(), (std::vector<int64_t>{1, 2, 3, 4}));  // truncated
+  EXPECT_EQ(conv->input(2)->producer->constant->doubleAt(3), 4.5);
+  testing::expectSameOutputs(*before, *g, 1e-6);
+}
+
+TEST(FuseBiasActivation, MatMulBiasAndActivation) {
+  auto pass = createFuseBiasActivationPass();
+  expectRewrite(*pass,
+                "graph {\n"
+                "  input x: f32[-1,2,3]\n"
+                "  w: f32[3,4] = Constant \"w\" () {data=[1.0,2.0,3.0,4.0,-1.0,0.5,0.25,2.0,0.0,1.0,-3.0,1.5]}\n"
+                "  y: f32[-1,2,4] = MatrixMultiply \"fc\" (x, w) {op_a=0, op_b=0}\n"
+                "  c: f32[4] = Constant \"c\" () {data=[0.5,-0.25,1.0,2.0]}\n"
+                "  s: f32[-1,2,4] = ElementWise \"bias\" (y, c) {op=0}\n"
+                "  z: f32[-1,2,4] = Activation \"leaky\" (s) {alpha=0.1, type=3}\n"
+                "  output z\n"
+                "}\n",
+                "graph {\n"
+                "  input x: f32[-1,2,3]\n"
+                "  w: f32[3,4] = Constant \"w\" () {data=[1.0,2.0,3.0,4.0,-1.0,0.5,0.25,2.0,0.0,1.0,-3.0,1.5]}\n"
+                "  c: f32[4] = Constant \"c\" () {data=[0.5,-0.25,1.0,2.0]}\n"
+                "  z: f32[-1,2,4] = MatrixMultiply \"fc\" (x, w, c) {act_alpha=0.1, act_beta=0.0, activation=3, "
+                "op_a=0, op_b=0} @fused=[\"fc\",\"bias\",\"leaky\"]\n"
+                "  output z\n"
+                "}\n");
+}
+
+TEST(FuseBiasActivation, ConvResidualAndRelu) {
+  auto pass = createFuseBiasActivationPass();
+  expectRewrite(*pass,
+                a("graph {\n"
+                  "  input x: f32[1,4,-1,-1]\n"
+                  "  w1: f32[4,4,3,3] = Constant \"w1\" () {data=random(1)}\n"
+                  "  w2: f32[4,4,3,3] = Constant \"w2\" () {data=random(2)}\n"
+                  "  r: f32[1,4,-1,-1] = Activation \"relu0\" (x) {type=0}\n"
+                  "  y: f32[1,4,-1,-1] = Convolution \"conv\" (r, w1) {") + kAttrs + "}\n"
+                  "  s: f32[1,4,-1,-1] = ElementWise \"add\" (y, r) {op=0}\n"
+                  "  z: f32[1,4,-1,-1] = Activation \"relu\" (s) {type=0}\n"
+                  "  output z\n"
+                  "}\n",
+                a("graph {\n"
+                  "  input x: f32[1,4,-1,-1]\n"
+                  "  w1: f32[4,4,3,3] = Constant \"w1\" () {data=<f32 x 144>}\n"
+                  "  w2: f32[4,4,3,3] = Constant \"w2\" () {data=<f32 x 144>}\n"
+                  "  r: f32[1,4,-1,-1] = Activation \"relu0\" (x) {type=0}\n"
+                  "  z: f32[1,4,-1,-1] = Convolution \"conv\" (r, w1, _, r) {act_alpha=0.0, act_beta=0.0, "
+                  "activation=0, ") + kAttrs + "} @fused=[\"conv\",\"add\",\"relu\"]\n"
+                  "  output z\n"
+                  "}\n");
+}
+
+TEST(FuseBiasActivation, NoResidualFromATensorComputedAfterTheConv) {
+  auto pass = createFuseBiasActivationPass();
+  expectNoRewrite(*pass, a("graph {\n"
+                           "  input x: f32[1,4,5,5]\n"
+                           "  w: f32[4,4,3,3] = Constant \"w\" () {data=random(1)}\n"
+                           "  y: f32[1,4,5,5] = Convolution \"conv\" (x, w) {") + kAttrs + "}\n"
+                           "  r: f32[1,4,5,5] = Activation \"late\" (x) {type=1}\n"
+                           "  s: f32[1,4,5,5] = ElementWise \"add\" (y, r) {op=0}\n"
+                           "  output s\n"
+                           "}\n");
+}
+
+TEST(FuseBiasActivation, NoResidualOfAnotherShape) {
+  auto pass = createFuseBiasActivationPass();
+  expectNoRewrite(*pass, a("graph {\n"
+                           "  input x: f32[1,4,5,5]\n"
+                           "  input r: f32[1,4,1,5]\n"
+                           "  w: f32[4,4,3,3] = Constant \"w\" () {data=random(1)}\n"
+                           "  y: f32[1,4,5,5] = Convolution \"conv\" (x, w) {") + kAttrs + "}\n"
+                           "  s: f32[1,4,5,5] = ElementWise \"add\" (y, r) {op=0}\n"
+                           "  output s\n"
+                           "}\n");
+}
+
+TEST(FuseBiasActivation, NoSecondActivation) {
+  auto pass = createFuseBiasActivationPass();
+  expectNoRewrite(*pass, a("graph {\n"
+                           "  input x: f32[1,4,5,5]\n"
+                           "  w: f32[4,4,3,3] = Constant \"w\" () {data=random(1)}\n"
+                           "  y: f32[1,4,5,5] = Convolution \"conv\" (x, w) {act_alpha=0.0, act_beta=0.0, "
+                           "activation=0, ") + kAttrs + "}\n"
+                           "  z: f32[1,4,5,5] = Activation \"sigmoid\" (y) {type=1}\n"
+                           "  c: f32[4,1,1] = Constant \"c\" () {data=[0.5,-0.25,1.0,2.0]}\n"
+                           "  s: f32[1,4,5,5] = ElementWise \"bias\" (z, c) {op=0}\n"
+                           "  output s\n"
+                           "}\n");
+}
+
+TEST(FuseBiasActivation, NoFusionThroughASharedOrOutputTensor) {
+  auto pass = createFuseBiasActivationPass();
+  std::string const head = a("graph {\n"
+                             "  input x: f32[1,4,5,5]\n"
+                             "  w: f32[4,4,3,3] = Constant \"w\" () {data=random(1)}\n"
+                             "  y: f32[1,4,5,5] = Convolution \"conv\" (x, w) {") + kAttrs + "}\n"
+                             "  z: f32[1,4,5,5] = Activation \"relu\" (y) {type=0}\n";
+  expectNoRewrite(*pass, head + "  q: f32[1,4,5,5] = Activation \"sigmoid\" (y) {type=1}\n  output z\n  output q\n}\n");
+  expectNoRewrite(*pass, head + "  output y\n  output z\n}\n");
+}
+
+TEST(FuseBiasActivation, NoMatMulBiasAlongAnotherDim) {
+  auto pass = createFuseBiasActivationPass();
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input x: f32[2,3]\n"
+                  "  w: f32[3,4] = Constant \"w\" () {data=[1.0,2.0,3.0,4.0,-1.0,0.5,0.25,2.0,0.0,1.0,-3.0,1.5]}\n"
+                  "  y: f32[2,4] = MatrixMultiply \"fc\" (x, w) {op_a=0, op_b=0}\n"
+                  "  c: f32[2,1] = Constant \"c\" () {data=[0.5,-0.25]}\n"
+                  "  s: f32[2,4] = ElementWise \"bias\" (y, c) {op=0}\n"
+                  "  output s\n"
+                  "}\n");
+}
+
+}  // namespace
+}  // namespace kiln::builder

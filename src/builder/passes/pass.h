@@ -1,0 +1,94 @@
+// The graph-pass interface of the builder and small helpers that several passes share (constant lookup,
+// single-use checks, fusion bookkeeping, removing a node while keeping graph output names).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/memory.h"
+#include "ir/graph.h"
+#include "ir/shape_inference.h"
+
+namespace kiln::builder {
+
+/// What every pass may use. Pointers are borrowed and may be null (no evaluator: passes that need one do nothing).
+struct PassContext {
+  int optimizationLevel = 3;
+  ir::HostEvaluator const* evaluator = nullptr;
+  MemoryBudget* budget = nullptr;
+  std::vector<std::string>* log = nullptr;  // one line per rewrite, for verbose builder logs
+};
+
+/// A graph rewrite. Precondition: the graph went through ir::inferGraphInPlace. A pass keeps the graph valid,
+/// keeps graph inputs, outputs and their names, and records merged layers in the survivor's fusedFrom.
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  /// Stable name ("fold_constants") for logs.
+  virtual char const* name() const = 0;
+  /// Rewrites `g`; returns whether anything changed, or an error naming the layer.
+  virtual Result<bool> run(ir::Graph& g, PassContext const& ctx) = 0;
+};
+
+/// The passes (one per file).
+std::unique_ptr<Pass> createEliminateDeadLayersPass();
+std::unique_ptr<Pass> createFoldConstantsPass();
+std::unique_ptr<Pass> createEliminateIdentityPass();
+std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
+std::unique_ptr<Pass> createFuseBiasActivationPass();
+
+namespace passutil {
+
+/// The data of `v` when a Constant node produces it; null otherwise.
+inline HostTensor const* constantData(ir::Value const* v) {
+  if (!v || !v->producer || v->producer->op != ir::OpType::kConstant || !v->producer->constant) return nullptr;
+  return &*v->producer->constant;
+}
+
+/// True when `v` is read by exactly one node, once, and is not a graph output.
+inline bool hasSingleUse(ir::Graph const& g, ir::Value const* v) {
+  if (v->isOutput) return false;
+  std::vector<ir::Node*> users = g.users(v);
+  if (users.size() != 1) return false;
+  int reads = 0;
+  for (ir::Value const* in : users[0]->inputs) reads += in == v;
+  return reads == 1;
+}
+
+/// The only reader of `v` when hasSingleUse; null otherwise.
+inline ir::Node* singleUser(ir::Graph const& g, ir::Value const* v) {
+  return hasSingleUse(g, v) ? g.users(v)[0] : nullptr;
+}
+
+/// Records that `merged` was folded into `survivor` (survivor's own name first, once).
+inline void recordFusion(ir::Node& survivor, ir::Node const& merged) {
+  if (survivor.fusedFrom.empty()) survivor.fusedFrom.push_back(survivor.name);
+  if (merged.fusedFrom.empty()) {
+    survivor.fusedFrom.push_back(merged.name);
+  } else {
+    for (auto const& n : merged.fusedFrom) survivor.fusedFrom.push_back(n);
+  }
+}
+
+/// Makes every reader of `from` read `to` instead. When `from` is a graph output, `to` takes its place and its
+/// name; if `to` is a graph input or already an output, an Identity node named after `from`'s producer produces
+/// the output instead (so graph outputs keep their names and never alias inputs or each other).
+inline void replaceValue(ir::Graph& g, ir::Value* from, ir::Value* to) {
+  if (from->isOutput && (to->isInput || to->isOutput)) {
+    std::string base = from->producer ? from->producer->name : from->name;
+    ir::Node* id = g.addNode(ir::OpType::kIdentity, g.uniqueNodeName(base + "_identity"), {to});
+    id->outputs[0]->dtype = to->dtype;
+    id->outputs[0]->shape = to->shape;
+    to = id->outputs[0];
+  }
+  g.replaceAllUses(from, to);
+}
+
+/// Appends a line to the pass log when there is one.
+inline void log(PassContext const& ctx, std::string line) {
+  if (ctx.log) ctx.log->push_back(std::move(line));
+}
+
+}  // namespace passutil
+}  // namespace kiln::builder

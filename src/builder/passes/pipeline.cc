@@ -1,0 +1,40 @@
+// The optimization-level pipelines: which passes run, in which order, and until when.
+#include "builder/passes/pipeline.h"
+
+namespace kiln::builder {
+namespace {
+
+Result<bool> runPass(Pass& p, ir::Graph& g, PassContext const& ctx) {
+  Result<bool> changed = p.run(g, ctx);
+  if (!changed.isOk()) return changed.status().withContext(strCat("pass ", p.name()));
+  if (*changed)
+    KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, ctx.evaluator).withContext(strCat("after pass ", p.name())));
+  return *changed;
+}
+
+}  // namespace
+
+Status runPipeline(ir::Graph& g, PassContext const& ctx) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(createEliminateDeadLayersPass());
+  passes.push_back(createFoldConstantsPass());
+  if (ctx.optimizationLevel <= 0) {
+    for (auto& p : passes) KILN_RETURN_IF_ERROR(runPass(*p, g, ctx).status());
+    // Folding leaves the folded nodes' constant inputs behind.
+    return runPass(*passes[0], g, ctx).status();
+  }
+  passes.push_back(createEliminateIdentityPass());
+  passes.push_back(createFoldScaleIntoConvolutionPass());
+  passes.push_back(createFuseBiasActivationPass());
+  for (int round = 0; round < kMaxPipelineRounds; ++round) {
+    bool any = false;
+    for (auto& p : passes) {
+      KILN_ASSIGN_OR_RETURN(bool changed, runPass(*p, g, ctx));
+      any |= changed;
+    }
+    if (!any) return Status::ok();
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::builder

@@ -1,0 +1,205 @@
+// Precision assignment (see precision.h).
+#include "builder/precision.h"
+
+#include <map>
+
+#include "ir/shape_inference.h"
+
+namespace kiln::builder {
+namespace {
+
+using ir::Node;
+using ir::OpType;
+using ir::Value;
+
+bool isFloat3(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
+
+// Ops whose arithmetic runs in the chosen precision.
+bool isComputeOp(OpType op) {
+  switch (op) {
+    case OpType::kConvolution:
+    case OpType::kMatrixMultiply:
+    case OpType::kActivation:
+    case OpType::kPooling:
+    case OpType::kElementWise:
+    case OpType::kUnary:
+    case OpType::kSoftMax:
+    case OpType::kReduce:
+    case OpType::kScale:
+    case OpType::kNormalization:
+    case OpType::kDeconvolution:
+    case OpType::kResize:
+    case OpType::kLRN:
+    case OpType::kParametricReLU:
+    case OpType::kGridSample:
+    case OpType::kRaggedSoftMax:
+    case OpType::kEinsum:
+    case OpType::kCumulative:
+    case OpType::kQuantize:
+    case OpType::kDequantize:
+    case OpType::kDynamicQuantize: return true;
+    case OpType::kConstant:
+    case OpType::kIdentity:
+    case OpType::kCast:
+    case OpType::kShuffle:
+    case OpType::kConcatenation:
+    case OpType::kSlice:
+    case OpType::kGather:
+    case OpType::kShape:
+    case OpType::kTopK:
+    case OpType::kPadding:
+    case OpType::kFill:
+    case OpType::kSelect:
+    case OpType::kScatter:
+    case OpType::kOneHot:
+    case OpType::kSqueeze:
+    case OpType::kUnsqueeze:
+    case OpType::kReverseSequence:
+    case OpType::kAssertion:
+    case OpType::kNMS:
+    case OpType::kNonZero:
+    case OpType::kIf:
+    case OpType::kLoop: return false;
+  }
+  return false;
+}
+
+// Inputs that are data (not shape tensors or indices) and so follow the compute precision.
+bool isDataInput(Node const& n, size_t i) {
+  switch (n.op) {
+    case OpType::kShuffle: return i == 0;
+    case OpType::kSlice: return i == 0 || i == 4;
+    case OpType::kGather: return i == 0;
+    // Scales, zero points, bounds, axes and grids keep their types; only the data input follows.
+    case OpType::kResize: return i == 0;
+    case OpType::kRaggedSoftMax: return i == 0;
+    case OpType::kCumulative: return i == 0;
+    case OpType::kQuantize: return i == 0;
+    case OpType::kDequantize: return i == 0;
+    case OpType::kDynamicQuantize: return i == 0;
+    case OpType::kGridSample: return i == 0;
+    case OpType::kConstant:
+    case OpType::kIdentity:
+    case OpType::kCast:
+    case OpType::kConvolution:
+    case OpType::kActivation:
+    case OpType::kPooling:
+    case OpType::kElementWise:
+    case OpType::kUnary:
+    case OpType::kMatrixMultiply:
+    case OpType::kConcatenation:
+    case OpType::kReduce:
+    case OpType::kSoftMax:
+    case OpType::kScale:
+    case OpType::kNormalization:
+    case OpType::kShape:
+    case OpType::kDeconvolution:
+    case OpType::kTopK:
+    case OpType::kPadding:
+    case OpType::kFill:
+    case OpType::kSelect:
+    case OpType::kScatter:
+    case OpType::kEinsum:
+    case OpType::kOneHot:
+    case OpType::kParametricReLU:
+    case OpType::kLRN:
+    case OpType::kSqueeze:
+    case OpType::kUnsqueeze:
+    case OpType::kReverseSequence:
+    case OpType::kAssertion:
+    case OpType::kNMS:
+    case OpType::kNonZero:
+    case OpType::kIf:
+    case OpType::kLoop: return true;
+  }
+  return true;
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(ir::Graph& g) : g_(g) {}
+
+  Value* castTo(Value* v, DataType t) {
+    if (v->dtype == t) return v;
+    auto key = std::make_pair(v, t);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    Node* c = g_.addNode(OpType::kCast, g_.uniqueNodeName(strCat(v->name, "_to_", dataTypeShortName(t))), {v}, 1);
+    c->attrs.setInt("to", static_cast<int64_t>(t));
+    c->outputs[0]->dtype = t;
+    c->outputs[0]->shape = v->shape;
+    cache_[key] = c->outputs[0];
+    return c->outputs[0];
+  }
+
+ private:
+  ir::Graph& g_;
+  std::map<std::pair<Value*, DataType>, Value*> cache_;
+};
+
+}  // namespace
+
+Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
+  if (opt.stronglyTyped) return Status::ok();
+  bool fp16 = opt.flags & (1u << static_cast<uint32_t>(BuilderFlag::kFP16));
+  bool bf16 = opt.flags & (1u << static_cast<uint32_t>(BuilderFlag::kBF16));
+  bool anyLayerPrecision = false;
+  for (auto const& n : g.nodes()) {
+    if (n->precision) anyLayerPrecision = true;
+    for (Value* v : n->outputs)
+      if (v->requestedType && *v->requestedType != v->dtype) anyLayerPrecision = true;
+  }
+  if (!fp16 && !bf16 && !anyLayerPrecision) return Status::ok();
+  DataType reduced = fp16 ? DataType::kHALF : DataType::kBF16;
+
+  // Remember the network's output types: they must not change.
+  std::map<Value*, DataType> outputTypes;
+  for (Value* v : g.outputs()) outputTypes[v] = v->dtype;
+
+  KILN_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topoOrder());
+  Rewriter rw(g);
+  for (Node* n : order) {
+    if (!isComputeOp(n->op)) continue;
+    // Only float computations change; an op reading ints or bools keeps its types.
+    bool floatOp = false;
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      if (n->inputs[i] && isDataInput(*n, i) && isFloat3(n->inputs[i]->dtype)) floatOp = true;
+    if (!floatOp) continue;
+    DataType target = n->precision ? *n->precision : ((fp16 || bf16) ? reduced : DataType::kFLOAT);
+    if (!isFloat3(target)) continue;
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      Value* in = n->inputs[i];
+      if (in && isDataInput(*n, i) && isFloat3(in->dtype) && in->dtype != target) n->inputs[i] = rw.castTo(in, target);
+    }
+    for (Value* out : n->outputs)
+      if (isFloat3(out->dtype)) out->dtype = target;
+  }
+  // Re-derive types (layout ops follow their inputs), then restore the network's output types.
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
+  for (auto [v, t] : outputTypes) {
+    if (v->dtype == t) continue;
+    Node* c = g.addNode(OpType::kCast, g.uniqueNodeName(v->name + "_output_cast"), {}, 1);
+    c->attrs.setInt("to", static_cast<int64_t>(t));
+    Value* out = c->outputs[0];
+    g.replaceAllUses(v, out);  // moves the output mark and name to `out`
+    c->inputs = {v};
+    out->dtype = t;
+    out->shape = v->shape;
+  }
+  // Outputs with a requested type (ILayer::setOutputType) get a cast unless their op already converts.
+  for (auto const& np : std::vector<Node*>(order)) {
+    for (Value* v : np->outputs) {
+      if (!v->requestedType || *v->requestedType == v->dtype || np->op == OpType::kCast || np->op == OpType::kIdentity)
+        continue;
+      DataType t = *v->requestedType;
+      v->requestedType.reset();
+      Node* c = g.addNode(OpType::kCast, g.uniqueNodeName(v->name + "_typed"), {}, 1);
+      c->attrs.setInt("to", static_cast<int64_t>(t));
+      g.replaceAllUses(v, c->outputs[0]);
+      c->inputs = {v};
+    }
+  }
+  return ir::inferGraphInPlace(g, nullptr);
+}
+
+}  // namespace kiln::builder

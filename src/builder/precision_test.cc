@@ -1,0 +1,105 @@
+// Tests of precision assignment: kFP16/kBF16 move float compute layers to the reduced type with casts at the
+// edges, network I/O keeps its types, layer precision and output types are honored, strong typing is left
+// alone; results stay close to the float32 graph.
+#include "builder/precision.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/reference/graph_interpreter.h"
+#include "ir/shape_inference.h"
+#include "ir/text.h"
+
+namespace kiln::builder {
+namespace {
+
+constexpr char kNet[] =
+    "graph {\n"
+    "  input x: f32[1,2,5,5]\n"
+    "  w: f32[3,2,3,3] = Constant \"w\" () {data=random(1)}\n"
+    "  c: f32[1,3,3,3] = Convolution \"conv\" (x, w, _) {dilations=[1,1], groups=1, kernel_shape=[3,3], "
+    "num_output_maps=3, pads_begin=[0,0], pads_end=[0,0], strides=[1,1]}\n"
+    "  r: f32[1,3,3,3] = Activation \"relu\" (c) {type=0}\n"
+    "  s: f32[1,27] = Shuffle \"flat\" (r) {reshape=[1,27]}\n"
+    "  output s\n"
+    "}\n";
+
+std::unique_ptr<ir::Graph> parse(char const* text) {
+  auto g = ir::parseGraph(text);
+  EXPECT_TRUE(g.isOk()) << g.status().toString();
+  auto graph = std::move(g).value();
+  EXPECT_TRUE(ir::inferGraphInPlace(*graph, nullptr).isOk());
+  return graph;
+}
+
+int countOps(ir::Graph const& g, ir::OpType op) {
+  int n = 0;
+  for (auto const& node : g.nodes()) n += node->op == op;
+  return n;
+}
+
+double normRelError(HostTensor const& a, HostTensor const& b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a.count(); ++i) {
+    double d = a.doubleAt(i) - b.doubleAt(i);
+    num += d * d;
+    den += b.doubleAt(i) * b.doubleAt(i);
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
+}
+
+TEST(Precision, Fp16MovesComputeAndKeepsIo) {
+  for (BuilderFlag flag : {BuilderFlag::kFP16, BuilderFlag::kBF16}) {
+    auto ref = parse(kNet);
+    auto g = parse(kNet);
+    PrecisionOptions opt;
+    opt.flags = 1u << static_cast<uint32_t>(flag);
+    ASSERT_TRUE(assignPrecision(*g, opt).isOk());
+    DataType reduced = flag == BuilderFlag::kFP16 ? DataType::kHALF : DataType::kBF16;
+    EXPECT_EQ(g->findNode("conv")->outputs[0]->dtype, reduced);
+    EXPECT_EQ(g->findNode("relu")->outputs[0]->dtype, reduced);
+    ASSERT_EQ(g->outputs().size(), 1u);
+    EXPECT_EQ(g->outputs()[0]->name, "s");
+    EXPECT_EQ(g->outputs()[0]->dtype, DataType::kFLOAT);
+    EXPECT_EQ(g->inputs()[0]->dtype, DataType::kFLOAT);
+    EXPECT_GE(countOps(*g, ir::OpType::kCast), 3);  // x and w in, s out
+    HostTensor x = *ir::makeRandomTensor(DataType::kFLOAT, makeDims({1, 2, 5, 5}), 7);
+    auto a = backends::runGraphOnHost(*g, {x});
+    auto b = backends::runGraphOnHost(*ref, {x});
+    ASSERT_TRUE(a.isOk()) << a.status().toString();
+    ASSERT_TRUE(b.isOk()) << b.status().toString();
+    double err = normRelError((*a)[0], (*b)[0]);
+    EXPECT_LT(err, flag == BuilderFlag::kFP16 ? 5e-3 : 2e-2);
+    EXPECT_GT(err, 0.0);  // really computed in the reduced type
+  }
+}
+
+TEST(Precision, NothingChangesWithoutFlagsOrWhenStronglyTyped) {
+  auto g = parse(kNet);
+  std::string before = ir::printGraph(*g);
+  ASSERT_TRUE(assignPrecision(*g, {}).isOk());
+  EXPECT_EQ(ir::printGraph(*g), before);
+  PrecisionOptions strong;
+  strong.flags = 1u << static_cast<uint32_t>(BuilderFlag::kFP16);
+  strong.stronglyTyped = true;
+  ASSERT_TRUE(assignPrecision(*g, strong).isOk());
+  EXPECT_EQ(ir::printGraph(*g), before);
+}
+
+TEST(Precision, LayerPrecisionAndOutputTypeAreHonored) {
+  auto g = parse(kNet);
+  g->findNode("relu")->precision = DataType::kHALF;
+  g->findNode("conv")->outputs[0]->requestedType = DataType::kBF16;
+  ASSERT_TRUE(assignPrecision(*g, {}).isOk());
+  EXPECT_EQ(g->findNode("relu")->outputs[0]->dtype, DataType::kHALF);
+  EXPECT_EQ(g->findNode("conv")->outputs[0]->dtype, DataType::kFLOAT);
+  // The conv output is cast to bf16 for its users, then relu casts it to fp16.
+  ir::Value* reluIn = g->findNode("relu")->inputs[0];
+  ASSERT_TRUE(reluIn->producer);
+  EXPECT_EQ(reluIn->producer->op, ir::OpType::kCast);
+  EXPECT_EQ(g->outputs()[0]->dtype, DataType::kFLOAT);
+}
+
+}  // namespace
+}  // namespace kiln::builder
