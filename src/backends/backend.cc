@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace kiln::backends {
 
@@ -79,6 +80,68 @@ Status evaluateOnHost(ir::Node const& node, std::vector<HostTensor const*> const
   CpuStream stream;
   ctx.stream = &stream;
   return k->enqueue(ctx);
+}
+
+Result<std::vector<HostTensor>> evaluateOnHostDynamic(ir::Node const& node, std::vector<HostTensor const*> const& in,
+                                                      std::vector<ir::TensorInfo> const& outInfo) {
+  std::vector<TensorInfo> inInfo;
+  LaunchContext ctx;
+  for (HostTensor const* t : in) {
+    Dims shape{};
+    shape.nbDims = -1;
+    DataType dt = DataType::kFLOAT;
+    if (t) {
+      shape = t->shape();
+      dt = t->dtype();
+    }
+    inInfo.push_back({dt, shape});
+    ctx.inputs.push_back({t ? const_cast<void*>(t->data()) : nullptr, dt, shape});
+  }
+  // Outputs with known shapes are allocated now; the others when the kernel asks.
+  std::vector<std::optional<HostTensor>> outs(outInfo.size());
+  for (size_t i = 0; i < outInfo.size(); ++i) {
+    if (dimsKnown(outInfo[i].shape)) {
+      KILN_ASSIGN_OR_RETURN(outs[i], HostTensor::allocate(outInfo[i].dtype, outInfo[i].shape, "host output"));
+      ctx.outputs.push_back({outs[i]->mutableData(), outInfo[i].dtype, outInfo[i].shape});
+    } else {
+      ctx.outputs.push_back({nullptr, outInfo[i].dtype, outInfo[i].shape});
+    }
+  }
+  std::string what = node.describe();
+  ctx.allocateOutput = [&outs, &outInfo, what](size_t i, Dims const& shape) -> Result<void*> {
+    if (i >= outs.size()) return invalidArgument(what, ": no output ", i);
+    if (shape.nbDims < 0 || !dimsKnown(shape))
+      return invalidArgument(what, ": cannot allocate output ", i, " of shape ", dimsToString(shape));
+    if (dimsKnown(outInfo[i].shape)) {
+      if (dimsToVector(outInfo[i].shape) != dimsToVector(shape))
+        return invalidArgument(what, ": output ", i, " has shape ", dimsToString(outInfo[i].shape), ", not ",
+                               dimsToString(shape));
+      return outs[i]->mutableData();
+    }
+    if (outs[i]) return invalidArgument(what, ": output ", i, " was allocated twice");
+    KILN_ASSIGN_OR_RETURN(outs[i], HostTensor::allocate(outInfo[i].dtype, shape, "data-dependent host output"));
+    return outs[i]->mutableData();
+  };
+  auto cands = TacticRegistry::instance().candidates(node, inInfo, outInfo, DeviceType::kCPU,
+                                                     1u << static_cast<uint32_t>(TacticSource::kREFERENCE));
+  if (cands.empty()) return unsupported(what, ": no reference kernel supports these input types");
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, cands.front()->create(node));
+  size_t ws = k->workspaceSize(inInfo, outInfo);
+  HostBuffer wsBuf;
+  if (ws) {
+    KILN_ASSIGN_OR_RETURN(wsBuf, HostBuffer::allocate(ws, "reference kernel workspace"));
+    ctx.workspace = wsBuf.data();
+    ctx.workspaceSize = ws;
+  }
+  CpuStream stream;
+  ctx.stream = &stream;
+  KILN_RETURN_IF_ERROR(k->enqueue(ctx));
+  std::vector<HostTensor> result;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i]) return internalError(what, ": the kernel did not allocate its data-dependent output ", i);
+    result.push_back(std::move(*outs[i]));
+  }
+  return result;
 }
 
 ir::HostEvaluator referenceEvaluator() { return &evaluateOnHost; }

@@ -108,6 +108,11 @@ class CpuStream final : public Stream {
 /// Runs one node with the reference tactics on host tensors: used for host evaluation of shape tensors,
 /// constant folding and tests. `out` must come allocated with dtype and shape.
 Status evaluateOnHost(ir::Node const& node, std::vector<HostTensor const*> const& in, std::vector<HostTensor>& out);
+/// Runs one node with the reference tactics on host tensors whose outputs may have data-dependent shapes:
+/// outputs whose `outInfo` shape is fully known are allocated up front; the others are allocated when the
+/// kernel calls LaunchContext::allocateOutput. Returns the outputs (an error if the kernel left one unset).
+Result<std::vector<HostTensor>> evaluateOnHostDynamic(ir::Node const& node, std::vector<HostTensor const*> const& in,
+                                                      std::vector<ir::TensorInfo> const& outInfo);
 /// evaluateOnHost as an ir::HostEvaluator.
 ir::HostEvaluator referenceEvaluator();
 

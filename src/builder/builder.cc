@@ -45,7 +45,13 @@ class BuilderImpl final : public IBuilder {
       reporter_.fail(info.status().withContext("buildSerializedNetwork"));
       return nullptr;
     }
-    auto bytes = plan::writePlan(*info, &budget_);
+    // The plan outlives the builder (the caller owns it), so it is checked against the budget, not charged to it.
+    auto bytes = plan::writePlan(*info, nullptr);
+    if (bytes) {
+      Status fits = budget_.reserve(bytes->size(), "the serialized plan");
+      if (fits.isOk()) budget_.release(bytes->size());
+      else bytes = fits;
+    }
     if (!bytes) {
       reporter_.fail(bytes.status().withContext("buildSerializedNetwork"));
       return nullptr;

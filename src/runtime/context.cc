@@ -228,11 +228,22 @@ class ContextImpl final : public IExecutionContext {
     ir::Graph const& g = *core_->plan.graph;
     state_.resize(g.values().size());
     for (size_t i = 0; i < g.inputs().size(); ++i) state_.info[g.inputs()[i]->id] = {g.inputs()[i]->dtype, inputShapes_[i]};
+    KILN_RETURN_IF_ERROR(inferAndCheck());
+    shapesValid_ = true;
+    return Status::ok();
+  }
+
+  // Infers shapes (pinned data-dependent ones kept) and checks that planned tensors fit their memory.
+  Status inferAndCheck() {
+    ir::Graph const& g = *core_->plan.graph;
     ir::HostEvaluator eval = backends::referenceEvaluator();
     KILN_RETURN_IF_ERROR(ir::inferShapes(g, state_, &eval));
+    hasDynamic_ = false;
     for (auto const& v : g.values()) {
-      if (!dimsKnown(state_.info[v->id].shape))
-        return unsupported("tensor '", v->name, "' has a data-dependent shape, which this runtime cannot run yet");
+      if (!dimsKnown(state_.info[v->id].shape)) {
+        hasDynamic_ = true;  // data-dependent: known once its producer has run
+        continue;
+      }
       // Shapes must fit the memory planned at build time.
       auto const& pl = core_->plan.placements[v->id];
       if (pl.offset >= 0) {
@@ -243,7 +254,43 @@ class ContextImpl final : public IExecutionContext {
                                  " planned for the optimization profile");
       }
     }
-    shapesValid_ = true;
+    return Status::ok();
+  }
+
+  // Bytes of a value at its current shape.
+  Result<size_t> bytesOf(Value const* v) const {
+    KILN_ASSIGN_OR_RETURN(int64_t n, checkedVolume(state_.info[v->id].shape));
+    return checkedBytes(n, dataTypeSize(state_.info[v->id].dtype));
+  }
+
+  bool isDynamicMemory(Value const* v) const {
+    return core_->plan.placements[v->id].offset < 0 && !(v->producer && v->producer->op == ir::OpType::kConstant) &&
+           !core_->findIO(v->name.c_str());
+  }
+
+  IOutputAllocator* allocatorOf(Value const* v) const {
+    if (!v->isOutput) return nullptr;
+    auto it = outputAllocators_.find(v->name);
+    return it == outputAllocators_.end() ? nullptr : it->second;
+  }
+
+  // Gives a value with a now-known shape its memory: the user's output allocator, or a buffer of this context
+  // for intermediate tensors placed outside the arena (data-dependent ones).
+  Status provideMemory(Value const* v) {
+    KILN_ASSIGN_OR_RETURN(size_t bytes, bytesOf(v));
+    if (IOutputAllocator* a = allocatorOf(v)) {
+      int32_t io = core_->ioByName.at(v->name);
+      void* p = a->reallocateOutputAsync(v->name.c_str(), addresses_[io], bytes, 256, nullptr);
+      if (!p && bytes > 0)
+        return errorStatus(StatusCode::kOutOfMemory, "the output allocator of '", v->name, "' returned no memory for ",
+                           bytes, " bytes");
+      addresses_[io] = p;
+      return Status::ok();
+    }
+    if (!isDynamicMemory(v)) return Status::ok();
+    HostBuffer& b = dynBuffers_[v->id];
+    if (b.data() && b.size() >= bytes) return Status::ok();
+    KILN_ASSIGN_OR_RETURN(b, HostBuffer::allocate(bytes, "data-dependent tensor", core_->budget.get()));
     return Status::ok();
   }
 
@@ -253,7 +300,8 @@ class ContextImpl final : public IExecutionContext {
     if (v->producer && v->producer->op == ir::OpType::kConstant) return const_cast<void*>(v->producer->constant->data());
     auto it = core_->ioByName.find(v->name);
     if (it != core_->ioByName.end() && core_->io[it->second].valueId == v->id) return addresses_[it->second];
-    return nullptr;
+    auto d = dynBuffers_.find(v->id);
+    return d == dynBuffers_.end() ? nullptr : const_cast<void*>(d->second.data());
   }
 
   bool run(char const* what) {
@@ -269,6 +317,7 @@ class ContextImpl final : public IExecutionContext {
           return errorStatus(StatusCode::kInvalidState, "the shape of input '", t.name,
                              "' is not set (call setInputShape)");
     }
+    if (hasDynamic_) shapesValid_ = false;  // data-dependent shapes are observed anew on every run
     KILN_RETURN_IF_ERROR(ensureShapes());
     if (!arena_ && core_->plan.arenaSize > 0) {
       if (strategy_ == ExecutionContextAllocationStrategy::kUSER_MANAGED)
@@ -276,14 +325,23 @@ class ContextImpl final : public IExecutionContext {
                                                       "setDeviceMemoryV2 first");
       KILN_RETURN_IF_ERROR(allocateArena());
     }
+    ir::Graph const& g = *core_->plan.graph;
     for (size_t i = 0; i < core_->io.size(); ++i) {
       auto const& t = core_->io[i];
+      Value const* v = g.values()[t.valueId].get();
+      bool known = dimsKnown(state_.info[t.valueId].shape);
+      if (t.mode == TensorIOMode::kOUTPUT && allocatorOf(v)) {
+        if (known) KILN_RETURN_IF_ERROR(provideMemory(v));
+        continue;
+      }
+      if (!known)
+        return errorStatus(StatusCode::kInvalidState, "output '", t.name,
+                           "' has a data-dependent shape: give it an IOutputAllocator (setOutputAllocator)");
       if (!addresses_[i] && volume(state_.info[t.valueId].shape) > 0)
         return errorStatus(StatusCode::kInvalidState, "no address for ", t.mode == TensorIOMode::kINPUT ? "input" : "output",
                            " tensor '", t.name, "' (call setTensorAddress)");
     }
     if (!pool_ && core_->maxThreads > 1) pool_ = std::make_unique<ThreadPool>(core_->maxThreads);
-    ir::Graph const& g = *core_->plan.graph;
     backends::CpuStream stream;
     bool profile = profiler_ && enqueueEmitsProfile_;
     lastTimes_.clear();
@@ -303,10 +361,47 @@ class ContextImpl final : public IExecutionContext {
         }
         ctx.inputs.push_back({addressOf(v), state_.info[v->id].dtype, state_.info[v->id].shape});
       }
-      for (Value const* v : n.outputs) ctx.outputs.push_back({addressOf(v), state_.info[v->id].dtype, state_.info[v->id].shape});
+      bool dataDependent = false;
+      for (Value const* v : n.outputs) {
+        if (!dimsKnown(state_.info[v->id].shape)) {
+          dataDependent = true;
+          ctx.outputs.push_back({nullptr, state_.info[v->id].dtype, state_.info[v->id].shape});
+          continue;
+        }
+        if (isDynamicMemory(v)) KILN_RETURN_IF_ERROR(provideMemory(v));
+        ctx.outputs.push_back({addressOf(v), state_.info[v->id].dtype, state_.info[v->id].shape});
+      }
+      ctx.allocateOutput = nullptr;
+      if (dataDependent) {
+        ctx.allocateOutput = [&](size_t i, Dims const& dims) -> Result<void*> {
+          if (i >= n.outputs.size()) return internalError(n.describe(), ": no output ", i);
+          Value const* v = n.outputs[i];
+          Dims const& inferred = state_.info[v->id].shape;
+          if (!dimsKnown(dims) || (inferred.nbDims >= 0 && dims.nbDims != inferred.nbDims))
+            return internalError(n.describe(), ": output ", i, " got shape ", dimsToString(dims), ", expected rank ",
+                                 inferred.nbDims);
+          state_.info[v->id].shape = dims;
+          state_.pinned[v->id] = 1;
+          KILN_RETURN_IF_ERROR(provideMemory(v));
+          ctx.outputs[i].shape = dims;
+          ctx.outputs[i].data = addressOf(v);
+          return ctx.outputs[i].data;
+        };
+      }
       int64_t wsOff = core_->plan.workspaceOffsets[nodeId];
       ctx.workspace = wsOff >= 0 ? arena_ + wsOff : nullptr;
       ctx.workspaceSize = wsOff >= 0 ? static_cast<size_t>(core_->plan.workspaceSizes[nodeId]) : 0;
+      if (wsOff < 0 && hasDynamic_) {
+        // Shapes unknown at build time: size the scratch memory now.
+        std::vector<ir::TensorInfo> ins, outs;
+        for (auto const& t : ctx.inputs) ins.push_back({t.dtype, t.shape});
+        for (auto const& t : ctx.outputs) outs.push_back({t.dtype, t.shape});
+        size_t ws = dataDependent ? 0 : core_->kernels[nodeId]->workspaceSize(ins, outs);
+        if (ws > dynWorkspace_.size())
+          KILN_ASSIGN_OR_RETURN(dynWorkspace_, HostBuffer::allocate(ws, "layer workspace", core_->budget.get()));
+        ctx.workspace = ws ? dynWorkspace_.data() : nullptr;
+        ctx.workspaceSize = ws;
+      }
       auto t0 = std::chrono::steady_clock::now();
       Status s = core_->kernels[nodeId]->enqueue(ctx);
       if (!s.isOk()) return s.withContext(n.describe());
@@ -314,7 +409,15 @@ class ContextImpl final : public IExecutionContext {
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         lastTimes_.push_back({n.name, static_cast<float>(ms)});
       }
+      if (dataDependent) {
+        for (size_t i = 0; i < n.outputs.size(); ++i)
+          if (!dimsKnown(state_.info[n.outputs[i]->id].shape))
+            return internalError(n.describe(), ": the kernel did not give output ", i, " its shape");
+        KILN_RETURN_IF_ERROR(inferAndCheck().withContext("after " + n.describe()));
+      }
     }
+    for (Value const* v : g.outputs())
+      if (IOutputAllocator* a = allocatorOf(v)) a->notifyShape(v->name.c_str(), state_.info[v->id].shape);
     if (profile)
       for (auto const& [name, ms] : lastTimes_) profiler_->reportLayerTime(name.c_str(), ms);
     return Status::ok();
@@ -340,6 +443,9 @@ class ContextImpl final : public IExecutionContext {
   std::unique_ptr<ThreadPool> pool_;
   cudaEvent_t inputConsumed_ = nullptr;
   std::unordered_map<std::string, IOutputAllocator*> outputAllocators_;  // by output name (not owned)
+  bool hasDynamic_ = false;                                 // some shape is only known while running
+  std::unordered_map<int32_t, HostBuffer> dynBuffers_;      // tensors placed outside the arena, by value id
+  HostBuffer dynWorkspace_;                                 // scratch for layers with run-time shapes
 };
 
 }  // namespace

@@ -95,7 +95,8 @@ DataType EngineImpl::getTensorDataType(char const* tensorName) const noexcept {
 }
 
 IHostMemory* EngineImpl::serialize() const noexcept {
-  auto bytes = plan::writePlan(core_->plan, core_->budget.get());
+  // Not charged to the budget: the caller owns the bytes and may keep them after the engine is gone.
+  auto bytes = plan::writePlan(core_->plan, nullptr);
   if (!bytes) {
     reporter_.fail(bytes.status().withContext("serialize"));
     return nullptr;

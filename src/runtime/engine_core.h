@@ -28,13 +28,14 @@ struct IOTensor {
 class EngineImpl;
 
 struct EngineCore {
+  // Declared first so that it is destroyed last: the plan's buffers are charged to it.
+  std::shared_ptr<MemoryBudget> budget;
   plan::PlanInfo plan;
   std::vector<std::unique_ptr<backends::Kernel>> kernels;  // by node id; null for Constant nodes
   std::vector<int32_t> layerNodes;                         // node ids of the engine's layers (not Constant)
   std::vector<IOTensor> io;                                // inputs, then outputs
   std::unordered_map<std::string, int32_t> ioByName;
   Reporter reporter;                                       // the runtime's logger
-  std::shared_ptr<MemoryBudget> budget;
   int32_t maxThreads = 1;
   std::atomic<EngineImpl*> owner{nullptr};                 // the live ICudaEngine, if any
   std::atomic<int32_t> liveContexts{0};

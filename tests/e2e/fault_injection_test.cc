@@ -30,55 +30,40 @@ std::vector<float> const kFc(4 * 4 * 4 * 3, 0.01f);
 
 bool buildRunOnce(CountingLogger& logger, std::vector<float>& out) {
   std::unique_ptr<IBuilder> builder(createInferBuilder(logger));
-  if (!builder)
-    return false;
+  if (!builder) return false;
   std::unique_ptr<INetworkDefinition> net(builder->createNetworkV2(0));
-  if (!net)
-    return false;
+  if (!net) return false;
   ITensor* x = net->addInput("x", DataType::kFLOAT, Dims4{1, 2, 4, 4});
-  if (!x)
-    return false;
+  if (!x) return false;
   auto* conv = net->addConvolutionNd(*x, 4, DimsHW{3, 3}, Weights{DataType::kFLOAT, kW.data(), int64_t(kW.size())},
                                      Weights{DataType::kFLOAT, kB.data(), int64_t(kB.size())});
-  if (!conv)
-    return false;
+  if (!conv) return false;
   conv->setPaddingNd(DimsHW{1, 1});
   auto* relu = net->addActivation(*conv->getOutput(0), ActivationType::kRELU);
-  if (!relu)
-    return false;
+  if (!relu) return false;
   auto* flat = net->addShuffle(*relu->getOutput(0));
-  if (!flat)
-    return false;
+  if (!flat) return false;
   flat->setReshapeDimensions(Dims2{1, 64});
   auto* w = net->addConstant(Dims2{64, 3}, Weights{DataType::kFLOAT, kFc.data(), int64_t(kFc.size())});
-  if (!w)
-    return false;
-  auto* mm =
-      net->addMatrixMultiply(*flat->getOutput(0), MatrixOperation::kNONE, *w->getOutput(0), MatrixOperation::kNONE);
-  if (!mm)
-    return false;
+  if (!w) return false;
+  auto* mm = net->addMatrixMultiply(*flat->getOutput(0), MatrixOperation::kNONE, *w->getOutput(0), MatrixOperation::kNONE);
+  if (!mm) return false;
   mm->getOutput(0)->setName("y");
   net->markOutput(*mm->getOutput(0));
   std::unique_ptr<IBuilderConfig> config(builder->createBuilderConfig());
-  if (!config)
-    return false;
+  if (!config) return false;
   config->setDefaultDeviceType(DeviceType::kCPU);
   std::unique_ptr<IHostMemory> plan(builder->buildSerializedNetwork(*net, *config));
-  if (!plan)
-    return false;
+  if (!plan) return false;
   std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
-  if (!runtime)
-    return false;
+  if (!runtime) return false;
   std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
-  if (!engine)
-    return false;
+  if (!engine) return false;
   std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
-  if (!ctx)
-    return false;
+  if (!ctx) return false;
   std::vector<float> in(32, 1.0f);
   out.assign(3, -1.f);
-  if (!ctx->setTensorAddress("x", in.data()) || !ctx->setTensorAddress("y", out.data()))
-    return false;
+  if (!ctx->setTensorAddress("x", in.data()) || !ctx->setTensorAddress("y", out.data())) return false;
   return ctx->enqueueV3(nullptr);
 }
 

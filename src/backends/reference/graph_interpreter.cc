@@ -59,8 +59,27 @@ Result<std::vector<HostTensor>> run(ir::Graph const& g, std::vector<HostTensor> 
       // Shape inference may already have the contents (constants, small host-evaluated tensors).
       if (!state.values[v->id]) allKnown = false;
     }
-    if (allKnown) {
+    // Nodes without outputs (Assertion) still run: they check something.
+    if (allKnown && !n.outputs.empty()) {
       for (ir::Value const* v : n.outputs) vals[v->id] = *state.values[v->id];
+      continue;
+    }
+    bool dataDependent = false;
+    for (ir::Value const* v : n.outputs)
+      if (!dimsKnown(state.info[v->id].shape)) dataDependent = true;
+    if (dataDependent) {
+      // Data-dependent output shapes (NonZero, NMS): run, pin the observed shapes and infer the rest again.
+      std::vector<ir::TensorInfo> outInfo;
+      for (ir::Value const* v : n.outputs) outInfo.push_back(state.info[v->id]);
+      Result<std::vector<HostTensor>> r = evaluateOnHostDynamic(n, in, outInfo);
+      if (!r.isOk()) return r.status().withContext(n.describe());
+      for (size_t i = 0; i < n.outputs.size(); ++i) {
+        int32_t id = n.outputs[i]->id;
+        state.info[id] = {(*r)[i].dtype(), (*r)[i].shape()};
+        state.pinned[id] = 1;
+        vals[id] = std::move((*r)[i]);
+      }
+      KILN_RETURN_IF_ERROR(ir::inferShapes(g, state, &eval));
       continue;
     }
     for (ir::Value const* v : n.outputs) {
