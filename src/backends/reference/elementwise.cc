@@ -133,8 +133,10 @@ double floatOp(Op op, double a, double b) {
 }
 
 bool isArithmetic(DataType t) {
-  return typeIn(t, {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT8, DataType::kUINT8,
-                    DataType::kINT32, DataType::kINT64});
+  // uint64 is left out: its values past 2^63 do not fit the exact int64 arithmetic used for integers.
+  return typeIn(t, {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kFLOAT64, DataType::kINT8,
+                    DataType::kUINT8, DataType::kINT16, DataType::kUINT16, DataType::kINT32, DataType::kUINT32,
+                    DataType::kINT64});
 }
 
 // The output type of `op` on inputs of type `t`, or nullopt when the reference does not run it.

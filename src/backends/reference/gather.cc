@@ -187,7 +187,8 @@ Tactic gatherTactic() {
       },
       [](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
         int64_t mode = node.attrs.getInt("mode", 0);
-        return mode >= 0 && mode < EnumMax<GatherMode>() && in.size() == 2 && out.size() == 1 && in[0].dtype == out[0].dtype && dataTypeSize(in[0].dtype) > 0 &&
+        return mode >= 0 && mode < EnumMax<GatherMode>() && in.size() == 2 && out.size() == 1 &&
+               in[0].dtype == out[0].dtype && dataTypeSize(in[0].dtype) > 0 &&
                typeIn(in[1].dtype, {DataType::kINT32, DataType::kINT64});
       });
 }

@@ -1,5 +1,6 @@
-// Tests of Gather (kDEFAULT mode): every axis (negative too) against a naive loop, int32/int64 and negative
-// indices, element-wise leading dim, any data type, zero-size and rank-0 indices, and bad input.
+// Tests of Gather: kDEFAULT on every axis (negative too) against a naive loop, int32/int64 and negative indices,
+// element-wise leading dim, any data type, zero-size and rank-0 indices, bad input; kELEMENT and kND (with batch
+// dims) against naive loops and hand-computed values.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -222,10 +223,151 @@ TEST(GatherReference, BadInputIsAnError) {
       runNode(OpType::kGather, gatherAttrs(0),
               {var(tensor(DataType::kFLOAT, {}, std::vector<double>{1})), var(tensor(DataType::kINT32, {1}, Ints{0}))})
           .status.isOk());
-  RunResult nd = runNode(OpType::kGather, attrs({{"mode", static_cast<int64_t>(GatherMode::kND)}}),
-                         {var(data), var(tensor(DataType::kINT32, {1}, Ints{0}))});
-  EXPECT_EQ(nd.status.code(), StatusCode::kUnsupported);
+  RunResult badMode = runNode(OpType::kGather, attrs({{"mode", int64_t{3}}}),
+                              {var(data), var(tensor(DataType::kINT32, {1}, Ints{0}))});
+  EXPECT_FALSE(badMode.status.isOk());
   EXPECT_FALSE(runNode(OpType::kGather, gatherAttrs(0), {var(data)}).status.isOk());
+}
+
+using Doubles = std::vector<double>;
+
+ir::Attributes modeAttrs(GatherMode mode, int64_t axis, int64_t ne = 0) {
+  return attrs({{"axis", axis}, {"num_elementwise_dims", ne}, {"mode", static_cast<int64_t>(mode)}});
+}
+
+TEST(GatherReference, ElementModeAgainstNaiveLoop) {
+  // data [3,4,2]; indices [2,4,2] on axis 0, [3,3,2] on axis 1, [3,4,1] on axis 2 (smaller than data elsewhere ok).
+  Ints ds{3, 4, 2};
+  std::vector<double> v;
+  for (int i = 0; i < 24; ++i)
+    v.push_back(i * 7 % 23 - 5);
+  for (DataType t : {DataType::kFLOAT, DataType::kBF16, DataType::kINT8, DataType::kUINT16, DataType::kUINT64,
+                     DataType::kFLOAT64, DataType::kBOOL, DataType::kINT16, DataType::kUINT32}) {
+    HostTensor data = tensor(t, ds, v);
+    for (int axis = 0; axis < 3; ++axis) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " axis ", axis));
+      Ints is = ds;
+      is[axis] = axis == 2 ? 1 : ds[axis] - 1;
+      if (axis == 0)
+        is[1] = 3;  // fewer than the data's extent on a non-axis dim
+      int64_t cnt = is[0] * is[1] * is[2];
+      int64_t n = ds[axis];
+      Ints idx;
+      for (int64_t i = 0; i < cnt; ++i)
+        idx.push_back((i * 5 + 1) % (2 * n) - n);  // covers [-n, n)
+      RunResult r = runNode(OpType::kGather, modeAttrs(GatherMode::kELEMENT, axis - 3),
+                            {var(data), var(tensor(DataType::kINT64, is, idx))});
+      ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+      ASSERT_EQ(dimsToVector(r.shape), is);
+      for (int64_t a = 0; a < is[0]; ++a)
+        for (int64_t b = 0; b < is[1]; ++b)
+          for (int64_t c = 0; c < is[2]; ++c) {
+            int64_t lin = (a * is[1] + b) * is[2] + c;
+            int64_t k = idx[lin] < 0 ? idx[lin] + n : idx[lin];
+            int64_t p[3] = {a, b, c};
+            p[axis] = k;
+            EXPECT_EQ(r.out.doubleAt(lin), data.doubleAt((p[0] * ds[1] + p[1]) * ds[2] + p[2]));
+          }
+    }
+  }
+}
+
+TEST(GatherReference, ElementModeHandComputedAndErrors) {
+  // ONNX GatherElements example: data [[1,2],[3,4]], indices [[0,0],[1,0]], axis 1 -> [[1,1],[4,3]].
+  HostTensor data = tensor(DataType::kINT32, {2, 2}, Ints{1, 2, 3, 4});
+  RunResult r = runNode(OpType::kGather, modeAttrs(GatherMode::kELEMENT, 1),
+                        {var(data), var(tensor(DataType::kINT32, {2, 2}, Ints{0, 0, 1, -2}))});
+  ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+  EXPECT_EQ(r.out.toInt64Vector(), (Ints{1, 1, 4, 3}));
+  // Out of range, rank mismatch, element-wise dims, indices larger than the data off the axis.
+  RunResult oor = runNode(OpType::kGather, modeAttrs(GatherMode::kELEMENT, 0),
+                          {var(data), var(tensor(DataType::kINT32, {1, 2}, Ints{0, 2}))});
+  EXPECT_FALSE(oor.status.isOk());
+  EXPECT_NE(oor.status.message().find("'node'"), std::string::npos) << oor.status.message();
+  EXPECT_FALSE(runNode(OpType::kGather, modeAttrs(GatherMode::kELEMENT, 0),
+                       {var(data), var(tensor(DataType::kINT32, {2}, Ints{0, 1}))})
+                   .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, modeAttrs(GatherMode::kELEMENT, 1, 1),
+                       {var(data), var(tensor(DataType::kINT32, {2, 2}, Ints{0, 0, 0, 0}))})
+                   .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, modeAttrs(GatherMode::kELEMENT, 1),
+                       {var(data), var(tensor(DataType::kINT32, {3, 1}, Ints{0, 0, 0}))})
+                   .status.isOk());
+  // Empty indices give an empty output.
+  RunResult e = runNode(OpType::kGather, modeAttrs(GatherMode::kELEMENT, 0),
+                        {var(data), var(tensor(DataType::kINT32, {0, 2}, Ints{}))});
+  ASSERT_TRUE(e.status.isOk()) << e.status.toString();
+  EXPECT_EQ(dimsToVector(e.shape), (Ints{0, 2}));
+}
+
+TEST(GatherReference, NdModeHandComputed) {
+  // ONNX GatherND examples.
+  HostTensor d2 = tensor(DataType::kINT32, {2, 2}, Ints{0, 1, 2, 3});
+  RunResult a = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                        {var(d2), var(tensor(DataType::kINT64, {2, 2}, Ints{0, 0, 1, -1}))});
+  ASSERT_TRUE(a.status.isOk()) << a.status.toString();
+  EXPECT_EQ(dimsToVector(a.shape), (Ints{2}));
+  EXPECT_EQ(a.out.toInt64Vector(), (Ints{0, 3}));
+  RunResult b = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                        {var(d2), var(tensor(DataType::kINT64, {2, 1}, Ints{1, 0}))});
+  ASSERT_TRUE(b.status.isOk());
+  EXPECT_EQ(dimsToVector(b.shape), (Ints{2, 2}));
+  EXPECT_EQ(b.out.toInt64Vector(), (Ints{2, 3, 0, 1}));
+  HostTensor d3 = tensor(DataType::kFLOAT, {2, 2, 2}, Doubles{0, 1, 2, 3, 4, 5, 6, 7});
+  RunResult c = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                        {var(d3), var(tensor(DataType::kINT32, {2, 1, 2}, Ints{0, 1, 1, 0}))});
+  ASSERT_TRUE(c.status.isOk());
+  EXPECT_EQ(dimsToVector(c.shape), (Ints{2, 1, 2}));
+  EXPECT_EQ(doubles(c.out), (Doubles{2, 3, 4, 5}));
+  // batch_dims = 1: indices [[1],[0]] -> [[2,3],[4,5]].
+  RunResult bd = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0, 1),
+                         {var(d3), var(tensor(DataType::kINT32, {2, 1}, Ints{1, 0}))});
+  ASSERT_TRUE(bd.status.isOk()) << bd.status.toString();
+  EXPECT_EQ(dimsToVector(bd.shape), (Ints{2, 2}));
+  EXPECT_EQ(doubles(bd.out), (Doubles{2, 3, 4, 5}));
+  // Full tuples with batch dims: [2,1,2] indices with batch 1 -> output [2,1].
+  RunResult full = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0, 1),
+                           {var(d3), var(tensor(DataType::kINT32, {2, 1, 2}, Ints{1, 0, 0, 1}))});
+  ASSERT_TRUE(full.status.isOk()) << full.status.toString();
+  EXPECT_EQ(dimsToVector(full.shape), (Ints{2, 1}));
+  EXPECT_EQ(doubles(full.out), (Doubles{2, 5}));
+}
+
+TEST(GatherReference, NdModeEveryTypeAndErrors) {
+  std::vector<double> v{1, 2, 3, 4, 5, 6};
+  for (DataType t : {DataType::kHALF, DataType::kINT64, DataType::kUINT8, DataType::kFLOAT64, DataType::kINT16,
+                     DataType::kUINT32, DataType::kUINT64, DataType::kUINT16, DataType::kBOOL}) {
+    HostTensor d = tensor(t, {3, 2}, v);
+    RunResult r = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                          {var(d), var(tensor(DataType::kINT32, {2, 1}, Ints{-1, 0}))});
+    ASSERT_TRUE(r.status.isOk()) << dataTypeName(t) << r.status.toString();
+    EXPECT_EQ(doubles(r.out), (Doubles{d.doubleAt(4), d.doubleAt(5), d.doubleAt(0), d.doubleAt(1)}));
+  }
+  HostTensor d = tensor(DataType::kFLOAT, {3, 2}, v);
+  RunResult oor = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                          {var(d), var(tensor(DataType::kINT32, {1, 2}, Ints{0, 2}))});
+  EXPECT_FALSE(oor.status.isOk());
+  EXPECT_NE(oor.status.message().find("'node'"), std::string::npos) << oor.status.message();
+  // Tuples longer than the rank, batch dims too large, batch extents differing.
+  EXPECT_FALSE(runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                       {var(d), var(tensor(DataType::kINT32, {1, 3}, Ints{0, 0, 0}))})
+                   .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0, 2),
+                       {var(d), var(tensor(DataType::kINT32, {3, 2}, Ints{0, 0, 0, 0, 0, 0}))})
+                   .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0, 1),
+                       {var(d), var(tensor(DataType::kINT32, {2, 1}, Ints{0, 0}))})
+                   .status.isOk());
+  // Zero tuples, and zero-size data slabs.
+  RunResult e = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                        {var(d), var(tensor(DataType::kINT32, {0, 1}, Ints{}))});
+  ASSERT_TRUE(e.status.isOk()) << e.status.toString();
+  EXPECT_EQ(dimsToVector(e.shape), (Ints{0, 2}));
+  RunResult z = runNode(OpType::kGather, modeAttrs(GatherMode::kND, 0),
+                        {var(tensor(DataType::kFLOAT, {2, 0}, Doubles{})),
+                         var(tensor(DataType::kINT32, {1, 1}, Ints{1}))});
+  ASSERT_TRUE(z.status.isOk()) << z.status.toString();
+  EXPECT_EQ(dimsToVector(z.shape), (Ints{1, 0}));
 }
 
 }  // namespace

@@ -13,10 +13,14 @@ namespace {
 // Largest finite value of a quantized type.
 double quantMax(DataType t) {
   switch (t) {
-    case DataType::kINT8: return 127.0;
-    case DataType::kUINT8: return 255.0;
-    case DataType::kFP8: return 448.0;
-    default: return 0.0;
+    case DataType::kINT8:
+      return 127.0;
+    case DataType::kUINT8:
+      return 255.0;
+    case DataType::kFP8:
+      return 448.0;
+    default:
+      return 0.0;
   }
 }
 
@@ -54,8 +58,7 @@ Status checkCommon(LaunchContext const& ctx, NodeInfo const& node, ir::QuantLayo
                            dimsToString(x.shape));
   Result<ir::QuantLayout> l = ir::resolveQuantLayout(x.shape, s.shape, node.attrs.getInt("axis", 0),
                                                      node.attrs.has("block_shape"), node.attrs.getInts("block_shape"));
-  if (!l.isOk())
-    return l.status().withContext(node.describe());
+  if (!l.isOk()) return l.status().withContext(node.describe());
   if (ctx.inputs.size() > 2 && ctx.inputs[2].data != nullptr &&
       dimsToVector(ctx.inputs[2].shape) != dimsToVector(s.shape))
     return invalidArgument(node.describe(), ": zero point must have the scale's shape");
@@ -108,8 +111,7 @@ Tactic dequantizeTactic() {
             int64_t si = map[static_cast<size_t>(i)];
             double zp = hasZp ? loadAsDouble(ctx.inputs[2], si) : 0.0;
             double v = (loadAsDouble(x, i) - zp) * loadAsDouble(s, si);
-            if (!wide)
-              v = static_cast<double>(static_cast<float>(v));  // ONNX computes in float32, then casts
+            if (!wide) v = static_cast<double>(static_cast<float>(v));  // ONNX computes in float32, then casts
             storeFromDouble(ctx.outputs[0], i, v);
           }
           return Status::ok();
@@ -135,8 +137,7 @@ Tactic dynamicQuantizeTactic() {
           TensorView const& y = ctx.outputs[0];
           TensorView const& sc = ctx.outputs[1];
           Result<std::vector<int64_t>> block = ir::dynamicQuantizeBlocks(copy.attrs, x.shape);
-          if (!block.isOk())
-            return block.status().withContext(copy.describe());
+          if (!block.isOk()) return block.status().withContext(copy.describe());
           ir::QuantLayout layout;
           layout.kind = ir::QuantLayout::Kind::kBLOCK;
           layout.block = *block;

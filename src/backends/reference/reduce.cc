@@ -169,7 +169,9 @@ Tactic reduceTactic() {
           return false;
         if (isComputeFloat(in[0].dtype))
           return isComputeFloat(out[0].dtype);
-        return typeIn(in[0].dtype, {DataType::kINT32, DataType::kINT64}) && out[0].dtype == in[0].dtype;
+        return typeIn(in[0].dtype, {DataType::kINT32, DataType::kINT64, DataType::kINT16, DataType::kUINT16,
+                                    DataType::kUINT32}) &&
+               out[0].dtype == in[0].dtype;
       });
 }
 

@@ -23,8 +23,10 @@ Tactic makeTactic(std::string name, ir::OpType op,
 
 /// True when `t` is one of `types`.
 bool typeIn(DataType t, std::initializer_list<DataType> types);
-/// The float types every float op supports: float32, float16, bfloat16.
-inline bool isComputeFloat(DataType t) { return typeIn(t, {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}); }
+/// The float types every float op supports: float32, float16, bfloat16, and Kiln's float64.
+inline bool isComputeFloat(DataType t) {
+  return typeIn(t, {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kFLOAT64});
+}
 
 /// Kernel from a lambda: `Status(LaunchContext const&)`.
 template <typename F>

@@ -45,8 +45,8 @@ T combine(T a, T b, ScatterReduction r) {
 
 // Calls visit(updateIndex, outputOffset) for every update element in order; returns the first error.
 template <typename V>
-Status forEachElementTarget(TensorView const& data, TensorView const& indices, TensorView const& updates,
-                            int32_t axis, std::string const& what, V&& visit) {
+Status forEachElementTarget(TensorView const& data, TensorView const& indices, TensorView const& updates, int32_t axis,
+                            std::string const& what, V&& visit) {
   Dims const& ds = data.shape;
   if (indices.shape.nbDims != ds.nbDims || dimsToVector(indices.shape) != dimsToVector(updates.shape))
     return invalidArgument(what, ": indices ", dimsToString(indices.shape), " and updates ",
@@ -61,8 +61,7 @@ Status forEachElementTarget(TensorView const& data, TensorView const& indices, T
   int64_t n = ds.d[axis];
   Status st;
   forEachIndex<1>(indices.shape, {along}, [&](int64_t lin, std::array<int64_t, 1> const& off) {
-    if (!st)
-      return;
+    if (!st) return;
     int64_t k = loadAsInt(indices, lin);
     int64_t kk = k < 0 ? k + n : k;
     if (kk < 0 || kk >= n) {
@@ -80,24 +79,19 @@ Status forEachNdTarget(TensorView const& data, TensorView const& indices, Tensor
                        std::string const& what, V&& visit) {
   Dims const& ds = data.shape;
   Dims const& is = indices.shape;
-  if (is.nbDims < 1)
-    return invalidArgument(what, ": kND mode needs indices of rank >= 1");
+  if (is.nbDims < 1) return invalidArgument(what, ": kND mode needs indices of rank >= 1");
   int64_t k = is.d[is.nbDims - 1];
   if (k < 1 || k > ds.nbDims)
     return invalidArgument(what, ": index tuples of length ", k, " do not fit data ", dimsToString(ds));
   std::vector<int64_t> expect;
-  for (int32_t i = 0; i + 1 < is.nbDims; ++i)
-    expect.push_back(is.d[i]);
-  for (int64_t i = k; i < ds.nbDims; ++i)
-    expect.push_back(ds.d[i]);
+  for (int32_t i = 0; i + 1 < is.nbDims; ++i) expect.push_back(is.d[i]);
+  for (int64_t i = k; i < ds.nbDims; ++i) expect.push_back(ds.d[i]);
   if (expect != dimsToVector(updates.shape))
     return invalidArgument(what, ": updates ", dimsToString(updates.shape), " do not fit data ", dimsToString(ds),
                            " and indices ", dimsToString(is));
   int64_t tuples = 1, slab = 1;
-  for (int32_t i = 0; i + 1 < is.nbDims; ++i)
-    tuples *= is.d[i];
-  for (int64_t i = k; i < ds.nbDims; ++i)
-    slab *= ds.d[i];
+  for (int32_t i = 0; i + 1 < is.nbDims; ++i) tuples *= is.d[i];
+  for (int64_t i = k; i < ds.nbDims; ++i) slab *= ds.d[i];
   std::vector<int64_t> strides = rowMajorStrides(ds);
   for (int64_t j = 0; j < tuples; ++j) {
     int64_t off = 0;
@@ -122,8 +116,7 @@ Tactic scatterTactic() {
         int64_t axisAttr = node.attrs.getInt("axis", 0);
         int64_t red = node.attrs.getInt("reduction", 0);
         std::string what = node.describe();
-        if (mode < 0 || mode >= EnumMax<ScatterMode>())
-          return invalidArgument(what, ": unknown scatter mode ", mode);
+        if (mode < 0 || mode >= EnumMax<ScatterMode>()) return invalidArgument(what, ": unknown scatter mode ", mode);
         if (red < 0 || red >= EnumMax<ScatterReduction>())
           return invalidArgument(what, ": unknown scatter reduction ", red);
         auto reduction = static_cast<ScatterReduction>(red);
@@ -132,28 +125,23 @@ Tactic scatterTactic() {
           TensorView const& indices = ctx.inputs[1];
           TensorView const& updates = ctx.inputs[2];
           TensorView const& y = ctx.outputs[0];
-          if (data.shape.nbDims < 1)
-            return invalidArgument(what, ": cannot scatter into a rank-0 tensor");
-          if (y.dtype != data.dtype || updates.dtype != data.dtype ||
-              dimsToVector(y.shape) != dimsToVector(data.shape))
+          if (data.shape.nbDims < 1) return invalidArgument(what, ": cannot scatter into a rank-0 tensor");
+          if (y.dtype != data.dtype || updates.dtype != data.dtype || dimsToVector(y.shape) != dimsToVector(data.shape))
             return invalidArgument(what, ": output ", dimsToString(y.shape), " does not fit data ",
                                    dimsToString(data.shape));
           size_t bytes = static_cast<size_t>(data.count()) * dataTypeSize(data.dtype);
-          if (bytes > 0 && y.data != data.data)
-            std::memmove(y.data, data.data, bytes);
+          if (bytes > 0 && y.data != data.data) std::memmove(y.data, data.data, bytes);
           return dispatchType(data.dtype, [&](auto tag) -> Status {
             using T = decltype(tag);
             T* out = y.as<T>();
             T const* upd = updates.as<T>();
             auto apply = [&](int64_t u, int64_t o, int64_t len) {
-              for (int64_t e = 0; e < len; ++e)
-                out[o + e] = combine<T>(out[o + e], upd[u + e], reduction);
+              for (int64_t e = 0; e < len; ++e) out[o + e] = combine<T>(out[o + e], upd[u + e], reduction);
             };
             if (mode == static_cast<int64_t>(ScatterMode::kND))
               return forEachNdTarget(data, indices, updates, what, apply);
             Result<int32_t> axisR = normalizeAxis(axisAttr, data.shape.nbDims);
-            if (!axisR.isOk())
-              return axisR.status().withContext(what);
+            if (!axisR.isOk()) return axisR.status().withContext(what);
             return forEachElementTarget(data, indices, updates, *axisR, what, apply);
           });
         });

@@ -19,8 +19,7 @@ Tactic reshapeLikeTactic(char const* name, ir::OpType op) {
             return invalidArgument(what, ": output ", dimsToString(y.shape), " does not hold the elements of ",
                                    dimsToString(x.shape));
           size_t bytes = static_cast<size_t>(x.count()) * dataTypeSize(x.dtype);
-          if (bytes > 0 && x.data != y.data)
-            std::memmove(y.data, x.data, bytes);
+          if (bytes > 0 && x.data != y.data) std::memmove(y.data, x.data, bytes);
           return Status::ok();
         });
       },

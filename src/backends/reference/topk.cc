@@ -24,13 +24,23 @@ int compareValues(T a, T b) {
 
 Status runTopK(LaunchContext const& ctx, bool largest, int64_t axis, int64_t kAttr, std::string const& what) {
   TensorView const& x = ctx.inputs[0];
-  TensorView const& vals = ctx.outputs[0];
-  TensorView const& idx = ctx.outputs[1];
+  TensorView vals = ctx.outputs[0];
+  TensorView idx = ctx.outputs[1];
   int64_t k = kAttr;
   if (ctx.inputs.size() > 1 && ctx.inputs[1].data) k = loadAsInt(ctx.inputs[1], 0);
   if (axis < 0 || axis >= x.shape.nbDims) return invalidArgument(what, ": axis ", axis, " is out of range");
   int64_t n = x.shape.d[axis];
   if (k < 0 || k > n) return invalidArgument(what, ": k = ", k, " is out of range for an axis of ", n);
+  if (!dimsKnown(vals.shape) || !dimsKnown(idx.shape)) {
+    // k came from a tensor known only at run time: the outputs are allocated now.
+    if (!ctx.allocateOutput) return invalidArgument(what, ": output shapes are unknown and cannot be allocated here");
+    Dims s = x.shape;
+    s.d[axis] = k;
+    KILN_ASSIGN_OR_RETURN(vals.data, ctx.allocateOutput(0, s));
+    KILN_ASSIGN_OR_RETURN(idx.data, ctx.allocateOutput(1, s));
+    vals.shape = s;
+    idx.shape = s;
+  }
   if (vals.shape.nbDims != x.shape.nbDims || vals.shape.d[axis] != k || idx.shape.d[axis] != k)
     return invalidArgument(what, ": outputs ", dimsToString(vals.shape), " do not fit k = ", k);
   int64_t outer = 1, inner = 1;

@@ -119,7 +119,7 @@ int64_t intOp(Op op, int64_t x) {
 // The output type the reference produces for `op` on `t`, or nullopt when it does not run it.
 std::optional<DataType> outputType(Op op, DataType t) {
   bool isFloat = isComputeFloat(t);
-  bool isSignedInt = typeIn(t, {DataType::kINT8, DataType::kINT32, DataType::kINT64});
+  bool isSignedInt = typeIn(t, {DataType::kINT8, DataType::kINT16, DataType::kINT32, DataType::kINT64});
   switch (op) {
     case Op::kNOT:
       return t == DataType::kBOOL ? std::optional<DataType>(t) : std::nullopt;

@@ -8,27 +8,22 @@ namespace kiln::ir {
 namespace {
 
 Status inferEinsum(InferContext& ctx) {
-  if (ctx.numInputs() < 1)
-    return ctx.error("needs at least one input");
+  if (ctx.numInputs() < 1) return ctx.error("needs at least one input");
   std::vector<Dims> shapes;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    if (!ctx.present(i))
-      return ctx.error("input ", i, " is absent");
+    if (!ctx.present(i)) return ctx.error("input ", i, " is absent");
     if (ctx.in[i].dtype != ctx.in[0].dtype)
       return ctx.error("inputs have different types: ", dataTypeName(ctx.in[0].dtype), " and ",
                        dataTypeName(ctx.in[i].dtype));
     shapes.push_back(ctx.in[i].shape);
   }
   DataType t = ctx.in[0].dtype;
-  if (!isFloatType(t) && !isIntegerType(t))
-    return ctx.error("inputs must be float or integer, not ", dataTypeName(t));
+  if (!isFloatType(t) && !isIntegerType(t)) return ctx.error("inputs must be float or integer, not ", dataTypeName(t));
   Result<EinsumSpec> spec = parseEinsum(ctx.node.attrs.getString("equation"), shapes);
-  if (!spec.isOk())
-    return ctx.error(spec.status().message());
+  if (!spec.isOk()) return ctx.error(spec.status().message());
   Dims out{};
   out.nbDims = static_cast<int32_t>(spec->outputLabels.size());
-  for (int32_t i = 0; i < out.nbDims; ++i)
-    out.d[i] = spec->extents[static_cast<size_t>(spec->outputLabels[i])];
+  for (int32_t i = 0; i < out.nbDims; ++i) out.d[i] = spec->extents[static_cast<size_t>(spec->outputLabels[i])];
   ctx.out[0] = {t, out};
   return Status::ok();
 }

@@ -10,10 +10,8 @@ namespace {
 constexpr int32_t kLetterLabels = 52;
 
 int32_t letterLabel(char c) {
-  if (c >= 'a' && c <= 'z')
-    return c - 'a';
-  if (c >= 'A' && c <= 'Z')
-    return 26 + (c - 'A');
+  if (c >= 'a' && c <= 'z') return c - 'a';
+  if (c >= 'A' && c <= 'Z') return 26 + (c - 'A');
   return -1;
 }
 
@@ -34,8 +32,7 @@ Result<Term> parseTerm(std::string const& t, std::string const& eq) {
       continue;
     }
     int32_t l = letterLabel(t[i]);
-    if (l < 0)
-      return invalidArgument("einsum equation '", eq, "': invalid character '", std::string(1, t[i]), "'");
+    if (l < 0) return invalidArgument("einsum equation '", eq, "': invalid character '", std::string(1, t[i]), "'");
     term.letters.push_back(l);
     ++i;
   }
@@ -45,8 +42,7 @@ Result<Term> parseTerm(std::string const& t, std::string const& eq) {
 std::string stripSpaces(std::string const& s) {
   std::string r;
   for (char c : s)
-    if (!std::isspace(static_cast<unsigned char>(c)))
-      r.push_back(c);
+    if (!std::isspace(static_cast<unsigned char>(c))) r.push_back(c);
   return r;
 }
 
@@ -75,8 +71,7 @@ Result<Split> split(std::string const& equation) {
     size_t comma = lhs.find(',', start);
     KILN_ASSIGN_OR_RETURN(Term t, parseTerm(lhs.substr(start, comma - start), equation));
     s.inputs.push_back(std::move(t));
-    if (comma == std::string::npos)
-      break;
+    if (comma == std::string::npos) break;
     start = comma + 1;
   }
   return s;
@@ -92,8 +87,8 @@ Status checkEinsumEquation(std::string const& equation) {
 Result<EinsumSpec> parseEinsum(std::string const& equation, std::vector<Dims> const& shapes) {
   KILN_ASSIGN_OR_RETURN(Split s, split(equation));
   if (s.inputs.size() != shapes.size())
-    return invalidArgument("einsum equation '", equation, "' has ", s.inputs.size(), " input terms for ",
-                           shapes.size(), " inputs");
+    return invalidArgument("einsum equation '", equation, "' has ", s.inputs.size(), " input terms for ", shapes.size(),
+                           " inputs");
   // Ellipsis rank of each input, and the largest.
   std::vector<int32_t> ellRank(shapes.size(), 0);
   int32_t maxEll = 0;
@@ -114,10 +109,8 @@ Result<EinsumSpec> parseEinsum(std::string const& equation, std::vector<Dims> co
     std::vector<int32_t> labels;
     for (size_t p = 0; p <= t.letters.size(); ++p) {
       if (static_cast<int32_t>(p) == t.ellipsisAt)
-        for (int32_t j = 0; j < ellRank[i]; ++j)
-          labels.push_back(kLetterLabels + maxEll - ellRank[i] + j);
-      if (p < t.letters.size())
-        labels.push_back(t.letters[p]);
+        for (int32_t j = 0; j < ellRank[i]; ++j) labels.push_back(kLetterLabels + maxEll - ellRank[i] + j);
+      if (p < t.letters.size()) labels.push_back(t.letters[p]);
     }
     for (size_t ax = 0; ax < labels.size(); ++ax) {
       int32_t l = labels[ax];
@@ -126,8 +119,7 @@ Result<EinsumSpec> parseEinsum(std::string const& equation, std::vector<Dims> co
       ++count[static_cast<size_t>(l)];
       bool ell = l >= kLetterLabels;
       if (e == -2 || e == -1 || (ell && e == 1 && d >= 0)) {
-        if (e != -1 || d >= 0)
-          e = d;
+        if (e != -1 || d >= 0) e = d;
       } else if (d >= 0 && d != e && !(ell && d == 1)) {
         return invalidArgument("einsum equation '", equation, "': extents ", e, " and ", d,
                                " of one label differ (input ", i, " axis ", ax, ")");
@@ -138,48 +130,37 @@ Result<EinsumSpec> parseEinsum(std::string const& equation, std::vector<Dims> co
   std::vector<bool> inOutput(spec.extents.size(), false);
   if (s.explicitOutput) {
     Term const& t = s.output;
-    if (t.ellipsisAt >= 0 && maxEll == 0 && std::none_of(s.inputs.begin(), s.inputs.end(), [](Term const& x) {
-          return x.ellipsisAt >= 0;
-        }))
+    if (t.ellipsisAt >= 0 && maxEll == 0 &&
+        std::none_of(s.inputs.begin(), s.inputs.end(), [](Term const& x) { return x.ellipsisAt >= 0; }))
       return invalidArgument("einsum equation '", equation, "': the output has an ellipsis but no input has");
     for (size_t p = 0; p <= t.letters.size(); ++p) {
       if (static_cast<int32_t>(p) == t.ellipsisAt)
-        for (int32_t j = 0; j < maxEll; ++j)
-          spec.outputLabels.push_back(kLetterLabels + j);
+        for (int32_t j = 0; j < maxEll; ++j) spec.outputLabels.push_back(kLetterLabels + j);
       if (p < t.letters.size()) {
         int32_t l = t.letters[p];
         if (count[static_cast<size_t>(l)] == 0)
           return invalidArgument("einsum equation '", equation, "': output label '",
-                                 std::string(1, l < 26 ? char('a' + l) : char('A' + l - 26)),
-                                 "' is in no input");
+                                 std::string(1, l < 26 ? char('a' + l) : char('A' + l - 26)), "' is in no input");
         if (inOutput[static_cast<size_t>(l)])
           return invalidArgument("einsum equation '", equation, "': output label repeated");
         spec.outputLabels.push_back(l);
       }
-      if (!spec.outputLabels.empty())
-        inOutput[static_cast<size_t>(spec.outputLabels.back())] = true;
+      if (!spec.outputLabels.empty()) inOutput[static_cast<size_t>(spec.outputLabels.back())] = true;
     }
-    for (int32_t l : spec.outputLabels)
-      inOutput[static_cast<size_t>(l)] = true;
+    for (int32_t l : spec.outputLabels) inOutput[static_cast<size_t>(l)] = true;
   } else {
-    for (int32_t j = 0; j < maxEll; ++j)
-      spec.outputLabels.push_back(kLetterLabels + j);
+    for (int32_t j = 0; j < maxEll; ++j) spec.outputLabels.push_back(kLetterLabels + j);
     // ASCII order: 'A'..'Z' (labels 26..51) before 'a'..'z' (0..25).
     for (int32_t l = 26; l < kLetterLabels; ++l)
-      if (count[static_cast<size_t>(l)] == 1)
-        spec.outputLabels.push_back(l);
+      if (count[static_cast<size_t>(l)] == 1) spec.outputLabels.push_back(l);
     for (int32_t l = 0; l < 26; ++l)
-      if (count[static_cast<size_t>(l)] == 1)
-        spec.outputLabels.push_back(l);
-    for (int32_t l : spec.outputLabels)
-      inOutput[static_cast<size_t>(l)] = true;
+      if (count[static_cast<size_t>(l)] == 1) spec.outputLabels.push_back(l);
+    for (int32_t l : spec.outputLabels) inOutput[static_cast<size_t>(l)] = true;
   }
   if (spec.outputLabels.size() > static_cast<size_t>(Dims::MAX_DIMS))
-    return invalidArgument("einsum equation '", equation, "': the output would have rank ",
-                           spec.outputLabels.size());
+    return invalidArgument("einsum equation '", equation, "': the output would have rank ", spec.outputLabels.size());
   for (size_t l = 0; l < spec.extents.size(); ++l)
-    if (count[l] > 0 && !inOutput[l])
-      spec.summedLabels.push_back(static_cast<int32_t>(l));
+    if (count[l] > 0 && !inOutput[l]) spec.summedLabels.push_back(static_cast<int32_t>(l));
   return spec;
 }
 

@@ -1,6 +1,7 @@
 // Shape inference of GridSample (TensorRT's IGridSampleLayer, ONNX GridSample 2-D): x [N, C, H, W], grid
 // [N, H_out, W_out, 2] of x's type; y = [N, C, H_out, W_out].
 #include "ir/shape_inference.h"
+#include "kiln/kiln.h"
 
 namespace kiln::ir {
 namespace {

@@ -28,8 +28,7 @@ Status checkScales(InferContext& ctx, DataType zpType) {
   Attributes const& a = ctx.node.attrs;
   Result<QuantLayout> layout = resolveQuantLayout(ctx.in[0].shape, ctx.in[1].shape, a.getInt("axis", 0),
                                                   a.has("block_shape"), a.getInts("block_shape"));
-  if (!layout.isOk())
-    return ctx.error(layout.status().message());
+  if (!layout.isOk()) return ctx.error(layout.status().message());
   if (ctx.present(2)) {
     if (ctx.in[2].dtype != zpType)
       return ctx.error("zero point must be ", dataTypeName(zpType), ", not ", dataTypeName(ctx.in[2].dtype));
@@ -41,8 +40,7 @@ Status checkScales(InferContext& ctx, DataType zpType) {
 }
 
 Status inferQuantize(InferContext& ctx) {
-  if (ctx.numInputs() < 1 || !ctx.present(0))
-    return ctx.error("needs an input");
+  if (ctx.numInputs() < 1 || !ctx.present(0)) return ctx.error("needs an input");
   auto to = static_cast<DataType>(ctx.node.attrs.getInt("to", static_cast<int64_t>(DataType::kINT8)));
   KILN_RETURN_IF_ERROR(checkSubByte(ctx, to));
   if (to != DataType::kINT8 && to != DataType::kUINT8 && to != DataType::kFP8)
@@ -55,8 +53,7 @@ Status inferQuantize(InferContext& ctx) {
 }
 
 Status inferDequantize(InferContext& ctx) {
-  if (ctx.numInputs() < 1 || !ctx.present(0))
-    return ctx.error("needs an input");
+  if (ctx.numInputs() < 1 || !ctx.present(0)) return ctx.error("needs an input");
   auto to = static_cast<DataType>(ctx.node.attrs.getInt("to", static_cast<int64_t>(DataType::kFLOAT)));
   DataType xt = ctx.in[0].dtype;
   KILN_RETURN_IF_ERROR(checkSubByte(ctx, xt));
@@ -100,8 +97,7 @@ namespace {
 Status inferDynamicQuantize(InferContext& ctx) {
   if (ctx.numInputs() < 1 || ctx.numInputs() > 2 || !ctx.present(0))
     return ctx.error("needs input x and an optional double-quantization scale");
-  if (ctx.node.outputs.size() != 2)
-    return ctx.error("needs two outputs (y, scales)");
+  if (ctx.node.outputs.size() != 2) return ctx.error("needs two outputs (y, scales)");
   Attributes const& a = ctx.node.attrs;
   auto to = static_cast<DataType>(a.getInt("to", static_cast<int64_t>(DataType::kFP8)));
   auto st = static_cast<DataType>(a.getInt("scale_type", static_cast<int64_t>(DataType::kFP8)));
@@ -118,12 +114,10 @@ Status inferDynamicQuantize(InferContext& ctx) {
     return ctx.error("the double-quantization scale must be a 0-D float");
   Dims const& x = ctx.in[0].shape;
   Result<std::vector<int64_t>> block = dynamicQuantizeBlocks(ctx.node.attrs, x);
-  if (!block.isOk())
-    return ctx.error(block.status().message());
+  if (!block.isOk()) return ctx.error(block.status().message());
   Dims s = x;
   for (int32_t i = 0; i < x.nbDims; ++i)
-    if (x.d[i] >= 0 && (*block)[static_cast<size_t>(i)] > 0)
-      s.d[i] = x.d[i] / (*block)[static_cast<size_t>(i)];
+    if (x.d[i] >= 0 && (*block)[static_cast<size_t>(i)] > 0) s.d[i] = x.d[i] / (*block)[static_cast<size_t>(i)];
   ctx.out[0] = {to, x};
   ctx.out[1] = {st, s};
   return Status::ok();

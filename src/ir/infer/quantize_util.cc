@@ -29,7 +29,8 @@ Result<QuantLayout> resolveQuantLayout(Dims const& x, Dims const& scale, int64_t
     return q;
   }
   if (scale.nbDims != 1)
-    return invalidArgument("scale ", dimsToString(scale), " must be 0-D, 1-D (per axis) or blocked (with a block "
+    return invalidArgument("scale ", dimsToString(scale),
+                           " must be 0-D, 1-D (per axis) or blocked (with a block "
                            "shape)");
   if (axis < -x.nbDims || axis >= x.nbDims)
     return invalidArgument("axis ", axis, " is out of range for an input of rank ", x.nbDims);
@@ -41,8 +42,7 @@ Result<QuantLayout> resolveQuantLayout(Dims const& x, Dims const& scale, int64_t
       q.kind = QuantLayout::Kind::kTENSOR;  // a one-element 1-D scale is per-tensor
       return q;
     }
-    return invalidArgument("scale ", dimsToString(scale), " does not fit input ", dimsToString(x), " on axis ",
-                           q.axis);
+    return invalidArgument("scale ", dimsToString(scale), " does not fit input ", dimsToString(x), " on axis ", q.axis);
   }
   return q;
 }
@@ -50,24 +50,20 @@ Result<QuantLayout> resolveQuantLayout(Dims const& x, Dims const& scale, int64_t
 std::vector<int64_t> scaleIndexMap(QuantLayout const& layout, Dims const& x, Dims const& scale) {
   int64_t n = volume(x);
   std::vector<int64_t> map(static_cast<size_t>(n > 0 ? n : 0), 0);
-  if (n <= 0 || layout.kind == QuantLayout::Kind::kTENSOR)
-    return map;
+  if (n <= 0 || layout.kind == QuantLayout::Kind::kTENSOR) return map;
   std::vector<int64_t> idx(static_cast<size_t>(x.nbDims), 0);
   std::vector<int64_t> sStride(static_cast<size_t>(scale.nbDims), 1);
-  for (int32_t i = scale.nbDims - 2; i >= 0; --i)
-    sStride[i] = sStride[i + 1] * scale.d[i + 1];
+  for (int32_t i = scale.nbDims - 2; i >= 0; --i) sStride[i] = sStride[i + 1] * scale.d[i + 1];
   for (int64_t lin = 0; lin < n; ++lin) {
     int64_t s = 0;
     if (layout.kind == QuantLayout::Kind::kAXIS) {
       s = idx[static_cast<size_t>(layout.axis)];
     } else {
-      for (int32_t i = 0; i < x.nbDims; ++i)
-        s += idx[i] / layout.block[i] * sStride[i];
+      for (int32_t i = 0; i < x.nbDims; ++i) s += idx[i] / layout.block[i] * sStride[i];
     }
     map[static_cast<size_t>(lin)] = s;
     for (int32_t d = x.nbDims - 1; d >= 0; --d) {
-      if (++idx[d] < x.d[d])
-        break;
+      if (++idx[d] < x.d[d]) break;
       idx[d] = 0;
     }
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ir/shape_inference.h"
+#include "kiln/kiln.h"
 
 namespace kiln::ir {
 namespace {

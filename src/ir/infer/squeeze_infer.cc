@@ -17,17 +17,13 @@ Status readAxes(InferContext& ctx, int32_t rank, std::vector<int32_t>& axes) {
   DataType at = ctx.in[1].dtype;
   if (at != DataType::kINT32 && at != DataType::kINT64)
     return ctx.error("axes must be int32 or int64, not ", dataTypeName(at));
-  if (ctx.in[1].shape.nbDims != 1)
-    return ctx.error("axes must be 1-D, not ", dimsToString(ctx.in[1].shape));
+  if (ctx.in[1].shape.nbDims != 1) return ctx.error("axes must be 1-D, not ", dimsToString(ctx.in[1].shape));
   HostTensor const* v = ctx.inValues.size() > 1 ? ctx.inValues[1] : nullptr;
-  if (v == nullptr)
-    return ctx.error("axes must be a build-time constant");
+  if (v == nullptr) return ctx.error("axes must be a build-time constant");
   for (int64_t a : v->toInt64Vector()) {
     Result<int32_t> n = normalizeAxis(a, rank);
-    if (!n.isOk())
-      return ctx.error(n.status().message());
-    if (std::find(axes.begin(), axes.end(), *n) != axes.end())
-      return ctx.error("axis ", a, " is repeated");
+    if (!n.isOk()) return ctx.error(n.status().message());
+    if (std::find(axes.begin(), axes.end(), *n) != axes.end()) return ctx.error("axis ", a, " is repeated");
     axes.push_back(*n);
   }
   std::sort(axes.begin(), axes.end());
@@ -57,15 +53,13 @@ Status inferUnsqueeze(InferContext& ctx) {
   HostTensor const* v = ctx.inValues.size() > 1 ? ctx.inValues[1] : nullptr;
   int64_t n = v ? v->count() : 0;
   int64_t rank = int64_t{x.nbDims} + n;
-  if (rank > Dims::MAX_DIMS)
-    return ctx.error("output would have rank ", rank, " (at most ", Dims::MAX_DIMS, ")");
+  if (rank > Dims::MAX_DIMS) return ctx.error("output would have rank ", rank, " (at most ", Dims::MAX_DIMS, ")");
   std::vector<int32_t> axes;
   KILN_RETURN_IF_ERROR(readAxes(ctx, static_cast<int32_t>(rank), axes));
   Dims out{};
   out.nbDims = static_cast<int32_t>(rank);
   int32_t src = 0;
-  for (int32_t i = 0; i < out.nbDims; ++i)
-    out.d[i] = std::binary_search(axes.begin(), axes.end(), i) ? 1 : x.d[src++];
+  for (int32_t i = 0; i < out.nbDims; ++i) out.d[i] = std::binary_search(axes.begin(), axes.end(), i) ? 1 : x.d[src++];
   ctx.out[0] = {ctx.in[0].dtype, out};
   return Status::ok();
 }

@@ -15,7 +15,7 @@ Status inferUnary(InferContext& ctx) {
   auto op = static_cast<UnaryOperation>(opValue);
   DataType t = ctx.in[0].dtype;
   bool isFloat = isFloatType(t);
-  bool isSignedInt = t == DataType::kINT8 || t == DataType::kINT32 || t == DataType::kINT64;
+  bool isSignedInt = t == DataType::kINT8 || t == DataType::kINT16 || t == DataType::kINT32 || t == DataType::kINT64;
   DataType outType = t;
   switch (op) {
     case UnaryOperation::kNOT:
