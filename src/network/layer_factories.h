@@ -73,5 +73,9 @@ IDynamicQuantizeLayer* addDynamicQuantizeV2Layer(NetworkImpl& net, ITensor& inpu
 // layers_control.cc
 IIfConditional* addIfConditionalLayer(NetworkImpl& net);
 ILoop* addLoopLayer(NetworkImpl& net);
+/// The graph the builder sees: `flat` (the network's own graph) when the network has no IIfConditional/ILoop;
+/// otherwise a copy with every construct's body moved into the subgraph of an If/Loop node (owned by the
+/// network, valid until the next call). Lowering errors are reported; `flat` is returned then.
+ir::Graph const& lowerControlFlow(NetworkImpl const& net, ir::Graph const& flat);
 
 }  // namespace kiln::network

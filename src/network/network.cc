@@ -400,7 +400,7 @@ void NetworkImpl::ensureInferredBefore(ir::Node const* n) const {
 
 ir::Graph const& NetworkImpl::graph() const {
   ensureInferred();
-  return *graph_;
+  return lowerControlFlow(*this, *graph_);  // network/layers_control.cc: bodies -> If/Loop subgraphs
 }
 
 NetworkImpl::TensorRoles NetworkImpl::tensorRoles() const {

@@ -160,8 +160,8 @@ TEST(PaddingReference, MatchesNaiveForEveryType) {
 TEST(PaddingReference, Int64CopiedExactlyAndZeroSize) {
   ir::Graph g;
   int64_t big = (int64_t{1} << 60) + 7;
-  ir::Value* x = g.addConstant("x", HostTensor::fromVector(DataType::kINT64, makeDims({1, 2}),
-                                                           std::vector<int64_t>{big, -big}))->output(0);
+  std::vector<int64_t> raw{big, -big};  // borrowed as is (fromVector would go through double)
+  ir::Value* x = g.addConstant("x", HostTensor::borrow(DataType::kINT64, makeDims({1, 2}), raw.data()))->output(0);
   ir::Node* n = addPad(g, x, {1}, {0});
   auto out = run(g, n);
   ASSERT_TRUE(out.isOk());

@@ -64,7 +64,100 @@ Status checkDepth(InferContext const& ctx) {
 
 bool isScalar(TensorInfo const& t) { return t.shape.nbDims == 0; }
 
+// Removes axis `axis` from `s`.
+Dims dropAxis(Dims const& s, int32_t axis) {
+  Dims r{};
+  r.nbDims = s.nbDims - 1;
+  for (int32_t d = 0, k = 0; d < s.nbDims; ++d)
+    if (d != axis) r.d[k++] = s.d[d];
+  return r;
+}
+
+// Flat-network boundary layers (network/layers_control.cc): If/Loop nodes without subgraphs whose string
+// attribute "boundary" names their role; they exist only while a network is being defined.
+Status inferBoundary(InferContext& ctx, std::string const& role) {
+  auto needInputs = [&](size_t n) -> Status {
+    for (size_t i = 0; i < n; ++i)
+      if (!ctx.present(i)) return ctx.error("needs ", n, " input(s)");
+    return Status::ok();
+  };
+  if (role == "condition") {
+    KILN_RETURN_IF_ERROR(needInputs(1));
+    if (ctx.in[0].dtype != DataType::kBOOL || !isScalar(ctx.in[0]))
+      return ctx.error("the condition must be a 0-D kBOOL tensor, got ", dataTypeName(ctx.in[0].dtype), " ",
+                       dimsToString(ctx.in[0].shape));
+    return Status::ok();
+  }
+  if (role == "if_input" || role == "recurrence") {
+    KILN_RETURN_IF_ERROR(needInputs(1));
+    ctx.out[0] = ctx.in[0];
+    return Status::ok();
+  }
+  if (role == "if_output") {
+    KILN_RETURN_IF_ERROR(needInputs(2));
+    TensorInfo const& a = ctx.in[0];
+    TensorInfo const& b = ctx.in[1];
+    if (a.dtype != b.dtype)
+      return ctx.error("the true output is ", dataTypeName(a.dtype), " but the false output is ", dataTypeName(b.dtype));
+    if (a.shape.nbDims != b.shape.nbDims)
+      return ctx.error("the true output has rank ", a.shape.nbDims, " but the false output has rank ", b.shape.nbDims);
+    ctx.out[0] = a;
+    for (int32_t d = 0; d < a.shape.nbDims; ++d)
+      if (a.shape.d[d] != b.shape.d[d]) ctx.out[0].shape.d[d] = -1;
+    return Status::ok();
+  }
+  if (role == "trip_limit") {
+    KILN_RETURN_IF_ERROR(needInputs(1));
+    TensorInfo const& t = ctx.in[0];
+    bool count = ctx.node.attrs.getInt("limit", 0) == 0;
+    bool ok = isScalar(t) && (count ? (t.dtype == DataType::kINT32 || t.dtype == DataType::kINT64)
+                                    : t.dtype == DataType::kBOOL);
+    if (!ok)
+      return ctx.error(count ? "a kCOUNT trip limit must be a 0-D int32/int64 tensor"
+                             : "a kWHILE trip limit must be a 0-D kBOOL tensor",
+                       ", got ", dataTypeName(t.dtype), " ", dimsToString(t.shape));
+    return Status::ok();
+  }
+  if (role == "iterator") {
+    KILN_RETURN_IF_ERROR(needInputs(1));
+    int64_t axis = ctx.node.attrs.getInt("axis", 0);
+    int32_t rank = ctx.in[0].shape.nbDims;
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) return ctx.error("axis ", axis, " is out of range for ", dimsToString(ctx.in[0].shape));
+    ctx.out[0] = {ctx.in[0].dtype, dropAxis(ctx.in[0].shape, static_cast<int32_t>(a))};
+    return Status::ok();
+  }
+  if (role == "loop_output") {
+    KILN_RETURN_IF_ERROR(needInputs(1));
+    int64_t kind = ctx.node.attrs.getInt("kind", 0);
+    if (kind == 0) {
+      ctx.out[0] = ctx.in[0];
+      return Status::ok();
+    }
+    Dims const& v = ctx.in[0].shape;
+    int64_t axis = ctx.node.attrs.getInt("axis", 0);
+    int64_t a = axis < 0 ? axis + v.nbDims + 1 : axis;
+    if (a < 0 || a > v.nbDims) return ctx.error("axis ", axis, " is out of range for a rank-", v.nbDims, " value");
+    if (v.nbDims + 1 > Dims::MAX_DIMS) return ctx.error("the output would exceed the maximum rank");
+    int64_t len = -1;
+    if (ctx.present(1)) {
+      TensorInfo const& l = ctx.in[1];
+      if (!isScalar(l) || (l.dtype != DataType::kINT32 && l.dtype != DataType::kINT64))
+        return ctx.error("the length input must be a 0-D int32/int64 tensor");
+      if (ctx.inValues[1] && ctx.inValues[1]->count() == 1) len = ctx.inValues[1]->intAt(0);
+    }
+    Dims s{};
+    s.nbDims = v.nbDims + 1;
+    for (int32_t d = 0, k = 0; d < s.nbDims; ++d) s.d[d] = d == a ? len : v.d[k++];
+    ctx.out[0] = {ctx.in[0].dtype, s};
+    return Status::ok();
+  }
+  return ctx.error("unknown control-flow boundary role '", role, "'");
+}
+
 Status inferIf(InferContext& ctx) {
+  if (ctx.node.subgraphs.empty() && ctx.node.attrs.has("boundary"))
+    return inferBoundary(ctx, ctx.node.attrs.getString("boundary"));
   KILN_RETURN_IF_ERROR(checkDepth(ctx));
   if (ctx.node.subgraphs.size() != 2 || !ctx.node.subgraphs[0] || !ctx.node.subgraphs[1])
     return ctx.error("needs two subgraphs (then, else), has ", ctx.node.subgraphs.size());
@@ -104,16 +197,9 @@ Status inferIf(InferContext& ctx) {
   return Status::ok();
 }
 
-// Removes axis `axis` from `s`.
-Dims dropAxis(Dims const& s, int32_t axis) {
-  Dims r{};
-  r.nbDims = s.nbDims - 1;
-  for (int32_t d = 0, k = 0; d < s.nbDims; ++d)
-    if (d != axis) r.d[k++] = s.d[d];
-  return r;
-}
-
 Status inferLoop(InferContext& ctx) {
+  if (ctx.node.subgraphs.empty() && ctx.node.attrs.has("boundary"))
+    return inferBoundary(ctx, ctx.node.attrs.getString("boundary"));
   KILN_RETURN_IF_ERROR(checkDepth(ctx));
   Node const& n = ctx.node;
   if (n.subgraphs.size() != 1 || !n.subgraphs[0]) return ctx.error("needs one subgraph (the body)");
