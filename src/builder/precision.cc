@@ -158,6 +158,20 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
 
   KILN_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topoOrder());
   Rewriter rw(g);
+  // Control-flow subgraphs stay as built (float32): each float input of an If/Loop is pinned to the type its
+  // subgraphs declare with a Cast, which converts once a producer moves to a reduced precision.
+  for (Node* n : order) {
+    if (n->op != OpType::kIf && n->op != OpType::kLoop) continue;
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      Value* in = n->inputs[i];
+      if (!in || !isFloat3(in->dtype)) continue;
+      Node* c = g.addNode(OpType::kCast, g.uniqueNodeName(strCat(in->name, "_pinned")), {in}, 1);
+      c->attrs.setInt("to", static_cast<int64_t>(in->dtype));
+      c->outputs[0]->dtype = in->dtype;
+      c->outputs[0]->shape = in->shape;
+      n->inputs[i] = c->outputs[0];
+    }
+  }
   for (Node* n : order) {
     if (!isComputeOp(n->op)) continue;
     // Only float computations change; an op reading ints or bools keeps its types.

@@ -262,6 +262,14 @@ class ResizeLayer final : public LayerBase<IResizeLayer> {
   float getCubicCoeff() const noexcept override { return static_cast<float>(node_->attrs.getFloat("cubic_coeff")); }
   void setExcludeOutside(bool excludeFlag) noexcept override { setInt("exclude_outside", excludeFlag ? 1 : 0); }
   bool getExcludeOutside() const noexcept override { return node_->attrs.getInt("exclude_outside") != 0; }
+  /// With neither output dimensions, scales nor input 1, the output keeps the input's shape (scales of 1).
+  void beforeInfer() override {
+    bool in1 = node_->inputs.size() > 1 && node_->inputs[1];
+    ir::Value const* x = node_->input(0);  // already inferred when this runs
+    Dims xd = x ? x->shape : noDims();
+    if (!in1 && !node_->attrs.has("output_dims") && !node_->attrs.has("scales") && xd.nbDims >= 1)
+      node_->attrs.set("scales", ir::AttrValue{std::vector<double>(static_cast<size_t>(xd.nbDims), 1.0)});
+  }
 
  protected:
   bool acceptsInput(int32_t index) const override { return index == 0 || index == 1; }
@@ -426,8 +434,8 @@ IResizeLayer* addResizeLayer(NetworkImpl& net, ITensor& input) {
   TensorImpl* x = net.own(input, "addResize");
   if (!x)
     return nullptr;
+  Dims xd = x->getDimensions();  // before the node exists: asking infers the network so far
   ir::Node* n = net.addLayerNode(ir::OpType::kResize, LayerType::kRESIZE, {x->value()});
-  Dims xd = x->getDimensions();
   // Until output dims or scales are set, the output keeps the input's shape (scales of 1).
   if (xd.nbDims >= 1)
     n->attrs.set("scales", ir::AttrValue{std::vector<double>(static_cast<size_t>(xd.nbDims), 1.0)});

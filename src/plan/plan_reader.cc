@@ -181,7 +181,10 @@ Result<HostTensor> readWeights(fb::WeightRef const& w, Container const& c, std::
   return HostTensor::view(c.owner, c.bytes + sec.offset + w.offset(), dtype, dims);
 }
 
-Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container const& c) {
+// Deepest nesting of subgraphs read (control flow allows 16; the rest is headroom).
+constexpr int kMaxSubgraphDepth = 32;
+
+Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container const& c, int depth = 0) {
   auto g = std::make_unique<ir::Graph>();
   auto const* fvals = fg.values();
   size_t const nValues = fvals ? fvals->size() : 0;
@@ -297,6 +300,19 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
         return invalidPlan(where, ": weights of ", dataTypeName(t.dtype()), " ", dimsToString(t.shape()),
                            " do not match its output ", dataTypeName(out->dtype), " ", dimsToString(out->shape));
       n->constant = std::move(t);
+    }
+    if (fn->subgraphs() && fn->subgraphs()->size() > 0) {
+      if (depth >= kMaxSubgraphDepth)
+        return invalidPlan(where, ": subgraphs are nested deeper than ", kMaxSubgraphDepth);
+      for (uint32_t si = 0; si < fn->subgraphs()->size(); ++si) {
+        fb::Graph const* sub = fn->subgraphs()->Get(si);
+        if (!sub)
+          return invalidPlan(where, ": subgraph ", si, " is missing");
+        Result<std::unique_ptr<ir::Graph>> sg = readGraph(*sub, c, depth + 1);
+        if (!sg.isOk())
+          return sg.status().withContext(strCat(where, ", subgraph ", si));
+        n->subgraphs.push_back(std::move(sg).value());
+      }
     }
   }
   for (ir::Node* p : placeholders)

@@ -748,5 +748,109 @@ TEST(Plan, ContainerInconsistenciesAreRefused) {
   EXPECT_TRUE(readBytes(padded).isOk());
 }
 
+// Control flow: an If whose else branch holds a constant and a Loop whose body holds another constant; the
+// subgraphs and their weights survive a round trip (with every constant in its own weights section too).
+std::unique_ptr<ir::Graph> makeControlFlowGraph() {
+  auto g = std::make_unique<ir::Graph>();
+  ir::Value* c = *g->addInput("c", DataType::kBOOL, makeDims({}));
+  ir::Value* x = *g->addInput("x", DataType::kFLOAT, makeDims({2}));
+  ir::Node* top = g->addConstant("top_w", tensorOf<double>(DataType::kFLOAT, makeDims({2}), {0.25, -8}));
+  ir::Node* n = g->addNode(OpType::kIf, "if", {c, x, top->output()});
+  n->output()->shape = makeDims({-1});
+  n->tactic = "if_reference";
+  auto thenG = std::make_unique<ir::Graph>();
+  ir::Value* tx = *thenG->addInput("x", DataType::kFLOAT, makeDims({2}));
+  (void)*thenG->addInput("w", DataType::kFLOAT, makeDims({2}));
+  thenG->markOutput(tx);
+  auto elseG = std::make_unique<ir::Graph>();
+  ir::Value* ex = *elseG->addInput("x", DataType::kFLOAT, makeDims({2}));
+  (void)*elseG->addInput("w", DataType::kFLOAT, makeDims({2}));
+  ir::Node* ew = elseG->addConstant("else_w", tensorOf<int64_t>(DataType::kINT32, makeDims({}), {3}));
+  ir::Node* loop = elseG->addNode(OpType::kLoop, "loop", {ew->output(), ex}, 1);
+  loop->output()->shape = makeDims({-1});
+  loop->attrs.setInt("num_carried", 1);
+  loop->attrs.setInt("num_scanned", 0);
+  loop->attrs.setInts("scan_axes", {});
+  loop->attrs.setInt("has_condition", 0);
+  loop->attrs.setInts("output_sources", {0});
+  loop->attrs.setInts("output_kinds", {0});
+  loop->attrs.setInts("output_axes", {0});
+  auto body = std::make_unique<ir::Graph>();
+  (void)*body->addInput("iteration", DataType::kINT64, makeDims({}));
+  ir::Value* bc = *body->addInput("acc", DataType::kFLOAT, makeDims({2}));
+  ir::Node* bw = body->addConstant("body_w", tensorOf<double>(DataType::kHALF, makeDims({2}), {1.5, -0.5}));
+  ir::Node* add = body->addNode(OpType::kElementWise, "add", {bc, bw->output()});
+  add->attrs.setInt("op", 0);
+  add->output()->shape = makeDims({2});
+  body->markOutput(add->output());
+  loop->subgraphs.push_back(std::move(body));
+  elseG->markOutput(loop->output());
+  n->subgraphs.push_back(std::move(thenG));
+  n->subgraphs.push_back(std::move(elseG));
+  g->markOutput(n->output());
+  return g;
+}
+
+void expectSameGraphDeep(ir::Graph const& a, ir::Graph const& b) {
+  expectSameGraph(a, b);
+  ASSERT_EQ(a.nodes().size(), b.nodes().size());
+  for (size_t i = 0; i < a.nodes().size(); ++i) {
+    ir::Node const& na = *a.nodes()[i];
+    ir::Node const& nb = *b.nodes()[i];
+    SCOPED_TRACE(na.name);
+    ASSERT_EQ(na.subgraphs.size(), nb.subgraphs.size());
+    for (size_t k = 0; k < na.subgraphs.size(); ++k) expectSameGraphDeep(*na.subgraphs[k], *nb.subgraphs[k]);
+    ASSERT_EQ(na.constant.has_value(), nb.constant.has_value());
+    if (na.constant) {
+      EXPECT_TRUE(na.constant->sameContents(*nb.constant));
+    }
+  }
+}
+
+TEST(Plan, ControlFlowSubgraphsRoundTrip) {
+  for (uint64_t limit : {detail::kDefaultWeightsSectionLimit, uint64_t{1}}) {
+    PlanInfo plan;
+    plan.name = "control flow";
+    plan.graph = makeControlFlowGraph();
+    auto written = detail::writePlanWithLimit(plan, nullptr, limit);
+    ASSERT_TRUE(written.isOk()) << written.status().toString();
+    auto header = readPlanHeader(written->data(), written->size());
+    ASSERT_TRUE(header.isOk());
+    EXPECT_EQ(header->sections.size(), limit == 1 ? 4u : 2u);  // graph + one weights section per constant
+    auto read = readPlan(written->data(), written->size());
+    ASSERT_TRUE(read.isOk()) << read.status().toString();
+    expectSameGraphDeep(*plan.graph, *read->graph);
+    ir::Node const* n = read->graph->findNode("if");
+    ASSERT_TRUE(n);
+    EXPECT_EQ(n->tactic, "if_reference");
+    ASSERT_EQ(n->subgraphs.size(), 2u);
+    ir::Node const* loop = n->subgraphs[1]->findNode("loop");
+    ASSERT_TRUE(loop);
+    EXPECT_EQ(loop->attrs.getInts("output_sources"), std::vector<int64_t>{0});
+    ASSERT_EQ(loop->subgraphs.size(), 1u);
+    ir::Node const* bw = loop->subgraphs[0]->findNode("body_w");
+    ASSERT_TRUE(bw && bw->constant);
+    EXPECT_EQ(bw->constant->doubleAt(0), 1.5);
+    EXPECT_EQ(bw->constant->dtype(), DataType::kHALF);
+    // Writing what was read gives the same bytes.
+    auto again = detail::writePlanWithLimit(*read, nullptr, limit);
+    ASSERT_TRUE(again.isOk());
+    EXPECT_EQ(toBytes(*written), toBytes(*again));
+  }
+}
+
+TEST(Plan, BrokenSubgraphIsRefused) {
+  // A subgraph node reading a value of its parent graph is refused by the writer (subgraphs are self-contained).
+  PlanInfo plan;
+  plan.graph = makeControlFlowGraph();
+  ir::Node* n = plan.graph->findNode("if");
+  ir::Graph& thenG = *n->subgraphs[0];
+  ir::Node* bad = thenG.addNode(OpType::kIdentity, "foreign", {plan.graph->inputs()[1]});
+  (void)bad;
+  auto w = writePlan(plan);
+  ASSERT_FALSE(w.isOk());
+  EXPECT_NE(w.status().message().find("not in the graph"), std::string::npos) << w.status().toString();
+}
+
 }  // namespace
 }  // namespace kiln::plan

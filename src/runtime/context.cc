@@ -229,6 +229,10 @@ class ContextImpl final : public IExecutionContext {
     state_.resize(g.values().size());
     for (size_t i = 0; i < g.inputs().size(); ++i) state_.info[g.inputs()[i]->id] = {g.inputs()[i]->dtype, inputShapes_[i]};
     KILN_RETURN_IF_ERROR(inferAndCheck());
+    // Once set, stays set until the next full inference: shapes pinned while running belong to one run.
+    hasDynamic_ = false;
+    for (auto const& v : g.values())
+      if (!dimsKnown(state_.info[v->id].shape)) hasDynamic_ = true;
     shapesValid_ = true;
     return Status::ok();
   }
@@ -238,12 +242,8 @@ class ContextImpl final : public IExecutionContext {
     ir::Graph const& g = *core_->plan.graph;
     ir::HostEvaluator eval = backends::referenceEvaluator();
     KILN_RETURN_IF_ERROR(ir::inferShapes(g, state_, &eval));
-    hasDynamic_ = false;
     for (auto const& v : g.values()) {
-      if (!dimsKnown(state_.info[v->id].shape)) {
-        hasDynamic_ = true;  // data-dependent: known once its producer has run
-        continue;
-      }
+      if (!dimsKnown(state_.info[v->id].shape)) continue;  // data-dependent: known once its producer has run
       // Shapes must fit the memory planned at build time.
       auto const& pl = core_->plan.placements[v->id];
       if (pl.offset >= 0) {
@@ -397,8 +397,9 @@ class ContextImpl final : public IExecutionContext {
         for (auto const& t : ctx.inputs) ins.push_back({t.dtype, t.shape});
         for (auto const& t : ctx.outputs) outs.push_back({t.dtype, t.shape});
         size_t ws = dataDependent ? 0 : core_->kernels[nodeId]->workspaceSize(ins, outs);
-        if (ws > dynWorkspace_.size())
+        if (ws > dynWorkspace_.size()) {
           KILN_ASSIGN_OR_RETURN(dynWorkspace_, HostBuffer::allocate(ws, "layer workspace", core_->budget.get()));
+        }
         ctx.workspace = ws ? dynWorkspace_.data() : nullptr;
         ctx.workspaceSize = ws;
       }

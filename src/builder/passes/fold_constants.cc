@@ -20,6 +20,9 @@ class FoldConstants final : public Pass {
     bool changed = false;
     for (ir::Node* n : order) {
       if (n->op == ir::OpType::kConstant || n->outputs.size() != 1) continue;
+      // Control flow (If/Loop) is left to run time: a loop may run long, and its subgraphs must not survive
+      // on a Constant.
+      if (!n->subgraphs.empty()) continue;
       ir::Value* out = n->outputs[0];
       if (n->op == ir::OpType::kShape) {
         ir::Value const* x = n->input(0);
