@@ -25,12 +25,12 @@ Dims deconvKernelShape(int64_t count, int64_t nbOutputMaps, int64_t groups, std:
     return bad;
   }
   int64_t kv = 1;
-  for (int64_t k : kernel)
-    kv *= k;
+  for (int64_t k : kernel) kv *= k;
   int64_t per = nbOutputMaps / groups * kv;
   if (per <= 0 || count <= 0 || count % per != 0) {
-    *why = strCat("kernel weights have ", count, " values, which is not a multiple of K / groups * kernel volume = ",
-                  nbOutputMaps / groups, " * ", kv);
+    *why =
+        strCat("kernel weights have ", count,
+               " values, which is not a multiple of K / groups * kernel volume = ", nbOutputMaps / groups, " * ", kv);
     return bad;
   }
   std::vector<int64_t> shape{count / per, nbOutputMaps / groups};
@@ -61,36 +61,31 @@ class DeconvolutionLayer final : public LayerBase<IDeconvolutionLayer> {
   DeconvolutionLayer(NetworkImpl& net, ir::Node* node, Weights kernel, Weights bias)
       : LayerBase(net, LayerType::kDECONVOLUTION, node), kernel_(kernel), bias_(bias) {}
   void setNbOutputMaps(int64_t nbOutputMaps) noexcept override {
-    if (nbOutputMaps < 1)
-      return error(strCat("setNbOutputMaps: ", nbOutputMaps, " must be >= 1"));
+    if (nbOutputMaps < 1) return error(strCat("setNbOutputMaps: ", nbOutputMaps, " must be >= 1"));
     reshapeKernel(nbOutputMaps, getNbGroups(), kernelShape());
     setInt("num_output_maps", nbOutputMaps);
   }
   int64_t getNbOutputMaps() const noexcept override { return node_->attrs.getInt("num_output_maps"); }
   void setNbGroups(int64_t nbGroups) noexcept override {
-    if (nbGroups < 1)
-      return error(strCat("setNbGroups: ", nbGroups, " must be >= 1"));
+    if (nbGroups < 1) return error(strCat("setNbGroups: ", nbGroups, " must be >= 1"));
     reshapeKernel(getNbOutputMaps(), nbGroups, kernelShape());
     setInt("groups", nbGroups);
   }
   int64_t getNbGroups() const noexcept override { return node_->attrs.getInt("groups", 1); }
   void setKernelWeights(Weights weights) noexcept override {
-    if (!net_.checkWeights(weights, node_->name, "kernel weights", -1))
-      return;
+    if (!net_.checkWeights(weights, node_->name, "kernel weights", -1)) return;
     Dims shape{};
     if (weights.count > 0) {
       std::string why;
       shape = deconvKernelShape(weights.count, getNbOutputMaps(), getNbGroups(), kernelShape(), &why);
-      if (shape.nbDims < 0)
-        return error(strCat("setKernelWeights: ", why));
+      if (shape.nbDims < 0) return error(strCat("setKernelWeights: ", why));
     }
     kernel_ = weights;
     setWeightInput(1, weights, shape, "kernel");
   }
   Weights getKernelWeights() const noexcept override { return kernel_; }
   void setBiasWeights(Weights weights) noexcept override {
-    if (!net_.checkWeights(weights, node_->name, "bias weights", weights.count == 0 ? 0 : getNbOutputMaps()))
-      return;
+    if (!net_.checkWeights(weights, node_->name, "bias weights", weights.count == 0 ? 0 : getNbOutputMaps())) return;
     bias_ = weights;
     setWeightInput(2, weights, makeDims({weights.count}), "bias");
   }
@@ -109,7 +104,8 @@ class DeconvolutionLayer final : public LayerBase<IDeconvolutionLayer> {
   }
   void setKernelSizeNd(Dims const& kernelSize) noexcept override {
     if (kernelSize.nbDims < 1 || kernelSize.nbDims > 3)
-      return error(strCat("setKernelSizeNd: the kernel must have 1, 2 or 3 dimensions, got ", dimsToString(kernelSize)));
+      return error(
+          strCat("setKernelSizeNd: the kernel must have 1, 2 or 3 dimensions, got ", dimsToString(kernelSize)));
     for (int32_t i = 0; i < kernelSize.nbDims; ++i)
       if (kernelSize.d[i] < 1)
         return error(strCat("setKernelSizeNd: ", dimsToString(kernelSize), " has a dim below 1"));
@@ -127,8 +123,7 @@ class DeconvolutionLayer final : public LayerBase<IDeconvolutionLayer> {
   void setStrideNd(Dims const& stride) noexcept override { setSpatial("strides", stride, 1, "stride"); }
   Dims getStrideNd() const noexcept override { return toDims(node_->attrs.getInts("strides")); }
   void setPaddingNd(Dims const& padding) noexcept override {
-    if (setSpatial("pads_begin", padding, 0, "padding"))
-      setInts("pads_end", toInts(padding));
+    if (setSpatial("pads_begin", padding, 0, "padding")) setInts("pads_end", toInts(padding));
   }
   Dims getPaddingNd() const noexcept override { return getPrePadding(); }
   void setDilationNd(Dims const& dilation) noexcept override { setSpatial("dilations", dilation, 1, "dilation"); }
@@ -136,19 +131,15 @@ class DeconvolutionLayer final : public LayerBase<IDeconvolutionLayer> {
 
   /// Records the hidden constants created by the factory.
   void setWeightNodes(ir::Node* kernel, ir::Node* bias) {
-    if (kernel)
-      weightNodes_[1] = kernel;
-    if (bias)
-      weightNodes_[2] = bias;
+    if (kernel) weightNodes_[1] = kernel;
+    if (bias) weightNodes_[2] = bias;
   }
 
  protected:
   bool acceptsInput(int32_t index) const override { return index >= 0 && index <= 2; }
   void onInputSet(int32_t index) override {
-    if (index == 1)
-      kernel_ = emptyWeights(kernel_.type);
-    if (index == 2)
-      bias_ = emptyWeights(bias_.type);
+    if (index == 1) kernel_ = emptyWeights(kernel_.type);
+    if (index == 2) bias_ = emptyWeights(bias_.type);
   }
 
  private:
@@ -171,12 +162,10 @@ class DeconvolutionLayer final : public LayerBase<IDeconvolutionLayer> {
   // Reshapes the hidden kernel constant; reports when the weights' count does not fit (new weights must follow).
   void reshapeKernel(int64_t nbOutputMaps, int64_t groups, std::vector<int64_t> const& kernel) {
     auto it = weightNodes_.find(1);
-    if (it == weightNodes_.end())
-      return;
+    if (it == weightNodes_.end()) return;
     std::string why;
     Dims shape = deconvKernelShape(kernel_.count, nbOutputMaps, groups, kernel, &why);
-    if (shape.nbDims < 0)
-      return error(strCat(why, " (set matching kernel weights)"));
+    if (shape.nbDims < 0) return error(strCat(why, " (set matching kernel weights)"));
     it->second->constant = HostTensor::borrow(kernel_.type, shape, kernel_.values);
     net_.markChanged(it->second);
   }
@@ -197,8 +186,7 @@ class ResizeLayer final : public LayerBase<IResizeLayer> {
     setInts("output_dims", toInts(dimensions));
   }
   Dims getOutputDimensions() const noexcept override {
-    if (node_->inputs.size() > 1 && node_->inputs[1])
-      return noDims();
+    if (node_->inputs.size() > 1 && node_->inputs[1]) return noDims();
     return node_->attrs.has("output_dims") ? toDims(node_->attrs.getInts("output_dims")) : noDims();
   }
   void setScales(float const* scales, int32_t nbScales) noexcept override {
@@ -215,8 +203,7 @@ class ResizeLayer final : public LayerBase<IResizeLayer> {
     net_.markChanged(node_);
   }
   int32_t getScales(int32_t size, float* scales) const noexcept override {
-    if (!node_->attrs.has("scales") || (node_->inputs.size() > 1 && node_->inputs[1]))
-      return -1;
+    if (!node_->attrs.has("scales") || (node_->inputs.size() > 1 && node_->inputs[1])) return -1;
     std::vector<double> v = node_->attrs.getFloats("scales");
     for (int32_t i = 0; scales && i < size && i < static_cast<int32_t>(v.size()); ++i)
       scales[i] = static_cast<float>(v[i]);
@@ -247,16 +234,14 @@ class ResizeLayer final : public LayerBase<IResizeLayer> {
     return static_cast<ResizeSelector>(node_->attrs.getInt("selector"));
   }
   void setNearestRounding(ResizeRoundMode value) noexcept override {
-    if (!validEnum(value))
-      return error(strCat("setNearestRounding: unknown value ", static_cast<int32_t>(value)));
+    if (!validEnum(value)) return error(strCat("setNearestRounding: unknown value ", static_cast<int32_t>(value)));
     setInt("nearest_rounding", static_cast<int64_t>(value));
   }
   ResizeRoundMode getNearestRounding() const noexcept override {
     return static_cast<ResizeRoundMode>(node_->attrs.getInt("nearest_rounding"));
   }
   void setCubicCoeff(float a) noexcept override {
-    if (!std::isfinite(a))
-      return error("setCubicCoeff: the coefficient must be finite");
+    if (!std::isfinite(a)) return error("setCubicCoeff: the coefficient must be finite");
     setFloat("cubic_coeff", a);
   }
   float getCubicCoeff() const noexcept override { return static_cast<float>(node_->attrs.getFloat("cubic_coeff")); }
@@ -279,8 +264,7 @@ class GridSampleLayer final : public LayerBase<IGridSampleLayer> {
  public:
   GridSampleLayer(NetworkImpl& net, ir::Node* node) : LayerBase(net, LayerType::kGRID_SAMPLE, node) {}
   void setInterpolationMode(InterpolationMode mode) noexcept override {
-    if (!validEnum(mode))
-      return error(strCat("setInterpolationMode: unknown mode ", static_cast<int32_t>(mode)));
+    if (!validEnum(mode)) return error(strCat("setInterpolationMode: unknown mode ", static_cast<int32_t>(mode)));
     setInt("mode", static_cast<int64_t>(mode));
   }
   InterpolationMode getInterpolationMode() const noexcept override {
@@ -289,8 +273,7 @@ class GridSampleLayer final : public LayerBase<IGridSampleLayer> {
   void setAlignCorners(bool alignCorners) noexcept override { setInt("align_corners", alignCorners ? 1 : 0); }
   bool getAlignCorners() const noexcept override { return node_->attrs.getInt("align_corners") != 0; }
   bool setSampleMode(SampleMode mode) noexcept override {
-    if (mode != SampleMode::kFILL && mode != SampleMode::kCLAMP && mode != SampleMode::kREFLECT)
-      return false;
+    if (mode != SampleMode::kFILL && mode != SampleMode::kCLAMP && mode != SampleMode::kREFLECT) return false;
     setInt("sample_mode", static_cast<int64_t>(mode));
     return true;
   }
@@ -306,31 +289,26 @@ class LRNLayer final : public LayerBase<ILRNLayer> {
  public:
   LRNLayer(NetworkImpl& net, ir::Node* node) : LayerBase(net, LayerType::kLRN, node) {}
   void setWindowSize(int64_t windowSize) noexcept override {
-    if (check("setWindowSize", windowSize, getAlpha(), getBeta(), getK()))
-      setInt("window", windowSize);
+    if (check("setWindowSize", windowSize, getAlpha(), getBeta(), getK())) setInt("window", windowSize);
   }
   int64_t getWindowSize() const noexcept override { return node_->attrs.getInt("window"); }
   void setAlpha(float alpha) noexcept override {
-    if (check("setAlpha", getWindowSize(), alpha, getBeta(), getK()))
-      setFloat("alpha", alpha);
+    if (check("setAlpha", getWindowSize(), alpha, getBeta(), getK())) setFloat("alpha", alpha);
   }
   float getAlpha() const noexcept override { return static_cast<float>(node_->attrs.getFloat("alpha")); }
   void setBeta(float beta) noexcept override {
-    if (check("setBeta", getWindowSize(), getAlpha(), beta, getK()))
-      setFloat("beta", beta);
+    if (check("setBeta", getWindowSize(), getAlpha(), beta, getK())) setFloat("beta", beta);
   }
   float getBeta() const noexcept override { return static_cast<float>(node_->attrs.getFloat("beta")); }
   void setK(float k) noexcept override {
-    if (check("setK", getWindowSize(), getAlpha(), getBeta(), k))
-      setFloat("k", k);
+    if (check("setK", getWindowSize(), getAlpha(), getBeta(), k)) setFloat("k", k);
   }
   float getK() const noexcept override { return static_cast<float>(node_->attrs.getFloat("k")); }
 
  private:
   bool check(char const* what, int64_t window, double alpha, double beta, double k) const {
     std::string why;
-    if (validLrn(window, alpha, beta, k, &why))
-      return true;
+    if (validLrn(window, alpha, beta, k, &why)) return true;
     error(strCat(what, ": ", why));
     return false;
   }
@@ -377,31 +355,25 @@ class RaggedSoftMaxLayer final : public LayerBase<IRaggedSoftMaxLayer> {
 IDeconvolutionLayer* addDeconvolutionNdLayer(NetworkImpl& net, ITensor& input, int64_t nbOutputMaps,
                                              Dims const& kernelSize, Weights kernelWeights, Weights biasWeights) {
   TensorImpl* x = net.own(input, "addDeconvolutionNd");
-  if (!x)
-    return nullptr;
+  if (!x) return nullptr;
   std::string name = net.nextLayerName(LayerType::kDECONVOLUTION);
   auto fail = [&](std::string const& msg) -> IDeconvolutionLayer* {
     net.reporter().fail(invalidArgument("addDeconvolutionNd: layer '", name, "': ", msg));
     return nullptr;
   };
-  if (nbOutputMaps < 1)
-    return fail(strCat("nbOutputMaps = ", nbOutputMaps, " must be >= 1"));
+  if (nbOutputMaps < 1) return fail(strCat("nbOutputMaps = ", nbOutputMaps, " must be >= 1"));
   if (kernelSize.nbDims < 1 || kernelSize.nbDims > 3)
     return fail(strCat("the kernel size must have 1, 2 or 3 dimensions, got ", dimsToString(kernelSize)));
   for (int32_t i = 0; i < kernelSize.nbDims; ++i)
-    if (kernelSize.d[i] < 1)
-      return fail(strCat("kernel size ", dimsToString(kernelSize), " has a dim below 1"));
-  if (!net.checkWeights(kernelWeights, name, "kernel weights", -1))
-    return nullptr;
-  if (!net.checkWeights(biasWeights, name, "bias weights", biasWeights.count == 0 ? 0 : nbOutputMaps))
-    return nullptr;
+    if (kernelSize.d[i] < 1) return fail(strCat("kernel size ", dimsToString(kernelSize), " has a dim below 1"));
+  if (!net.checkWeights(kernelWeights, name, "kernel weights", -1)) return nullptr;
+  if (!net.checkWeights(biasWeights, name, "bias weights", biasWeights.count == 0 ? 0 : nbOutputMaps)) return nullptr;
   std::vector<int64_t> kernel = toInts(kernelSize);
   Dims kshape{};
   if (kernelWeights.count > 0) {
     std::string why;
     kshape = deconvKernelShape(kernelWeights.count, nbOutputMaps, 1, kernel, &why);
-    if (kshape.nbDims < 0)
-      return fail(why);
+    if (kshape.nbDims < 0) return fail(why);
     Dims xd = x->getDimensions();
     if (xd.nbDims >= 0 && xd.nbDims != kernelSize.nbDims + 2)
       return fail(strCat("input ", dimsToString(xd), " must have rank ", kernelSize.nbDims + 2));
@@ -409,8 +381,8 @@ IDeconvolutionLayer* addDeconvolutionNdLayer(NetworkImpl& net, ITensor& input, i
       return fail(strCat("kernel weights have ", kernelWeights.count, " values; the input's ", xd.d[1],
                          " channels need ", xd.d[1] * volume(kshape) / kshape.d[0]));
   }
-  ir::Node* kc = kernelWeights.count > 0 ? net.addWeightConstant(name + "_kernel", kernelWeights, kshape, nullptr)
-                                         : nullptr;
+  ir::Node* kc =
+      kernelWeights.count > 0 ? net.addWeightConstant(name + "_kernel", kernelWeights, kshape, nullptr) : nullptr;
   ir::Node* bc = biasWeights.count > 0
                      ? net.addWeightConstant(name + "_bias", biasWeights, makeDims({biasWeights.count}), nullptr)
                      : nullptr;
@@ -432,13 +404,11 @@ IDeconvolutionLayer* addDeconvolutionNdLayer(NetworkImpl& net, ITensor& input, i
 
 IResizeLayer* addResizeLayer(NetworkImpl& net, ITensor& input) {
   TensorImpl* x = net.own(input, "addResize");
-  if (!x)
-    return nullptr;
+  if (!x) return nullptr;
   Dims xd = x->getDimensions();  // before the node exists: asking infers the network so far
   ir::Node* n = net.addLayerNode(ir::OpType::kResize, LayerType::kRESIZE, {x->value()});
   // Until output dims or scales are set, the output keeps the input's shape (scales of 1).
-  if (xd.nbDims >= 1)
-    n->attrs.set("scales", ir::AttrValue{std::vector<double>(static_cast<size_t>(xd.nbDims), 1.0)});
+  if (xd.nbDims >= 1) n->attrs.set("scales", ir::AttrValue{std::vector<double>(static_cast<size_t>(xd.nbDims), 1.0)});
   n->attrs.setInt("mode", static_cast<int64_t>(InterpolationMode::kNEAREST));
   n->attrs.setInt("coordinate_transformation", static_cast<int64_t>(ResizeCoordinateTransformation::kASYMMETRIC));
   n->attrs.setInt("selector", static_cast<int64_t>(ResizeSelector::kFORMULA));
@@ -451,8 +421,7 @@ IResizeLayer* addResizeLayer(NetworkImpl& net, ITensor& input) {
 IGridSampleLayer* addGridSampleLayer(NetworkImpl& net, ITensor& input, ITensor& grid) {
   TensorImpl* x = net.own(input, "addGridSample");
   TensorImpl* g = x ? net.own(grid, "addGridSample") : nullptr;
-  if (!g)
-    return nullptr;
+  if (!g) return nullptr;
   Dims xd = x->getDimensions(), gd = g->getDimensions();
   if ((xd.nbDims >= 0 && xd.nbDims != 4) || (gd.nbDims >= 0 && (gd.nbDims != 4 || gd.d[3] != 2))) {
     net.reporter().fail(invalidArgument("addGridSample: layer '", net.nextLayerName(LayerType::kGRID_SAMPLE),
@@ -469,8 +438,7 @@ IGridSampleLayer* addGridSampleLayer(NetworkImpl& net, ITensor& input, ITensor& 
 
 ILRNLayer* addLRNLayer(NetworkImpl& net, ITensor& input, int64_t window, float alpha, float beta, float k) {
   TensorImpl* x = net.own(input, "addLRN");
-  if (!x)
-    return nullptr;
+  if (!x) return nullptr;
   std::string why;
   if (!validLrn(window, alpha, beta, k, &why)) {
     net.reporter().fail(invalidArgument("addLRN: layer '", net.nextLayerName(LayerType::kLRN), "': ", why));
@@ -487,8 +455,7 @@ ILRNLayer* addLRNLayer(NetworkImpl& net, ITensor& input, int64_t window, float a
 IParametricReLULayer* addParametricReLULayer(NetworkImpl& net, ITensor& input, ITensor& slope) {
   TensorImpl* x = net.own(input, "addParametricReLU");
   TensorImpl* s = x ? net.own(slope, "addParametricReLU") : nullptr;
-  if (!s)
-    return nullptr;
+  if (!s) return nullptr;
   Dims xd = x->getDimensions(), sd = s->getDimensions();
   if (xd.nbDims >= 0 && sd.nbDims >= 0) {
     bool ok = sd.nbDims <= xd.nbDims;
@@ -509,8 +476,7 @@ IParametricReLULayer* addParametricReLULayer(NetworkImpl& net, ITensor& input, I
 
 IPaddingLayer* addPaddingNdLayer(NetworkImpl& net, ITensor& input, Dims const& prePadding, Dims const& postPadding) {
   TensorImpl* x = net.own(input, "addPaddingNd");
-  if (!x)
-    return nullptr;
+  if (!x) return nullptr;
   Dims xd = x->getDimensions();
   std::string why;
   if (prePadding.nbDims < 1 || prePadding.nbDims > Dims::MAX_DIMS || prePadding.nbDims != postPadding.nbDims)
@@ -531,8 +497,7 @@ IPaddingLayer* addPaddingNdLayer(NetworkImpl& net, ITensor& input, Dims const& p
 IRaggedSoftMaxLayer* addRaggedSoftMaxLayer(NetworkImpl& net, ITensor& input, ITensor& bounds) {
   TensorImpl* x = net.own(input, "addRaggedSoftMax");
   TensorImpl* b = x ? net.own(bounds, "addRaggedSoftMax") : nullptr;
-  if (!b)
-    return nullptr;
+  if (!b) return nullptr;
   Dims xd = x->getDimensions();
   std::string why;
   if (b->getType() != DataType::kINT32)

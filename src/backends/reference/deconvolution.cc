@@ -15,8 +15,7 @@ bool isFloatOrDouble(DataType t) { return isComputeFloat(t) || t == DataType::kF
 
 std::vector<double> loadAll(TensorView const& v) {
   std::vector<double> r(static_cast<size_t>(std::max<int64_t>(0, v.count())));
-  for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i)
-    r[i] = loadAsDouble(v, i);
+  for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i) r[i] = loadAsDouble(v, i);
   return r;
 }
 
@@ -46,16 +45,14 @@ Status runDeconv(DeconvParams const& dp, LaunchContext const& ctx) {
     kern[i] = p.kernel[i];
     str[i] = p.strides[i];
     dil[i] = p.dilations[i];
-    if (w.shape.d[2 + i] != p.kernel[i])
-      return invalidArgument(dp.who, ": weights do not match kernel_shape");
+    if (w.shape.d[2 + i] != p.kernel[i]) return invalidArgument(dp.who, ": weights do not match kernel_shape");
     ir::WindowDim wd =
         ir::deconvWindowDim(in[i], p.kernel[i], p.strides[i], p.dilations[i], p.padsBegin[i], p.padsEnd[i], p.mode);
     if (wd.out != out[i])
       return invalidArgument(dp.who, ": output ", dimsToString(y.shape), " does not match the window geometry");
     pad[i] = wd.padBegin;
   }
-  if (bias && bias->count() != k)
-    return invalidArgument(dp.who, ": bias must hold ", k, " values");
+  if (bias && bias->count() != k) return invalidArgument(dp.who, ": bias must hold ", k, " values");
   std::vector<double> xd = loadAll(x), wdat = loadAll(w);
   std::vector<double> bd = bias ? loadAll(*bias) : std::vector<double>{};
   int64_t cg = c / dp.groups;
@@ -77,8 +74,7 @@ Status runDeconv(DeconvParams const& dp, LaunchContext const& ctx) {
           else
             lin = lin * in[i] + q / str[i];
         }
-        if (!hit)
-          continue;
+        if (!hit) continue;
         for (int64_t ci = 0; ci < cg; ++ci) {
           int64_t cin = g * cg + ci;
           acc += xd[(b * c + cin) * inVol + lin] * wdat[(cin * kg + ocl) * kVol + t];
@@ -89,12 +85,10 @@ Status runDeconv(DeconvParams const& dp, LaunchContext const& ctx) {
   };
   if (ctx.pool && n * k > 1) {
     ctx.pool->parallelFor(n * k, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i)
-        one(i);
+      for (int64_t i = lo; i < hi; ++i) one(i);
     });
   } else {
-    for (int64_t i = 0; i < n * k; ++i)
-      one(i);
+    for (int64_t i = 0; i < n * k; ++i) one(i);
   }
   return Status::ok();
 }
@@ -106,26 +100,21 @@ Tactic deconvolutionTactic() {
         ir::Value const* w = node.input(1);
         int32_t ns = node.attrs.has("kernel_shape") ? static_cast<int32_t>(node.attrs.getInts("kernel_shape").size())
                                                     : (w ? w->shape.nbDims - 2 : -1);
-        if (ns < 1 || ns > 3)
-          return invalidGraph(node.describe(), ": needs 1, 2 or 3 spatial dims");
+        if (ns < 1 || ns > 3) return invalidGraph(node.describe(), ": needs 1, 2 or 3 spatial dims");
         std::vector<int64_t> fallback;
         if (w && dimsKnown(w->shape))
-          for (int32_t i = 2; i < w->shape.nbDims; ++i)
-            fallback.push_back(w->shape.d[i]);
+          for (int32_t i = 2; i < w->shape.nbDims; ++i) fallback.push_back(w->shape.d[i]);
         DeconvParams dp;
         dp.who = node.describe();
         KILN_ASSIGN_OR_RETURN(dp.window, ir::readWindowParams(node, "kernel_shape", ns, true, fallback));
         dp.groups = node.attrs.getInt("groups", 1);
-        if (dp.groups < 1)
-          return invalidGraph(dp.who, ": groups must be >= 1");
+        if (dp.groups < 1) return invalidGraph(dp.who, ": groups must be >= 1");
         return makeKernel([dp](LaunchContext const& ctx) { return runDeconv(dp, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() < 2 || in.size() > 3 || out.size() != 1)
-          return false;
+        if (in.size() < 2 || in.size() > 3 || out.size() != 1) return false;
         for (auto const& t : in)
-          if (t.shape.nbDims >= 0 && !isFloatOrDouble(t.dtype))
-            return false;
+          if (t.shape.nbDims >= 0 && !isFloatOrDouble(t.dtype)) return false;
         return isFloatOrDouble(out[0].dtype);
       });
 }

@@ -35,8 +35,7 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -56,8 +55,7 @@ Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
 
 [[maybe_unused]] std::vector<double> values(HostTensor const& t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.count(); ++i)
-    v.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i) v.push_back(t.doubleAt(i));
   return v;
 }
 
@@ -88,16 +86,14 @@ std::vector<double> naiveDeconv(DeconvSpec const& s, std::vector<double> const& 
                     int64_t o0 = i0 * s.stride[0] + k0 * s.dil[0] - s.pb[0];
                     int64_t o1 = i1 * s.stride[1] + k1 * s.dil[1] - s.pb[1];
                     int64_t o2 = i2 * s.stride[2] + k2 * s.dil[2] - s.pb[2];
-                    if (o0 < 0 || o0 >= s.out[0] || o1 < 0 || o1 >= s.out[1] || o2 < 0 || o2 >= s.out[2])
-                      continue;
+                    if (o0 < 0 || o0 >= s.out[0] || o1 < 0 || o1 >= s.out[1] || o2 < 0 || o2 >= s.out[2]) continue;
                     double wv = w[(((ci * kg + ol) * s.kernel[0] + k0) * s.kernel[1] + k1) * s.kernel[2] + k2];
                     int64_t oc = g * kg + ol;
                     y[(((b * s.k + oc) * s.out[0] + o0) * s.out[1] + o1) * s.out[2] + o2] += xv * wv;
                   }
           }
   if (bias)
-    for (size_t i = 0; i < y.size(); ++i)
-      y[i] += (*bias)[(i / static_cast<size_t>(outVol)) % static_cast<size_t>(s.k)];
+    for (size_t i = 0; i < y.size(); ++i) y[i] += (*bias)[(i / static_cast<size_t>(outVol)) % static_cast<size_t>(s.k)];
   return y;
 }
 
@@ -125,8 +121,7 @@ ir::Node* addDeconv(ir::Graph& g, DeconvRun const& r, DataType dt, std::vector<d
 
 int64_t prod(std::vector<int64_t> const& v) {
   int64_t p = 1;
-  for (int64_t d : v)
-    p *= d;
+  for (int64_t d : v) p *= d;
   return p;
 }
 
@@ -159,17 +154,15 @@ void checkAgainstNaive(DeconvRun const& r, DataType dt, bool withBias, std::vect
 TEST(DeconvolutionReference, MatchesNaive2D) {
   // out = (in - 1) * s + d * (k - 1) + 1 - pb - pe: (3 - 1) * 2 + 3 - 1 - 0 = 6; (4 - 1) * 1 + 2 * 1 + 1 - 0 - 1 = 5.
   DeconvRun r{{2, 4, 3, 4}, {4, 3, 3, 2}, {2, 6, 6, 5}, {3, 2}, {2, 1}, {1, 2}, {1, 0}, {0, 1}, 2};
-  for (DataType dt : kFloatTypes)
-    checkAgainstNaive(r, dt, true, {1, 0});
+  for (DataType dt : kFloatTypes) checkAgainstNaive(r, dt, true, {1, 0});
 }
 
 TEST(DeconvolutionReference, MatchesNaive1DAnd3D) {
   DeconvRun r1{{1, 2, 5}, {2, 3, 3}, {1, 3, 11}, {3}, {2}, {1}, {0}, {0}, 1};
   checkAgainstNaive(r1, DataType::kFLOAT, false, {0});
-  DeconvRun r3{{1, 2, 2, 3, 2}, {2, 1, 2, 2, 3}, {1, 2, 3, 6, 3}, {2, 2, 3}, {1, 2, 1}, {1, 1, 1},
-               {0, 0, 1}, {0, 0, 0}, 2};
-  for (DataType dt : kFloatTypes)
-    checkAgainstNaive(r3, dt, true, {0, 0, 1});
+  DeconvRun r3{{1, 2, 2, 3, 2}, {2, 1, 2, 2, 3}, {1, 2, 3, 6, 3}, {2, 2, 3}, {1, 2, 1},
+               {1, 1, 1},       {0, 0, 1},       {0, 0, 0},       2};
+  for (DataType dt : kFloatTypes) checkAgainstNaive(r3, dt, true, {0, 0, 1});
   // Kernel 1, stride 3: gaps between the inputs stay 0 (plus the bias).
   DeconvRun gap{{1, 1, 3}, {1, 1, 1}, {1, 1, 7}, {1}, {3}, {1}, {0}, {0}, 1};
   checkAgainstNaive(gap, DataType::kFLOAT, true, {0});
@@ -189,6 +182,12 @@ TEST(DeconvolutionReference, SamePaddingModes) {
   DeconvRun ignored = up2;
   ignored.pb = {5};
   checkAgainstNaive(ignored, DataType::kFLOAT, false, {0});
+  // Kernel 1 < stride 3: P = 0 and out = min(3 * 3, 2 * 3 + 1) = 7 (TensorRT's formula), in both SAME modes.
+  DeconvRun small{{1, 1, 3}, {1, 1, 1}, {1, 1, 7}, {1}, {3}, {1}, {0}, {0}, 1, PaddingMode::kSAME_LOWER};
+  checkAgainstNaive(small, DataType::kFLOAT, true, {0});
+  // Dilated: DK = 2 * (3 - 1) + 1 = 5, stride 2: P = 3, out = min(8, 6 + 5) = 8; lower puts 2 before.
+  DeconvRun dil{{1, 1, 4}, {1, 1, 3}, {1, 1, 8}, {3}, {2}, {2}, {0}, {0}, 1, PaddingMode::kSAME_LOWER};
+  checkAgainstNaive(dil, DataType::kFLOAT, false, {2});
   DeconvRun roundUp{{1, 1, 4}, {1, 1, 3}, {1, 1, 8}, {3}, {2}, {1}, {1}, {0}, 1, PaddingMode::kEXPLICIT_ROUND_UP};
   checkAgainstNaive(roundUp, DataType::kFLOAT, false, {1});
 }
@@ -206,8 +205,8 @@ TEST(DeconvolutionReference, HandComputed) {
 TEST(DeconvolutionInfer, Errors) {
   auto infer = [](DeconvRun const& r) {
     ir::Graph g;
-    addDeconv(g, r, DataType::kFLOAT, std::vector<double>(prod(r.xShape), 0),
-              std::vector<double>(prod(r.wShape), 0), nullptr);
+    addDeconv(g, r, DataType::kFLOAT, std::vector<double>(prod(r.xShape), 0), std::vector<double>(prod(r.wShape), 0),
+              nullptr);
     return ir::inferGraphInPlace(g, nullptr);
   };
   EXPECT_TRUE(infer({{1, 2, 3}, {2, 1, 2}, {}, {2}, {1}, {1}, {0}, {0}, 1}));

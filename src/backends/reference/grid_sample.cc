@@ -26,8 +26,7 @@ double unnormalize(double c, int64_t size, bool align) {
 
 // Reflects x into [twiceLow / 2, twiceHigh / 2] (bounds doubled so that half-pixel bounds stay integers).
 double reflect(double x, double twiceLow, double twiceHigh) {
-  if (twiceLow == twiceHigh)
-    return 0.0;
+  if (twiceLow == twiceHigh) return 0.0;
   double lo = twiceLow / 2.0, span = (twiceHigh - twiceLow) / 2.0;
   x = std::fabs(x - lo);
   double extra = std::fmod(x, span);
@@ -39,8 +38,7 @@ double clip(double x, int64_t size) { return std::min(static_cast<double>(size -
 
 // Border/reflection handling of a source coordinate (the coordinate itself, not an index).
 double padCoordinate(double x, int64_t size, GridParams const& p) {
-  if (p.sample == SampleMode::kCLAMP)
-    return clip(x, size);
+  if (p.sample == SampleMode::kCLAMP) return clip(x, size);
   if (p.sample == SampleMode::kREFLECT) {
     x = p.alignCorners ? reflect(x, 0.0, 2.0 * static_cast<double>(size - 1))
                        : reflect(x, -1.0, 2.0 * static_cast<double>(size) - 1.0);
@@ -67,14 +65,12 @@ Status runGridSample(GridParams const& p, LaunchContext const& ctx) {
     return invalidArgument(p.who, ": cannot sample an empty image ", dimsToString(x.shape));
   // Pixel fetch with zero padding (the coordinates were already clamped/reflected where that applies).
   auto at = [&](int64_t b, int64_t ch, int64_t iy, int64_t ix) {
-    if (iy < 0 || iy >= h || ix < 0 || ix >= w)
-      return 0.0;
+    if (iy < 0 || iy >= h || ix < 0 || ix >= w) return 0.0;
     return loadAsDouble(x, ((b * c + ch) * h + iy) * w + ix);
   };
   // Cubic taps read out of bounds pixels through the padding mode.
   auto bounded = [&](int64_t b, int64_t ch, int64_t iy, int64_t ix) {
-    if (p.sample == SampleMode::kFILL)
-      return at(b, ch, iy, ix);
+    if (p.sample == SampleMode::kFILL) return at(b, ch, iy, ix);
     auto fx = static_cast<int64_t>(padCoordinate(static_cast<double>(ix), w, p));
     auto fy = static_cast<int64_t>(padCoordinate(static_cast<double>(iy), h, p));
     return at(b, ch, fy, fx);
@@ -111,8 +107,7 @@ Status runGridSample(GridParams const& p, LaunchContext const& ctx) {
               auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0);
               for (int64_t j = 0; j < 4; ++j) {
                 double row = 0.0;
-                for (int64_t i = 0; i < 4; ++i)
-                  row += cx[i] * bounded(b, ch, iy - 1 + j, ix - 1 + i);
+                for (int64_t i = 0; i < 4; ++i) row += cx[i] * bounded(b, ch, iy - 1 + j, ix - 1 + i);
                 v += cy[j] * row;
               }
               break;
@@ -141,7 +136,7 @@ Tactic gridSampleTactic() {
         return makeKernel([p](LaunchContext const& ctx) { return runGridSample(p, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        return in.size() == 2 && out.size() == 1 && isFloatOrDouble(in[0].dtype) && in[1].dtype == in[0].dtype &&
+        return in.size() == 2 && out.size() == 1 && isFloatOrDouble(in[0].dtype) && isFloatOrDouble(in[1].dtype) &&
                out[0].dtype == in[0].dtype;
       });
 }

@@ -34,8 +34,7 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -55,8 +54,7 @@ Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
 
 [[maybe_unused]] std::vector<double> values(HostTensor const& t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.count(); ++i)
-    v.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i) v.push_back(t.doubleAt(i));
   return v;
 }
 
@@ -127,8 +125,7 @@ TEST(GridSampleReference, CubicReproducesLinearRampInside) {
   // and half-integer pixel positions reproduce the ramp exactly (for any A).
   std::vector<double> img;
   for (int64_t h = 0; h < 5; ++h)
-    for (int64_t w = 0; w < 6; ++w)
-      img.push_back(3.0 * static_cast<double>(h) + static_cast<double>(w));
+    for (int64_t w = 0; w < 6; ++w) img.push_back(3.0 * static_cast<double>(h) + static_cast<double>(w));
   std::vector<double> grid{0, -0.25, -0.4, 0.25, 0.2, 0};
   auto out = sample({1, 1, 5, 6}, img, grid, InterpolationMode::kCUBIC, true, SampleMode::kFILL);
   ASSERT_EQ(out.size(), 3U);
@@ -149,10 +146,8 @@ TEST(GridSampleReference, CubicMatchesKeysKernel) {
   std::vector<double> img = randomValues(4 * 5, 21);
   auto keys = [](double t) {
     double a = -0.75, u = std::fabs(t);
-    if (u <= 1)
-      return (a + 2) * u * u * u - (a + 3) * u * u + 1;
-    if (u < 2)
-      return a * u * u * u - 5 * a * u * u + 8 * a * u - 4 * a;
+    if (u <= 1) return (a + 2) * u * u * u - (a + 3) * u * u + 1;
+    if (u < 2) return a * u * u * u - 5 * a * u * u + 8 * a * u - 4 * a;
     return 0.0;
   };
   std::vector<double> grid{0.37, -0.61, -0.95, 0.9, 0.0, 0.0};
@@ -198,6 +193,18 @@ TEST(GridSampleReference, IdentityGridEveryTypeAndMode) {
   }
 }
 
+TEST(GridSampleReference, GridKeepsItsOwnType) {
+  // float16 image, float32 grid: 2x2 [[1, 2], [3, 4]] at the center -> 2.5.
+  ir::Graph g;
+  ir::Node* n = g.addNode(OpType::kGridSample, "gs",
+                          {constant(g, "x", DataType::kHALF, {1, 1, 2, 2}, {1, 2, 3, 4}),
+                           constant(g, "grid", DataType::kFLOAT, {1, 1, 1, 2}, {0, 0})});
+  auto out = run(g, n);
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  EXPECT_EQ(out->dtype(), DataType::kHALF);
+  EXPECT_EQ(values(*out), std::vector<double>{2.5});
+}
+
 TEST(GridSampleReference, OutputShapeAndEmptyGrid) {
   ir::Graph g;
   ir::Node* n = addGrid(g, DataType::kFLOAT, {1, 2, 3, 3}, std::vector<double>(18, 1), {1, 0, 5, 2}, {},
@@ -211,10 +218,8 @@ TEST(GridSampleInfer, Errors) {
   auto infer = [](std::vector<int64_t> xs, std::vector<int64_t> gs, DataType gt, SampleMode sm) {
     ir::Graph g;
     int64_t nx = 1, ng = 1;
-    for (int64_t d : xs)
-      nx *= d;
-    for (int64_t d : gs)
-      ng *= d;
+    for (int64_t d : xs) nx *= d;
+    for (int64_t d : gs) ng *= d;
     ir::Node* n = g.addNode(OpType::kGridSample, "gs",
                             {constant(g, "x", DataType::kFLOAT, xs, std::vector<double>(nx, 0)),
                              constant(g, "grid", gt, gs, std::vector<double>(ng, 0))});
@@ -225,7 +230,8 @@ TEST(GridSampleInfer, Errors) {
   EXPECT_FALSE(infer({1, 1, 2, 2}, {1, 3, 3, 3}, DataType::kFLOAT, SampleMode::kFILL));
   EXPECT_FALSE(infer({1, 2, 2}, {1, 3, 3, 2}, DataType::kFLOAT, SampleMode::kFILL));
   EXPECT_FALSE(infer({2, 1, 2, 2}, {1, 3, 3, 2}, DataType::kFLOAT, SampleMode::kFILL));
-  EXPECT_FALSE(infer({1, 1, 2, 2}, {1, 3, 3, 2}, DataType::kHALF, SampleMode::kFILL));
+  EXPECT_TRUE(infer({1, 1, 2, 2}, {1, 3, 3, 2}, DataType::kHALF, SampleMode::kFILL));  // grid type of its own
+  EXPECT_FALSE(infer({1, 1, 2, 2}, {1, 3, 3, 2}, DataType::kINT32, SampleMode::kFILL));
   EXPECT_FALSE(infer({1, 1, 2, 2}, {1, 3, 3, 2}, DataType::kFLOAT, SampleMode::kWRAP));
 }
 

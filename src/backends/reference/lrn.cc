@@ -23,8 +23,7 @@ Status runLRN(LrnParams const& p, LaunchContext const& ctx) {
   if (!dimsEqual(x.shape, y.shape) || x.shape.nbDims < 3)
     return invalidArgument(p.who, ": y must have x's shape, of rank >= 3");
   int64_t n = x.shape.d[0], c = x.shape.d[1], inner = 1;
-  for (int32_t d = 2; d < x.shape.nbDims; ++d)
-    inner *= x.shape.d[d];
+  for (int32_t d = 2; d < x.shape.nbDims; ++d) inner *= x.shape.d[d];
   int64_t half = p.window / 2;
   std::vector<double> sq(static_cast<size_t>(std::max<int64_t>(0, c)));
   for (int64_t b = 0; b < n; ++b) {
@@ -35,10 +34,10 @@ Status runLRN(LrnParams const& p, LaunchContext const& ctx) {
       }
       for (int64_t ci = 0; ci < c; ++ci) {
         double sum = 0.0;
-        for (int64_t j = std::max<int64_t>(0, ci - half); j <= std::min(c - 1, ci + half); ++j)
-          sum += sq[j];
+        for (int64_t j = std::max<int64_t>(0, ci - half); j <= std::min(c - 1, ci + half); ++j) sum += sq[j];
         int64_t i = (b * c + ci) * inner + s;
-        storeFromDouble(y, i, loadAsDouble(x, i) / std::pow(p.k + p.alpha / static_cast<double>(p.window) * sum, p.beta));
+        storeFromDouble(y, i,
+                        loadAsDouble(x, i) / std::pow(p.k + p.alpha / static_cast<double>(p.window) * sum, p.beta));
       }
     }
   }
@@ -60,8 +59,8 @@ Tactic lrnTactic() {
         return makeKernel([p](LaunchContext const& ctx) { return runLRN(p, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        return in.size() == 1 && out.size() == 1 && (isComputeFloat(in[0].dtype) || in[0].dtype == DataType::kFLOAT64) &&
-               out[0].dtype == in[0].dtype;
+        return in.size() == 1 && out.size() == 1 &&
+               (isComputeFloat(in[0].dtype) || in[0].dtype == DataType::kFLOAT64) && out[0].dtype == in[0].dtype;
       });
 }
 

@@ -34,8 +34,7 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -55,8 +54,7 @@ Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
 
 [[maybe_unused]] std::vector<double> values(HostTensor const& t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.count(); ++i)
-    v.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i) v.push_back(t.doubleAt(i));
   return v;
 }
 
@@ -94,8 +92,7 @@ TEST(LRNReference, MatchesNaive) {
   for (DataType dt : kFloatTypes) {
     for (auto const& c : cases) {
       int64_t count = 1;
-      for (int64_t d : c.shape)
-        count *= d;
+      for (int64_t d : c.shape) count *= d;
       std::vector<double> xv = randomValues(count, 11);
       ir::Graph g;
       ir::Node* n = addLrn(g, constant(g, "x", dt, c.shape, xv), c.window, c.alpha, c.beta, c.k);
@@ -107,8 +104,7 @@ TEST(LRNReference, MatchesNaive) {
         int64_t s = i % inner, cc = (i / inner) % ch, b = i / (inner * ch);
         double sum = 0;
         for (int64_t j = cc - c.window / 2; j <= cc + c.window / 2; ++j)
-          if (j >= 0 && j < ch)
-            sum += xv[(b * ch + j) * inner + s] * xv[(b * ch + j) * inner + s];
+          if (j >= 0 && j < ch) sum += xv[(b * ch + j) * inner + s] * xv[(b * ch + j) * inner + s];
         ref[i] = xv[i] / std::pow(c.k + c.alpha * sum / static_cast<double>(c.window), c.beta);
       }
       expectClose(*out, ref, dt);
@@ -120,18 +116,17 @@ TEST(LRNInfer, Errors) {
   auto bad = [](std::vector<int64_t> shape, int64_t window, double alpha, double beta, double k) {
     ir::Graph g;
     int64_t count = 1;
-    for (int64_t d : shape)
-      count *= d;
+    for (int64_t d : shape) count *= d;
     addLrn(g, constant(g, "x", DataType::kFLOAT, shape, std::vector<double>(count, 1)), window, alpha, beta, k);
     return !ir::inferGraphInPlace(g, nullptr);
   };
   EXPECT_FALSE(bad({1, 3, 2}, 3, 1, 1, 1));
-  EXPECT_TRUE(bad({1, 3}, 3, 1, 1, 1));       // rank 2
-  EXPECT_TRUE(bad({1, 3, 2}, 4, 1, 1, 1));    // even window
-  EXPECT_TRUE(bad({1, 3, 2}, 17, 1, 1, 1));   // window too large
+  EXPECT_TRUE(bad({1, 3}, 3, 1, 1, 1));         // rank 2
+  EXPECT_TRUE(bad({1, 3, 2}, 4, 1, 1, 1));      // even window
+  EXPECT_TRUE(bad({1, 3, 2}, 17, 1, 1, 1));     // window too large
   EXPECT_TRUE(bad({1, 3, 2}, 3, 1, 0.001, 1));  // beta too small
-  EXPECT_TRUE(bad({1, 3, 2}, 3, 1, 1, 0));    // k too small
-  EXPECT_TRUE(bad({1, 3, 2}, 3, 1e21, 1, 1));  // alpha too large
+  EXPECT_TRUE(bad({1, 3, 2}, 3, 1, 1, 0));      // k too small
+  EXPECT_TRUE(bad({1, 3, 2}, 3, 1e21, 1, 1));   // alpha too large
 }
 
 }  // namespace

@@ -26,12 +26,10 @@ Status runPadding(std::string const& who, std::vector<int64_t> const& pb, std::v
     if (y.shape.d[a] != want)
       return invalidArgument(who, ": y ", dimsToString(y.shape), " does not match the padded input ",
                              dimsToString(x.shape));
-    if (i >= 0)
-      begin[a] = pb[i];
+    if (i >= 0) begin[a] = pb[i];
   }
   size_t es = dataTypeSize(x.dtype);
-  if (es == 0)
-    return unsupported(who, ": type ", dataTypeName(x.dtype), " is not supported");
+  if (es == 0) return unsupported(who, ": type ", dataTypeName(x.dtype), " is not supported");
   auto const* src = static_cast<unsigned char const*>(x.data);
   auto* dst = static_cast<unsigned char*>(y.data);
   int64_t total = y.count();
@@ -52,8 +50,7 @@ Status runPadding(std::string const& who, std::vector<int64_t> const& pb, std::v
     else
       std::memset(dst + static_cast<size_t>(lin) * es, 0, es);
     for (int32_t a = rank - 1; a >= 0; --a) {
-      if (++idx[a] < y.shape.d[a])
-        break;
+      if (++idx[a] < y.shape.d[a]) break;
       idx[a] = 0;
     }
   }
@@ -66,8 +63,7 @@ Tactic paddingTactic() {
       [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
         std::string who = node.describe();
         std::vector<int64_t> pb = node.attrs.getInts("pads_begin"), pe = node.attrs.getInts("pads_end");
-        if (pb.size() != pe.size())
-          return invalidGraph(who, ": pads_begin and pads_end differ in length");
+        if (pb.size() != pe.size()) return invalidGraph(who, ": pads_begin and pads_end differ in length");
         return makeKernel([who, pb, pe](LaunchContext const& ctx) { return runPadding(who, pb, pe, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {

@@ -34,8 +34,7 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -55,8 +54,7 @@ Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
 
 [[maybe_unused]] std::vector<double> values(HostTensor const& t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.count(); ++i)
-    v.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i) v.push_back(t.doubleAt(i));
   return v;
 }
 
@@ -68,12 +66,10 @@ std::vector<double> naivePad(std::vector<int64_t> const& shape, std::vector<doub
                              std::vector<int64_t>* outShape) {
   size_t r = shape.size(), n = pb.size();
   std::vector<int64_t> os = shape;
-  for (size_t i = 0; i < n; ++i)
-    os[r - n + i] += pb[i] + pe[i];
+  for (size_t i = 0; i < n; ++i) os[r - n + i] += pb[i] + pe[i];
   *outShape = os;
   int64_t total = 1;
-  for (int64_t d : os)
-    total *= d;
+  for (int64_t d : os) total *= d;
   std::vector<double> y;
   for (int64_t lin = 0; lin < total; ++lin) {
     int64_t rem = lin, off = 0, mul = 1;
@@ -82,8 +78,7 @@ std::vector<double> naivePad(std::vector<int64_t> const& shape, std::vector<doub
       int64_t i = rem % os[a];
       rem /= os[a];
       int64_t p = a >= r - n ? i - pb[a - (r - n)] : i;
-      if (p < 0 || p >= shape[a])
-        inside = false;
+      if (p < 0 || p >= shape[a]) inside = false;
       off += p * mul;
       mul *= shape[a];
     }
@@ -128,23 +123,22 @@ TEST(PaddingReference, MatchesNaiveForEveryType) {
   struct Case {
     std::vector<int64_t> shape, pb, pe;
   };
-  std::vector<Case> cases = {{{1, 2, 3, 3}, {1, 2}, {2, 1}},    {{2, 3, 4, 5}, {-1, 1}, {0, -2}},
-                             {{1, 1, 1, 1}, {0, 0}, {0, 0}},    {{3, 5}, {2}, {-3}},
+  std::vector<Case> cases = {{{1, 2, 3, 3}, {1, 2}, {2, 1}},
+                             {{2, 3, 4, 5}, {-1, 1}, {0, -2}},
+                             {{1, 1, 1, 1}, {0, 0}, {0, 0}},
+                             {{3, 5}, {2}, {-3}},
                              {{2, 2, 3, 4}, {1, -1, 0}, {0, 1, -4}}};
   std::vector<DataType> types = {DataType::kFLOAT, DataType::kHALF,  DataType::kBF16, DataType::kFLOAT64,
                                  DataType::kINT32, DataType::kINT64, DataType::kINT8, DataType::kBOOL};
   for (DataType dt : types) {
     for (auto const& c : cases) {
       int64_t count = 1;
-      for (int64_t d : c.shape)
-        count *= d;
+      for (int64_t d : c.shape) count *= d;
       std::vector<double> xv = randomValues(count, 3);
       if (dt == DataType::kINT32 || dt == DataType::kINT64 || dt == DataType::kINT8)
-        for (auto& v : xv)
-          v = std::round(v * 4);
+        for (auto& v : xv) v = std::round(v * 4);
       if (dt == DataType::kBOOL)
-        for (auto& v : xv)
-          v = v > 0 ? 1 : 0;
+        for (auto& v : xv) v = v > 0 ? 1 : 0;
       ir::Graph g;
       ir::Node* n = addPad(g, constant(g, "x", dt, c.shape, xv), c.pb, c.pe);
       auto out = run(g, n);

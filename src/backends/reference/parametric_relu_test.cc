@@ -34,8 +34,7 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -55,8 +54,7 @@ Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
 
 [[maybe_unused]] std::vector<double> values(HostTensor const& t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.count(); ++i)
-    v.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i) v.push_back(t.doubleAt(i));
   return v;
 }
 
@@ -67,18 +65,16 @@ TEST(ParametricReLUReference, BroadcastSlopesEveryType) {
     std::vector<int64_t> x, s;
   };
   std::vector<Case> cases = {{{2, 3, 2, 2}, {1, 3, 1, 1}}, {{2, 3, 2, 2}, {1}}, {{2, 3}, {2, 3}},
-                             {{1, 5, 3}, {5, 1}},           {{4}, {4}},         {{2, 0, 3}, {1, 1, 3}}};
+                             {{1, 5, 3}, {5, 1}},          {{4}, {4}},          {{2, 0, 3}, {1, 1, 3}}};
   for (DataType dt : kFloatTypes) {
     for (auto const& c : cases) {
       int64_t nx = 1, ns = 1;
-      for (int64_t d : c.x)
-        nx *= d;
-      for (int64_t d : c.s)
-        ns *= d;
+      for (int64_t d : c.x) nx *= d;
+      for (int64_t d : c.s) ns *= d;
       std::vector<double> xv = randomValues(nx, 5), sv = randomValues(ns, 9);
       ir::Graph g;
-      ir::Node* n = g.addNode(OpType::kParametricReLU, "prelu",
-                              {constant(g, "x", dt, c.x, xv), constant(g, "s", dt, c.s, sv)});
+      ir::Node* n =
+          g.addNode(OpType::kParametricReLU, "prelu", {constant(g, "x", dt, c.x, xv), constant(g, "s", dt, c.s, sv)});
       auto out = run(g, n);
       ASSERT_TRUE(out.isOk()) << out.status().toString();
       EXPECT_EQ(dimsToString(out->shape()), dimsToString(makeDims(c.x)));
@@ -129,9 +125,9 @@ TEST(ParametricReLUInfer, Errors) {
               constant(g3, "s", DataType::kHALF, {1}, {1})});
   EXPECT_FALSE(ir::inferGraphInPlace(g3, nullptr));
   ir::Graph g4;  // integer inputs: inferred, but no reference kernel supports them
-  ir::Node* n4 = g4.addNode(OpType::kParametricReLU, "p",
-                            {constant(g4, "x", DataType::kINT32, {3}, {1, -1, 2}),
-                             constant(g4, "s", DataType::kINT32, {1}, {2})});
+  ir::Node* n4 =
+      g4.addNode(OpType::kParametricReLU, "p",
+                 {constant(g4, "x", DataType::kINT32, {3}, {1, -1, 2}), constant(g4, "s", DataType::kINT32, {1}, {2})});
   EXPECT_FALSE(run(g4, n4).isOk());
 }
 

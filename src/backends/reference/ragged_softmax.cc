@@ -25,8 +25,7 @@ Status runRaggedSoftMax(std::string const& who, LaunchContext const& ctx) {
   std::vector<double> v(static_cast<size_t>(s));
   for (int64_t z = 0; z < rows; ++z) {
     int64_t b = loadAsInt(bounds, z);
-    if (b < 0 || b > s)
-      return invalidArgument(who, ": bound ", b, " of row ", z, " is outside [0, ", s, "]");
+    if (b < 0 || b > s) return invalidArgument(who, ": bound ", b, " of row ", z, " is outside [0, ", s, "]");
     double mx = -INFINITY;
     for (int64_t i = 0; i < b; ++i) {
       v[i] = loadAsDouble(x, z * s + i);
@@ -37,8 +36,7 @@ Status runRaggedSoftMax(std::string const& who, LaunchContext const& ctx) {
       v[i] = std::exp(v[i] - mx);
       sum += v[i];
     }
-    for (int64_t i = 0; i < s; ++i)
-      storeFromDouble(y, z * s + i, i < b ? v[i] / sum : 0.0);
+    for (int64_t i = 0; i < s; ++i) storeFromDouble(y, z * s + i, i < b ? v[i] / sum : 0.0);
   }
   return Status::ok();
 }

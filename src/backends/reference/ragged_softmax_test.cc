@@ -34,8 +34,7 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -55,8 +54,7 @@ Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
 
 [[maybe_unused]] std::vector<double> values(HostTensor const& t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.count(); ++i)
-    v.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i) v.push_back(t.doubleAt(i));
   return v;
 }
 
@@ -68,9 +66,9 @@ ir::Value* bounds(ir::Graph& g, std::vector<int64_t> const& shape, std::vector<i
 
 TEST(RaggedSoftMaxReference, HandComputed) {
   ir::Graph g;
-  ir::Node* n = g.addNode(OpType::kRaggedSoftMax, "rs",
-                          {constant(g, "x", DataType::kFLOAT, {1, 3, 3}, {0, 0, 5, 1, 2, 3, 7, 8, 9}),
-                           bounds(g, {1, 3, 1}, {2, 3, 0})});
+  ir::Node* n = g.addNode(
+      OpType::kRaggedSoftMax, "rs",
+      {constant(g, "x", DataType::kFLOAT, {1, 3, 3}, {0, 0, 5, 1, 2, 3, 7, 8, 9}), bounds(g, {1, 3, 1}, {2, 3, 0})});
   auto out = run(g, n);
   ASSERT_TRUE(out.isOk()) << out.status().toString();
   double e = std::exp(1.0), s = 1 + e + e * e;
@@ -92,10 +90,8 @@ TEST(RaggedSoftMaxReference, MatchesNaiveEveryType) {
       std::vector<double> ref;
       for (int64_t r = 0; r < z; ++r) {
         double sum = 0;
-        for (int64_t i = 0; i < bv[r]; ++i)
-          sum += std::exp(xv[r * s + i]);
-        for (int64_t i = 0; i < s; ++i)
-          ref.push_back(i < bv[r] ? std::exp(xv[r * s + i]) / sum : 0.0);
+        for (int64_t i = 0; i < bv[r]; ++i) sum += std::exp(xv[r * s + i]);
+        for (int64_t i = 0; i < s; ++i) ref.push_back(i < bv[r] ? std::exp(xv[r * s + i]) / sum : 0.0);
       }
       expectClose(*out, ref, dt);
     }
@@ -104,9 +100,9 @@ TEST(RaggedSoftMaxReference, MatchesNaiveEveryType) {
 
 TEST(RaggedSoftMaxReference, LargeValuesAreStable) {
   ir::Graph g;
-  ir::Node* n = g.addNode(OpType::kRaggedSoftMax, "rs",
-                          {constant(g, "x", DataType::kFLOAT, {1, 1, 3}, {1000, 1000, -1000}),
-                           bounds(g, {1, 1, 1}, {2})});
+  ir::Node* n =
+      g.addNode(OpType::kRaggedSoftMax, "rs",
+                {constant(g, "x", DataType::kFLOAT, {1, 1, 3}, {1000, 1000, -1000}), bounds(g, {1, 1, 1}, {2})});
   auto out = run(g, n);
   ASSERT_TRUE(out.isOk());
   expectClose(*out, {0.5, 0.5, 0}, DataType::kFLOAT);
@@ -114,8 +110,9 @@ TEST(RaggedSoftMaxReference, LargeValuesAreStable) {
 
 TEST(RaggedSoftMaxErrors, ShapesTypesAndBounds) {
   ir::Graph g;
-  g.addNode(OpType::kRaggedSoftMax, "rs",
-            {constant(g, "x", DataType::kFLOAT, {1, 2, 3}, std::vector<double>(6, 0)), bounds(g, {1, 3, 1}, {1, 1, 1})});
+  g.addNode(
+      OpType::kRaggedSoftMax, "rs",
+      {constant(g, "x", DataType::kFLOAT, {1, 2, 3}, std::vector<double>(6, 0)), bounds(g, {1, 3, 1}, {1, 1, 1})});
   EXPECT_FALSE(ir::inferGraphInPlace(g, nullptr));
   ir::Graph g2;
   g2.addNode(OpType::kRaggedSoftMax, "rs",

@@ -32,8 +32,7 @@ struct Tap {
 
 // The input coordinate of output index o along an axis of extent in -> out with scale `scale`.
 double sourceCoordinate(ResizeParams const& p, int64_t o, int64_t in, int64_t out, double scale) {
-  if (out == 1 && p.selector == ResizeSelector::kUPPER)
-    return 0.0;
+  if (out == 1 && p.selector == ResizeSelector::kUPPER) return 0.0;
   auto od = static_cast<double>(o);
   switch (p.transform) {
     case ResizeCoordinateTransformation::kALIGN_CORNERS:
@@ -75,8 +74,7 @@ std::vector<std::vector<Tap>> axisTaps(ResizeParams const& p, int64_t in, int64_
         auto i0 = static_cast<int64_t>(std::floor(x));
         double t = x - static_cast<double>(i0);
         taps[o].push_back({i0, 1.0 - t});
-        if (t > 0.0)
-          taps[o].push_back({clampIndex(i0 + 1), t});
+        if (t > 0.0) taps[o].push_back({clampIndex(i0 + 1), t});
         break;
       }
       case InterpolationMode::kCUBIC: {
@@ -84,22 +82,19 @@ std::vector<std::vector<Tap>> axisTaps(ResizeParams const& p, int64_t in, int64_
         double f = std::floor(x);
         double t = x - f;
         auto i0 = static_cast<int64_t>(f);
-        double w[4] = {((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
-                       ((a + 2) * t - (a + 3)) * t * t + 1,
+        double w[4] = {((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
                        ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
                        ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a};
         double sum = 0.0;
         for (int64_t j = 0; j < 4; ++j) {
           int64_t idx = i0 - 1 + j;
           bool outside = idx < 0 || idx >= in;
-          if (outside && p.excludeOutside)
-            continue;
+          if (outside && p.excludeOutside) continue;
           taps[o].push_back({clampIndex(idx), w[j]});
           sum += w[j];
         }
         if (p.excludeOutside && sum != 0.0)
-          for (Tap& tp : taps[o])
-            tp.weight /= sum;
+          for (Tap& tp : taps[o]) tp.weight /= sum;
         break;
       }
     }
@@ -116,42 +111,38 @@ Status runResize(ResizeParams const& p, LaunchContext const& ctx) {
   std::vector<double> scales(static_cast<size_t>(rank), 0.0);
   TensorView const* in1 = ctx.inputs.size() > 1 && ctx.inputs[1].data ? &ctx.inputs[1] : nullptr;
   bool in1Scales = in1 && isFloatOrDouble(in1->dtype);
-  if (in1 && in1->count() != rank)
-    return invalidArgument(p.who, ": input 1 must hold ", rank, " values");
+  if (in1 && in1->count() != rank) return invalidArgument(p.who, ": input 1 must hold ", rank, " values");
   for (int32_t i = 0; i < rank; ++i) {
     int64_t in = x.shape.d[i], out = y.shape.d[i];
-    if (in == 0 && out > 0)
-      return invalidArgument(p.who, ": axis ", i, " of extent 0 cannot be resized to ", out);
+    if (in == 0 && out > 0) return invalidArgument(p.who, ": axis ", i, " of extent 0 cannot be resized to ", out);
     if (in1Scales)
       scales[i] = loadAsDouble(*in1, i);
     else if (!in1 && !p.scales.empty())
       scales[i] = p.scales[i];
     else
       scales[i] = in > 0 ? static_cast<double>(out) / static_cast<double>(in) : 1.0;
-    if (!(scales[i] > 0.0))
-      return invalidArgument(p.who, ": scale ", scales[i], " of axis ", i, " must be positive");
+    if (!(scales[i] > 0.0)) return invalidArgument(p.who, ": scale ", scales[i], " of axis ", i, " must be positive");
   }
-  if (y.count() == 0)
-    return Status::ok();
+  if (p.mode == InterpolationMode::kCUBIC)
+    for (int32_t i = 0; i + 2 < rank; ++i)
+      if (x.shape.d[i] != y.shape.d[i])
+        return unsupported(p.who, ": kCUBIC resizes only the two innermost axes, not axis ", i);
+  if (y.count() == 0) return Status::ok();
   std::vector<std::vector<std::vector<Tap>>> taps;
-  for (int32_t i = 0; i < rank; ++i)
-    taps.push_back(axisTaps(p, x.shape.d[i], y.shape.d[i], scales[i]));
+  for (int32_t i = 0; i < rank; ++i) taps.push_back(axisTaps(p, x.shape.d[i], y.shape.d[i], scales[i]));
 
   if (p.mode == InterpolationMode::kNEAREST) {
     size_t es = dataTypeSize(x.dtype);
-    if (es == 0)
-      return unsupported(p.who, ": type ", dataTypeName(x.dtype), " is not supported");
+    if (es == 0) return unsupported(p.who, ": type ", dataTypeName(x.dtype), " is not supported");
     auto const* src = static_cast<unsigned char const*>(x.data);
     auto* dst = static_cast<unsigned char*>(y.data);
     std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
     for (int64_t lin = 0; lin < y.count(); ++lin) {
       int64_t off = 0;
-      for (int32_t a = 0; a < rank; ++a)
-        off = off * x.shape.d[a] + taps[a][idx[a]][0].index;
+      for (int32_t a = 0; a < rank; ++a) off = off * x.shape.d[a] + taps[a][idx[a]][0].index;
       std::memcpy(dst + static_cast<size_t>(lin) * es, src + static_cast<size_t>(off) * es, es);
       for (int32_t a = rank - 1; a >= 0; --a) {
-        if (++idx[a] < y.shape.d[a])
-          break;
+        if (++idx[a] < y.shape.d[a]) break;
         idx[a] = 0;
       }
     }
@@ -161,35 +152,29 @@ Status runResize(ResizeParams const& p, LaunchContext const& ctx) {
     return unsupported(p.who, ": linear and cubic resize need a float type, got ", dataTypeName(x.dtype));
   // Separable passes: resize one axis at a time (axes whose extent and mapping are unchanged are skipped).
   std::vector<double> cur(static_cast<size_t>(x.count()));
-  for (int64_t i = 0; i < x.count(); ++i)
-    cur[i] = loadAsDouble(x, i);
+  for (int64_t i = 0; i < x.count(); ++i) cur[i] = loadAsDouble(x, i);
   Dims shape = x.shape;
   for (int32_t a = 0; a < rank; ++a) {
     int64_t in = shape.d[a], out = y.shape.d[a];
     bool identity = in == out;
     for (int64_t o = 0; identity && o < out; ++o)
       identity = taps[a][o].size() == 1 && taps[a][o][0].index == o && taps[a][o][0].weight == 1.0;
-    if (identity)
-      continue;
+    if (identity) continue;
     int64_t outer = 1, inner = 1;
-    for (int32_t d = 0; d < a; ++d)
-      outer *= shape.d[d];
-    for (int32_t d = a + 1; d < rank; ++d)
-      inner *= shape.d[d];
+    for (int32_t d = 0; d < a; ++d) outer *= shape.d[d];
+    for (int32_t d = a + 1; d < rank; ++d) inner *= shape.d[d];
     std::vector<double> next(static_cast<size_t>(outer * out * inner), 0.0);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < out; ++j)
         for (int64_t s = 0; s < inner; ++s) {
           double acc = 0.0;
-          for (Tap const& tp : taps[a][j])
-            acc += tp.weight * cur[(o * in + tp.index) * inner + s];
+          for (Tap const& tp : taps[a][j]) acc += tp.weight * cur[(o * in + tp.index) * inner + s];
           next[(o * out + j) * inner + s] = acc;
         }
     cur.swap(next);
     shape.d[a] = out;
   }
-  for (int64_t i = 0; i < y.count(); ++i)
-    storeFromDouble(y, i, cur[i]);
+  for (int64_t i = 0; i < y.count(); ++i) storeFromDouble(y, i, cur[i]);
   return Status::ok();
 }
 
@@ -202,8 +187,8 @@ Tactic resizeTactic() {
         int64_t mode = node.attrs.getInt("mode", 0), ct = node.attrs.getInt("coordinate_transformation", 1);
         int64_t sel = node.attrs.getInt("selector", 0), rnd = node.attrs.getInt("nearest_rounding", 2);
         if (mode < 0 || mode >= EnumMax<InterpolationMode>() || ct < 0 ||
-            ct >= EnumMax<ResizeCoordinateTransformation>() || sel < 0 || sel >= EnumMax<ResizeSelector>() ||
-            rnd < 0 || rnd >= EnumMax<ResizeRoundMode>())
+            ct >= EnumMax<ResizeCoordinateTransformation>() || sel < 0 || sel >= EnumMax<ResizeSelector>() || rnd < 0 ||
+            rnd >= EnumMax<ResizeRoundMode>())
           return invalidGraph(p.who, ": unknown mode, coordinate_transformation, selector or nearest_rounding");
         p.mode = static_cast<InterpolationMode>(mode);
         p.transform = static_cast<ResizeCoordinateTransformation>(ct);
@@ -211,13 +196,11 @@ Tactic resizeTactic() {
         p.rounding = static_cast<ResizeRoundMode>(rnd);
         p.cubicA = node.attrs.getFloat("cubic_coeff", -0.75);
         p.excludeOutside = node.attrs.getInt("exclude_outside", 0) != 0;
-        if (!node.attrs.has("output_dims"))
-          p.scales = node.attrs.getFloats("scales");
+        if (!node.attrs.has("output_dims")) p.scales = node.attrs.getFloats("scales");
         return makeKernel([p](LaunchContext const& ctx) { return runResize(p, ctx); });
       },
       [](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.empty() || in.size() > 2 || out.size() != 1 || in[0].dtype != out[0].dtype)
-          return false;
+        if (in.empty() || in.size() > 2 || out.size() != 1 || in[0].dtype != out[0].dtype) return false;
         if (node.attrs.getInt("mode", 0) == static_cast<int64_t>(InterpolationMode::kNEAREST))
           return dataTypeSize(in[0].dtype) > 0;
         return isFloatOrDouble(in[0].dtype);

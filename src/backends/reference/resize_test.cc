@@ -35,8 +35,7 @@ ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vec
 Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
+  for (ir::Value* v : n->inputs) in.push_back(v ? &*v->producer->constant : nullptr);
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
   std::vector<HostTensor> outs{out};
   KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
@@ -56,8 +55,7 @@ Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
 
 [[maybe_unused]] std::vector<double> values(HostTensor const& t) {
   std::vector<double> v;
-  for (int64_t i = 0; i < t.count(); ++i)
-    v.push_back(t.doubleAt(i));
+  for (int64_t i = 0; i < t.count(); ++i) v.push_back(t.doubleAt(i));
   return v;
 }
 
@@ -94,8 +92,7 @@ std::vector<double> resize1d(std::vector<double> const& x, int64_t out, ResizeAt
     n->attrs.setInts("output_dims", {out});
   auto r = run(g, n);
   EXPECT_TRUE(r.isOk()) << r.status().toString();
-  if (!r.isOk())
-    return {};
+  if (!r.isOk()) return {};
   EXPECT_EQ(r->count(), out);
   return values(*r);
 }
@@ -145,17 +142,14 @@ TEST(ResizeReference, LinearTransformsAndSelector) {
   a.ct = ResizeCoordinateTransformation::kASYMMETRIC;
   std::vector<double> got = resize1d({0, 3, 6}, 4, a, 1.5);
   ASSERT_EQ(got.size(), 4U);
-  for (size_t i = 0; i < 4; ++i)
-    EXPECT_NEAR(got[i], 2.0 * static_cast<double>(i), 1e-12);
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], 2.0 * static_cast<double>(i), 1e-12);
 }
 
 // Keys' cubic kernel with coefficient A.
 double keys(double t, double a) {
   double u = std::fabs(t);
-  if (u <= 1)
-    return (a + 2) * u * u * u - (a + 3) * u * u + 1;
-  if (u < 2)
-    return a * u * u * u - 5 * a * u * u + 8 * a * u - 4 * a;
+  if (u <= 1) return (a + 2) * u * u * u - (a + 3) * u * u + 1;
+  if (u < 2) return a * u * u * u - 5 * a * u * u + 8 * a * u - 4 * a;
   return 0.0;
 }
 
@@ -170,8 +164,7 @@ std::vector<double> naiveCubic(std::vector<double> const& x, int64_t out, double
     double acc = 0, wsum = 0;
     for (int64_t j = f - 1; j <= f + 2; ++j) {
       bool inside = j >= 0 && j < in;
-      if (exclude && !inside)
-        continue;
+      if (exclude && !inside) continue;
       double wt = keys(c - static_cast<double>(j), a);
       acc += wt * x[std::min(in - 1, std::max<int64_t>(0, j))];
       wsum += wt;
@@ -192,8 +185,7 @@ TEST(ResizeReference, CubicMatchesNaive) {
         r.exclude = exclude;
         r.ct = hp ? ResizeCoordinateTransformation::kHALF_PIXEL : ResizeCoordinateTransformation::kASYMMETRIC;
         for (int64_t out : {1, 3, 8, 11}) {
-          if (out == 1)
-            continue;
+          if (out == 1) continue;
           std::vector<double> got = resize1d(x, out, r);
           std::vector<double> ref = naiveCubic(x, out, a, exclude, hp);
           ASSERT_EQ(got.size(), ref.size());
@@ -308,22 +300,18 @@ TEST(ResizeReference, Input1SizesAndScales) {
 }
 
 TEST(ResizeInfer, ShapesAndErrors) {
-  auto infer = [](std::vector<int64_t> shape, InterpolationMode mode, std::vector<int64_t> od,
-                  std::vector<double> sc, Dims* out) {
+  auto infer = [](std::vector<int64_t> shape, InterpolationMode mode, std::vector<int64_t> od, std::vector<double> sc,
+                  Dims* out) {
     ir::Graph g;
     int64_t count = 1;
-    for (int64_t d : shape)
-      count *= d;
+    for (int64_t d : shape) count *= d;
     ResizeAttrs a;
     a.mode = mode;
     ir::Node* n = addResize(g, constant(g, "x", DataType::kFLOAT, shape, std::vector<double>(count, 0)), a);
-    if (!od.empty())
-      n->attrs.setInts("output_dims", od);
-    if (!sc.empty())
-      n->attrs.set("scales", ir::AttrValue{sc});
+    if (!od.empty()) n->attrs.setInts("output_dims", od);
+    if (!sc.empty()) n->attrs.set("scales", ir::AttrValue{sc});
     Status s = ir::inferGraphInPlace(g, nullptr);
-    if (s && out)
-      *out = n->output(0)->shape;
+    if (s && out) *out = n->output(0)->shape;
     return s;
   };
   Dims d{};
@@ -331,9 +319,9 @@ TEST(ResizeInfer, ShapesAndErrors) {
   EXPECT_EQ(dimsToString(d), dimsToString(makeDims({1, 3, 10, 2})));
   ASSERT_TRUE(infer({1, 3, 4, 5}, InterpolationMode::kCUBIC, {1, 3, 7, 9}, {}, &d));
   EXPECT_EQ(dimsToString(d), dimsToString(makeDims({1, 3, 7, 9})));
-  EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kCUBIC, {1, 6, 7, 9}, {}, nullptr));  // cubic on axis 1
-  EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kNEAREST, {}, {}, nullptr));          // nothing given
-  EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kNEAREST, {1, 3}, {}, nullptr));      // wrong count
+  EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kCUBIC, {1, 6, 7, 9}, {}, nullptr));     // cubic on axis 1
+  EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kNEAREST, {}, {}, nullptr));             // nothing given
+  EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kNEAREST, {1, 3}, {}, nullptr));         // wrong count
   EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kNEAREST, {}, {1, 1, -2, 1}, nullptr));  // negative scale
   EXPECT_FALSE(infer({1, 3, 4, 5}, InterpolationMode::kNEAREST, {1, 3, -1, 5}, {}, nullptr));
   EXPECT_FALSE(infer({0, 3}, InterpolationMode::kNEAREST, {2, 3}, {}, nullptr));  // 0 -> 2

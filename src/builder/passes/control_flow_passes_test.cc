@@ -151,7 +151,20 @@ TEST_F(ControlFlowBuild, LoopOnConstantsIsNotFolded) {
 
 TEST_F(ControlFlowBuild, ReducedPrecisionLeavesSubgraphsInFloat) {
   for (BuilderFlag flag : {BuilderFlag::kFP16, BuilderFlag::kBF16}) {
+    // x * 1 before the loop: a compute op whose output moves to the reduced type, feeding the Loop.
     auto g = graph_->clone();
+    ir::Node* loop = nullptr;
+    for (auto const& n : g->nodes())
+      if (n->op == ir::OpType::kLoop) loop = n.get();
+    ASSERT_TRUE(loop);
+    ir::Node* ones = g->addConstant("ones", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1}),
+                                                                   std::vector<float>{1.F}));
+    ir::Node* mul = g->addNode(ir::OpType::kElementWise, "times_one", {g->inputs()[0], ones->outputs[0]});
+    mul->attrs.setInt("op", static_cast<int64_t>(ElementWiseOperation::kPROD));
+    for (auto& in : loop->inputs)
+      if (in == g->inputs()[0]) in = mul->outputs[0];
+    ASSERT_TRUE(g->renumber().isOk());
+    ASSERT_TRUE(ir::inferGraphInPlace(*g, &testing::evaluator()).isOk());
     PrecisionOptions opt;
     opt.flags = 1u << static_cast<uint32_t>(flag);
     Status s = assignPrecision(*g, opt);
@@ -159,8 +172,12 @@ TEST_F(ControlFlowBuild, ReducedPrecisionLeavesSubgraphsInFloat) {
     ASSERT_TRUE(ir::inferGraphInPlace(*g, &testing::evaluator()).isOk());
     for (auto const& n : g->nodes())
       for (auto const& sub : n->subgraphs)
-        for (ir::Value const* v : sub->inputs())
-          if (v->name != "iteration" && v->dtype != DataType::kBOOL) EXPECT_EQ(v->dtype, DataType::kFLOAT) << v->name;
+        for (ir::Value const* v : sub->inputs()) {
+          if (v->name != "iteration" && v->dtype != DataType::kBOOL) {
+            EXPECT_EQ(v->dtype, DataType::kFLOAT) << v->name;
+          }
+        }
+    EXPECT_EQ(mul->outputs[0]->dtype, flag == BuilderFlag::kFP16 ? DataType::kHALF : DataType::kBF16);
     expectRuns(*g);  // exact: the subgraphs compute in float32 and nothing else rounds these small integers
   }
 }
@@ -187,6 +204,59 @@ TEST_F(ControlFlowBuild, FullBuildChoosesControlFlowTactics) {
   }
   EXPECT_EQ(seen, 2);
   expectRuns(*read->graph);
+}
+
+// Outer loop (trip 3) { acc' = flag ? 2 * inner(acc) : inner(acc) } with inner loop (trip 2) { a' = a + 1 }: the
+// lowered graph (a loop holding a loop and an if, capturing 'flag') computes what a plain loop does.
+TEST(ControlFlowNested, NestedLoweringComputesTheNestedLoops) {
+  QuietLogger logger;
+  std::unique_ptr<IBuilder> builder(createInferBuilder(logger));
+  std::unique_ptr<INetworkDefinition> net(builder->createNetworkV2(0));
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({1}));
+  ITensor* flag = net->addInput("flag", DataType::kBOOL, makeDims({}));
+  float one = 1.F;
+  int32_t three = 3, two = 2;
+  ITensor* oneT = net->addConstant(makeDims({1}), Weights{DataType::kFLOAT, &one, 1})->getOutput(0);
+  ILoop* outer = net->addLoop();
+  outer->addTripLimit(*net->addConstant(makeDims({}), Weights{DataType::kINT32, &three, 1})->getOutput(0),
+                      TripLimit::kCOUNT);
+  IRecurrenceLayer* acc = outer->addRecurrence(*x);
+  ILoop* inner = net->addLoop();
+  inner->addTripLimit(*net->addConstant(makeDims({}), Weights{DataType::kINT32, &two, 1})->getOutput(0),
+                      TripLimit::kCOUNT);
+  IRecurrenceLayer* a = inner->addRecurrence(*acc->getOutput(0));
+  a->setInput(1, *net->addElementWise(*a->getOutput(0), *oneT, ElementWiseOperation::kSUM)->getOutput(0));
+  ITensor* innerOut = inner->addLoopOutput(*a->getOutput(0), LoopOutput::kLAST_VALUE)->getOutput(0);
+  IIfConditional* c = net->addIfConditional();
+  c->setCondition(*flag);
+  ITensor* ci = c->addInput(*innerOut)->getOutput(0);
+  ITensor* doubled = net->addElementWise(*ci, *ci, ElementWiseOperation::kSUM)->getOutput(0);
+  acc->setInput(1, *c->addOutput(*doubled, *ci)->getOutput(0));
+  ILoopOutputLayer* all = outer->addLoopOutput(*acc->getOutput(0), LoopOutput::kCONCATENATE, 0);
+  int32_t three2 = 3;
+  all->setInput(1, *net->addConstant(makeDims({}), Weights{DataType::kINT32, &three2, 1})->getOutput(0));
+  ITensor* result = outer->addLoopOutput(*acc->getOutput(0), LoopOutput::kLAST_VALUE)->getOutput(0);
+  net->markOutput(*result);
+  net->markOutput(*all->getOutput(0));
+  auto* impl = dynamic_cast<network::NetworkImpl*>(net.get());
+  ASSERT_NE(impl, nullptr);
+  ir::Graph const& g = impl->graph();
+  ASSERT_TRUE(logger.last.empty()) << logger.last;
+  for (bool f : {true, false}) {
+    for (float x0 : {0.F, 1.5F, -4.F}) {
+      auto r = backends::runGraphOnHost(
+          g, {HostTensor::fromVector(DataType::kFLOAT, makeDims({1}), std::vector<float>{x0}), flagTensor(f)});
+      ASSERT_TRUE(r.isOk()) << r.status().toString();
+      double v = x0;
+      std::vector<double> starts;
+      for (int i = 0; i < 3; ++i) {
+        starts.push_back(v);  // the recurrence's value at the start of each iteration
+        v = f ? 2 * (v + 2) : v + 2;
+      }
+      EXPECT_EQ((*r)[0].doubleAt(0), v);
+      EXPECT_EQ(values((*r)[1]), starts);
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Shape inference of GridSample (TensorRT's IGridSampleLayer, ONNX GridSample 2-D): x [N, C, H, W], grid
-// [N, H_out, W_out, 2] of x's type; y = [N, C, H_out, W_out].
+// [N, H_out, W_out, 2] of any float type; y = [N, C, H_out, W_out].
 #include "ir/shape_inference.h"
 #include "kiln/kiln.h"
 
@@ -7,21 +7,18 @@ namespace kiln::ir {
 namespace {
 
 Status inferGridSample(InferContext& ctx) {
-  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1))
-    return ctx.error("needs inputs x and grid");
+  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1)) return ctx.error("needs inputs x and grid");
   Dims const& x = ctx.in[0].shape;
   Dims const& g = ctx.in[1].shape;
-  if (x.nbDims != 4)
-    return ctx.error("input must have shape [N, C, H, W], got ", dimsToString(x));
+  if (x.nbDims != 4) return ctx.error("input must have shape [N, C, H, W], got ", dimsToString(x));
   if (g.nbDims != 4 || (g.d[3] >= 0 && g.d[3] != 2) || (g.d[0] >= 0 && x.d[0] >= 0 && g.d[0] != x.d[0]))
     return ctx.error("grid must have shape [N, H_out, W_out, 2] with the input's N, got ", dimsToString(g),
                      " for input ", dimsToString(x));
-  if (ctx.in[1].dtype != ctx.in[0].dtype)
-    return ctx.error("grid type ", dataTypeName(ctx.in[1].dtype), " differs from the input type ",
-                     dataTypeName(ctx.in[0].dtype));
+  DataType gt = ctx.in[1].dtype;  // the grid may keep its own float type (ONNX's T2) when x's precision changes
+  if (gt != DataType::kFLOAT && gt != DataType::kHALF && gt != DataType::kBF16 && gt != DataType::kFLOAT64)
+    return ctx.error("grid must have a float type, got ", dataTypeName(gt));
   int64_t mode = ctx.node.attrs.getInt("mode", static_cast<int64_t>(InterpolationMode::kLINEAR));
-  if (mode < 0 || mode >= EnumMax<InterpolationMode>())
-    return ctx.error("unknown interpolation mode ", mode);
+  if (mode < 0 || mode >= EnumMax<InterpolationMode>()) return ctx.error("unknown interpolation mode ", mode);
   auto sm = static_cast<SampleMode>(ctx.node.attrs.getInt("sample_mode", static_cast<int64_t>(SampleMode::kFILL)));
   if (sm != SampleMode::kFILL && sm != SampleMode::kCLAMP && sm != SampleMode::kREFLECT)
     return ctx.error("sample_mode ", static_cast<int32_t>(sm), " is not kFILL, kCLAMP or kREFLECT");

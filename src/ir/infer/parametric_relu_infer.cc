@@ -6,8 +6,7 @@ namespace kiln::ir {
 namespace {
 
 Status inferParametricReLU(InferContext& ctx) {
-  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1))
-    return ctx.error("needs inputs x and slope");
+  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1)) return ctx.error("needs inputs x and slope");
   Dims const& x = ctx.in[0].shape;
   Dims const& s = ctx.in[1].shape;
   if (ctx.in[0].dtype != ctx.in[1].dtype)

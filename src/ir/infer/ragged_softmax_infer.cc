@@ -6,8 +6,7 @@ namespace kiln::ir {
 namespace {
 
 Status inferRaggedSoftMax(InferContext& ctx) {
-  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1))
-    return ctx.error("needs inputs x and bounds");
+  if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1)) return ctx.error("needs inputs x and bounds");
   Dims const& x = ctx.in[0].shape;
   Dims const& b = ctx.in[1].shape;
   if (x.nbDims != 2 && x.nbDims != 3)
@@ -16,8 +15,7 @@ Status inferRaggedSoftMax(InferContext& ctx) {
     return ctx.error("bounds must be int32, got ", dataTypeName(ctx.in[1].dtype));
   bool ok = b.nbDims == x.nbDims && (b.d[b.nbDims - 1] < 0 || b.d[b.nbDims - 1] == 1);
   for (int32_t i = 0; ok && i + 1 < x.nbDims; ++i)
-    if (b.d[i] >= 0 && x.d[i] >= 0 && b.d[i] != x.d[i])
-      ok = false;
+    if (b.d[i] >= 0 && x.d[i] >= 0 && b.d[i] != x.d[i]) ok = false;
   if (!ok)
     return ctx.error("bounds ", dimsToString(b), " must have the input's shape ", dimsToString(x),
                      " with a last extent of 1");

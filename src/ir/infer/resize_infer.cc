@@ -17,25 +17,20 @@ Status inferResize(InferContext& ctx) {
   Node const& node = ctx.node;
   Dims const& x = ctx.in[0].shape;
   int32_t rank = x.nbDims;
-  if (rank < 1)
-    return ctx.error("input must have rank >= 1, got ", dimsToString(x));
+  if (rank < 1) return ctx.error("input must have rank >= 1, got ", dimsToString(x));
   int64_t mode = node.attrs.getInt("mode", 0);
-  if (mode < 0 || mode >= EnumMax<InterpolationMode>())
-    return ctx.error("unknown mode ", mode);
+  if (mode < 0 || mode >= EnumMax<InterpolationMode>()) return ctx.error("unknown mode ", mode);
   int64_t ct = node.attrs.getInt("coordinate_transformation", 1);
   if (ct < 0 || ct >= EnumMax<ResizeCoordinateTransformation>())
     return ctx.error("unknown coordinate_transformation ", ct);
   int64_t sel = node.attrs.getInt("selector", 0);
-  if (sel < 0 || sel >= EnumMax<ResizeSelector>())
-    return ctx.error("unknown selector ", sel);
+  if (sel < 0 || sel >= EnumMax<ResizeSelector>()) return ctx.error("unknown selector ", sel);
   int64_t rnd = node.attrs.getInt("nearest_rounding", 2);
-  if (rnd < 0 || rnd >= EnumMax<ResizeRoundMode>())
-    return ctx.error("unknown nearest_rounding ", rnd);
+  if (rnd < 0 || rnd >= EnumMax<ResizeRoundMode>()) return ctx.error("unknown nearest_rounding ", rnd);
 
   Dims y = x;
   auto fromScales = [&](std::vector<double> const& s) -> Status {
-    if (static_cast<int32_t>(s.size()) != rank)
-      return ctx.error(s.size(), " scales for an input of rank ", rank);
+    if (static_cast<int32_t>(s.size()) != rank) return ctx.error(s.size(), " scales for an input of rank ", rank);
     for (int32_t i = 0; i < rank; ++i) {
       if (!(s[i] > 0.0) || !std::isfinite(s[i]))
         return ctx.error("scale[", i, "] = ", s[i], " must be positive and finite");
@@ -50,25 +45,20 @@ Status inferResize(InferContext& ctx) {
       return ctx.error("input 1 must be 1-D with ", rank, " entries, got ", dimsToString(s));
     HostTensor const* v = ctx.inValues.size() > 1 ? ctx.inValues[1] : nullptr;
     if (isIntType(st)) {
-      for (int32_t i = 0; i < rank; ++i)
-        y.d[i] = -1;
+      for (int32_t i = 0; i < rank; ++i) y.d[i] = -1;
       if (v) {
         for (int32_t i = 0; i < rank; ++i) {
           y.d[i] = v->intAt(i);
-          if (y.d[i] < 0)
-            return ctx.error("output size ", y.d[i], " of axis ", i, " is negative");
+          if (y.d[i] < 0) return ctx.error("output size ", y.d[i], " of axis ", i, " is negative");
         }
       }
-    } else if (st == DataType::kFLOAT || st == DataType::kHALF || st == DataType::kBF16 ||
-               st == DataType::kFLOAT64) {
+    } else if (st == DataType::kFLOAT || st == DataType::kHALF || st == DataType::kBF16 || st == DataType::kFLOAT64) {
       if (v) {
         std::vector<double> sc;
-        for (int32_t i = 0; i < rank; ++i)
-          sc.push_back(v->doubleAt(i));
+        for (int32_t i = 0; i < rank; ++i) sc.push_back(v->doubleAt(i));
         KILN_RETURN_IF_ERROR(fromScales(sc));
       } else {
-        for (int32_t i = 0; i < rank; ++i)
-          y.d[i] = -1;
+        for (int32_t i = 0; i < rank; ++i) y.d[i] = -1;
       }
     } else {
       return ctx.error("input 1 must be int32/int64 sizes or float scales, got ", dataTypeName(st));
@@ -78,8 +68,7 @@ Status inferResize(InferContext& ctx) {
     if (static_cast<int32_t>(od.size()) != rank)
       return ctx.error("output_dims has ", od.size(), " entries for an input of rank ", rank);
     for (int32_t i = 0; i < rank; ++i) {
-      if (od[i] < 0)
-        return ctx.error("output_dims[", i, "] = ", od[i], " is negative");
+      if (od[i] < 0) return ctx.error("output_dims[", i, "] = ", od[i], " is negative");
       y.d[i] = od[i];
     }
   } else if (node.attrs.has("scales")) {
@@ -88,13 +77,12 @@ Status inferResize(InferContext& ctx) {
     return ctx.error("needs output_dims, scales or input 1");
   }
   for (int32_t i = 0; i < rank; ++i)
-    if (y.d[i] > 0 && x.d[i] == 0)
-      return ctx.error("axis ", i, " of extent 0 cannot be resized to ", y.d[i]);
+    if (y.d[i] > 0 && x.d[i] == 0) return ctx.error("axis ", i, " of extent 0 cannot be resized to ", y.d[i]);
   if (static_cast<InterpolationMode>(mode) == InterpolationMode::kCUBIC) {
     for (int32_t i = 0; i + 2 < rank; ++i)
       if (x.d[i] >= 0 && y.d[i] >= 0 && x.d[i] != y.d[i])
-        return ctx.error("kCUBIC resizes only the two innermost axes, but axis ", i, " changes from ", x.d[i],
-                         " to ", y.d[i]);
+        return ctx.error("kCUBIC resizes only the two innermost axes, but axis ", i, " changes from ", x.d[i], " to ",
+                         y.d[i]);
   }
   ctx.out[0] = {ctx.in[0].dtype, y};
   return Status::ok();

@@ -389,7 +389,7 @@ Status importCast(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 
-/// Expand: broadcast against a shape, computed as input * ones(shape) ... via a slice with broadcast strides.
+/// Expand: numpy broadcast to a constant shape, as a wrapping slice.
 Status importExpand(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> shape, constantInts(ctx, node, 1));
@@ -415,10 +415,12 @@ Status importExpand(ImportContext& ctx, Node const& node) {
                                       want);
     }
     sz.d[k] = in.d[k] == 1 ? want : in.d[k];
-    stride.d[k] = in.d[k] == 1 ? 0 : 1;
+    stride.d[k] = 1;
   }
+  // Wrapping coordinates repeat extent-1 axes: a broadcast copy.
   ISliceLayer* l = ctx.network().addSlice(*x, st, sz, stride);
   KO_RETURN_IF_ERROR(ctx.check(l, node, "expand"));
+  l->setMode(SampleMode::kWRAP);
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 

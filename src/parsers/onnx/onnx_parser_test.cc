@@ -1,0 +1,851 @@
+// Tests of the ONNX parser: small models built with the ONNX protobuf API, parsed into a network, built for
+// the CPU and run, compared with hand-computed values; and malformed models, each refused with a clear error.
+#include <gtest/gtest.h>
+#include <kiln/kiln.h>
+#include <kiln/onnx_parser.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using kiln::DataType;
+using kiln::Dims;
+
+class TestLogger : public kiln::ILogger {
+ public:
+  void log(Severity severity, kiln::AsciiChar const* msg) noexcept override {
+    if (severity <= Severity::kERROR) {
+      last = msg;
+    }
+  }
+  std::string last;
+};
+
+/// Builds a ModelProto step by step.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int64_t opset = 17) {
+    model_.set_ir_version(8);
+    auto* o = model_.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    model_.mutable_graph()->set_name("test");
+  }
+  ::onnx::GraphProto& graph() { return *model_.mutable_graph(); }
+  ::onnx::ModelProto& model() { return model_; }
+
+  /// Graph input; negative dims become dim_param "d<i>".
+  ModelBuilder& input(std::string const& name, std::vector<int64_t> const& dims,
+                      int32_t type = ::onnx::TensorProto::FLOAT) {
+    setValueInfo(graph().add_input(), name, dims, type);
+    return *this;
+  }
+  ModelBuilder& output(std::string const& name, std::vector<int64_t> const& dims = {},
+                       int32_t type = ::onnx::TensorProto::FLOAT) {
+    setValueInfo(graph().add_output(), name, dims, type);
+    return *this;
+  }
+  ModelBuilder& initF(std::string const& name, std::vector<int64_t> const& dims, std::vector<float> const& v) {
+    auto* t = graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    for (auto d : dims) {
+      t->add_dims(d);
+    }
+    for (float f : v) {
+      t->add_float_data(f);
+    }
+    return *this;
+  }
+  ModelBuilder& initI(std::string const& name, std::vector<int64_t> const& dims, std::vector<int64_t> const& v) {
+    auto* t = graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::INT64);
+    for (auto d : dims) {
+      t->add_dims(d);
+    }
+    t->set_raw_data(std::string(reinterpret_cast<char const*>(v.data()), v.size() * 8));
+    return *this;
+  }
+  ::onnx::NodeProto& node(std::string const& op, std::vector<std::string> const& ins,
+                          std::vector<std::string> const& outs, std::string const& name = "") {
+    auto* n = graph().add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? op + "_" + std::to_string(graph().node_size()) : name);
+    for (auto const& i : ins) {
+      n->add_input(i);
+    }
+    for (auto const& o : outs) {
+      n->add_output(o);
+    }
+    return *n;
+  }
+  std::string bytes() const { return model_.SerializeAsString(); }
+
+ private:
+  static void setValueInfo(::onnx::ValueInfoProto* vi, std::string const& name, std::vector<int64_t> const& dims,
+                           int32_t type) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    auto* shape = tt->mutable_shape();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      auto* d = shape->add_dim();
+      if (dims[i] < 0) {
+        d->set_dim_param("d" + std::to_string(i));
+      } else {
+        d->set_dim_value(dims[i]);
+      }
+    }
+  }
+  ::onnx::ModelProto model_;
+};
+
+void attr(::onnx::NodeProto& n, char const* name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void attr(::onnx::NodeProto& n, char const* name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+void attr(::onnx::NodeProto& n, char const* name, std::vector<int64_t> const& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (auto x : v) {
+    a->add_ints(x);
+  }
+}
+void attr(::onnx::NodeProto& n, char const* name, std::string const& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+/// Output of a run: shape and values as double.
+struct Out {
+  Dims dims{};
+  std::vector<double> v;
+};
+
+/// Parses `bytes`, builds for the CPU (reference tactics) and runs with float inputs `ins`. Fails the test
+/// (returning empty) on any error.
+std::map<std::string, Out> run(std::string const& bytes, std::map<std::string, std::pair<Dims, std::vector<float>>> ins) {
+  TestLogger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
+  if (!parser->parse(bytes.data(), bytes.size())) {
+    ADD_FAILURE() << "parse failed: " << (parser->getNbErrors() ? parser->getError(0)->desc() : "?");
+    return {};
+  }
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  config->setDefaultDeviceType(kiln::DeviceType::kCPU);
+  config->clearFlag(kiln::BuilderFlag::kTF32);
+  config->setBuilderOptimizationLevel(0);
+  config->setTacticSources(1U << static_cast<uint32_t>(kiln::TacticSource::kREFERENCE));
+  std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
+  if (!plan) {
+    ADD_FAILURE() << "build failed: " << logger.last;
+    return {};
+  }
+  parser.reset();  // the weights were consumed by the build
+  std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+  std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+  std::unique_ptr<kiln::IExecutionContext> context(engine->createExecutionContext());
+  for (auto& [name, in] : ins) {
+    EXPECT_TRUE(context->setInputShape(name.c_str(), in.first)) << name;
+    EXPECT_TRUE(context->setInputTensorAddress(name.c_str(), in.second.data())) << name;
+  }
+  std::map<std::string, std::vector<uint8_t>> buffers;
+  std::map<std::string, Out> outs;
+  for (int32_t i = 0; i < engine->getNbIOTensors(); ++i) {
+    char const* name = engine->getIOTensorName(i);
+    if (engine->getTensorIOMode(name) != kiln::TensorIOMode::kOUTPUT) {
+      continue;
+    }
+    Dims d = context->getTensorShape(name);
+    int64_t n = 1;
+    for (int32_t k = 0; k < d.nbDims; ++k) {
+      n *= d.d[k];
+    }
+    buffers[name].assign(static_cast<size_t>(std::max<int64_t>(n, 1) * 8), 0);
+    outs[name].dims = d;
+    EXPECT_TRUE(context->setTensorAddress(name, buffers[name].data()));
+  }
+  if (!context->enqueueV3(nullptr)) {
+    ADD_FAILURE() << "enqueue failed: " << logger.last;
+    return {};
+  }
+  for (auto& [name, o] : outs) {
+    DataType t = engine->getTensorDataType(name.c_str());
+    int64_t n = 1;
+    for (int32_t k = 0; k < o.dims.nbDims; ++k) {
+      n *= o.dims.d[k];
+    }
+    uint8_t const* p = buffers[name].data();
+    for (int64_t i = 0; i < n; ++i) {
+      switch (t) {
+        case DataType::kFLOAT: {
+          float f;
+          std::memcpy(&f, p + i * 4, 4);
+          o.v.push_back(f);
+          break;
+        }
+        case DataType::kINT64: {
+          int64_t x;
+          std::memcpy(&x, p + i * 8, 8);
+          o.v.push_back(static_cast<double>(x));
+          break;
+        }
+        case DataType::kINT32: {
+          int32_t x;
+          std::memcpy(&x, p + i * 4, 4);
+          o.v.push_back(x);
+          break;
+        }
+        case DataType::kBOOL:
+          o.v.push_back(p[i]);
+          break;
+        default:
+          ADD_FAILURE() << "unexpected output type " << static_cast<int>(t);
+          return {};
+      }
+    }
+  }
+  return outs;
+}
+
+void expectNear(std::vector<double> const& got, std::vector<double> const& want, double tol = 1e-5) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << "at " << i;
+  }
+}
+
+std::vector<float> iota(int64_t n, float start = 0, float step = 1) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    v[static_cast<size_t>(i)] = start + step * static_cast<float>(i);
+  }
+  return v;
+}
+
+//
+// Numerics
+//
+
+TEST(OnnxParser, AddBroadcastsLowerRankInitializer) {
+  ModelBuilder m;
+  m.input("x", {2, 3}).initF("b", {3}, {10, 20, 30}).output("y");
+  m.node("Add", {"x", "b"}, {"y"});
+  auto outs = run(m.bytes(), {{"x", {Dims{2, {2, 3}}, iota(6)}}});
+  ASSERT_EQ(outs.count("y"), 1U);
+  expectNear(outs["y"].v, {10, 21, 32, 13, 24, 35});
+}
+
+TEST(OnnxParser, BinaryAndUnaryOps) {
+  ModelBuilder m;
+  m.input("a", {4}).input("b", {1}).output("sub").output("mul").output("div").output("pow").output("max3");
+  m.output("neg").output("sig").output("lrelu").output("clip");
+  m.node("Sub", {"a", "b"}, {"sub"});
+  m.node("Mul", {"a", "b"}, {"mul"});
+  m.node("Div", {"a", "b"}, {"div"});
+  m.node("Pow", {"a", "b"}, {"pow"});
+  m.node("Max", {"a", "b", "a"}, {"max3"});
+  m.node("Neg", {"a"}, {"neg"});
+  m.node("Sigmoid", {"a"}, {"sig"});
+  attr(m.node("LeakyRelu", {"a"}, {"lrelu"}), "alpha", 0.5F);
+  m.initF("lo", {}, {-0.5F}).initF("hi", {}, {1.5F});
+  m.node("Clip", {"a", "lo", "hi"}, {"clip"});
+  std::vector<float> a{-2, -0.25F, 1, 3};
+  auto outs = run(m.bytes(), {{"a", {Dims{1, {4}}, a}}, {"b", {Dims{1, {1}}, {2}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["sub"].v, {-4, -2.25, -1, 1});
+  expectNear(outs["mul"].v, {-4, -0.5, 2, 6});
+  expectNear(outs["div"].v, {-1, -0.125, 0.5, 1.5});
+  expectNear(outs["pow"].v, {4, 0.0625, 1, 9});
+  expectNear(outs["max3"].v, {2, 2, 2, 3});
+  expectNear(outs["neg"].v, {2, 0.25, -1, -3});
+  std::vector<double> sig;
+  for (float x : a) {
+    sig.push_back(1 / (1 + std::exp(-static_cast<double>(x))));
+  }
+  expectNear(outs["sig"].v, sig);
+  expectNear(outs["lrelu"].v, {-1, -0.125, 1, 3});
+  expectNear(outs["clip"].v, {-0.5, -0.25, 1, 1.5});
+}
+
+TEST(OnnxParser, ConvWithPadsAndBiasMatchesNaive) {
+  // x [1,1,3,4], w [2,1,2,2], pads 1 on top/left only, stride 1.
+  ModelBuilder m;
+  std::vector<float> w{1, 0, -1, 2, 0.5F, 0.5F, 0.5F, 0.5F};
+  m.input("x", {1, 1, 3, 4}).initF("w", {2, 1, 2, 2}, w).initF("b", {2}, {0.25F, -1}).output("y");
+  auto& n = m.node("Conv", {"x", "w", "b"}, {"y"}, "conv0");
+  attr(n, "pads", std::vector<int64_t>{1, 1, 0, 0});
+  attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+  std::vector<float> x = iota(12, -3);
+  auto outs = run(m.bytes(), {{"x", {Dims{4, {1, 1, 3, 4}}, x}}});
+  ASSERT_FALSE(outs.empty());
+  // Output 3x4 per channel.
+  std::vector<double> want;
+  float const bias[2] = {0.25F, -1};
+  for (int oc = 0; oc < 2; ++oc) {
+    for (int oy = 0; oy < 3; ++oy) {
+      for (int ox = 0; ox < 4; ++ox) {
+        double acc = bias[oc];
+        for (int ky = 0; ky < 2; ++ky) {
+          for (int kx = 0; kx < 2; ++kx) {
+            int iy = oy + ky - 1;
+            int ix = ox + kx - 1;
+            if (iy >= 0 && iy < 3 && ix >= 0 && ix < 4) {
+              acc += x[static_cast<size_t>(iy * 4 + ix)] * w[static_cast<size_t>(oc * 4 + ky * 2 + kx)];
+            }
+          }
+        }
+        want.push_back(acc);
+      }
+    }
+  }
+  EXPECT_EQ(outs["y"].dims.nbDims, 4);
+  expectNear(outs["y"].v, want);
+}
+
+TEST(OnnxParser, ConvAutoPadSameUpperKeepsSize) {
+  ModelBuilder m;
+  m.input("x", {1, 1, 3, 3}).initF("w", {1, 1, 2, 2}, {1, 1, 1, 1}).output("y");
+  auto& n = m.node("Conv", {"x", "w"}, {"y"});
+  attr(n, "auto_pad", std::string("SAME_UPPER"));
+  auto outs = run(m.bytes(), {{"x", {Dims{4, {1, 1, 3, 3}}, iota(9)}}});
+  ASSERT_FALSE(outs.empty());
+  // SAME_UPPER: the extra padding goes at the end, so each output sums x[i..i+1][j..j+1] clipped at the end.
+  expectNear(outs["y"].v, {8, 12, 7, 20, 24, 13, 13, 15, 8});
+}
+
+TEST(OnnxParser, BatchNormIsFoldedAndCorrect) {
+  ModelBuilder m;
+  m.input("x", {1, 2, 1, 2}).output("y");
+  m.initF("s", {2}, {2, 0.5F}).initF("bb", {2}, {1, -1}).initF("mean", {2}, {0.5F, 2}).initF("var", {2}, {4, 0.25F});
+  auto& n = m.node("BatchNormalization", {"x", "s", "bb", "mean", "var"}, {"y"});
+  attr(n, "epsilon", 0.0F);
+  auto outs = run(m.bytes(), {{"x", {Dims{4, {1, 2, 1, 2}}, {1, 3, 2, 4}}}});
+  ASSERT_FALSE(outs.empty());
+  // c0: 2*(x-0.5)/2+1; c1: 0.5*(x-2)/0.5-1.
+  expectNear(outs["y"].v, {1.5, 3.5, -1, 1});
+}
+
+TEST(OnnxParser, PoolingAndGlobalPooling) {
+  ModelBuilder m(11);
+  m.input("x", {1, 1, 2, 3}).output("mp").output("ap").output("gap").output("gmp");
+  auto& mp = m.node("MaxPool", {"x"}, {"mp"});
+  attr(mp, "kernel_shape", std::vector<int64_t>{2, 2});
+  auto& ap = m.node("AveragePool", {"x"}, {"ap"});
+  attr(ap, "kernel_shape", std::vector<int64_t>{1, 2});
+  attr(ap, "pads", std::vector<int64_t>{0, 1, 0, 0});
+  attr(ap, "count_include_pad", int64_t{1});
+  m.node("GlobalAveragePool", {"x"}, {"gap"});
+  m.node("GlobalMaxPool", {"x"}, {"gmp"});
+  auto outs = run(m.bytes(), {{"x", {Dims{4, {1, 1, 2, 3}}, {1, 5, 2, 4, 0, 6}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["mp"].v, {5, 6});
+  expectNear(outs["ap"].v, {0.5, 3, 3.5, 2, 2, 3});
+  expectNear(outs["gap"].v, {3});
+  expectNear(outs["gmp"].v, {6});
+}
+
+TEST(OnnxParser, MatMulAndGemm) {
+  ModelBuilder m;
+  m.input("a", {2, 3}).initF("b", {3, 2}, {1, 2, 3, 4, 5, 6}).output("mm").output("gemm");
+  m.node("MatMul", {"a", "b"}, {"mm"});
+  // Gemm with transB on b^T = [2,3], alpha 2, beta 0.5, C [2] broadcast.
+  m.initF("bt", {2, 3}, {1, 3, 5, 2, 4, 6}).initF("c", {2}, {2, -2});
+  auto& g = m.node("Gemm", {"a", "bt", "c"}, {"gemm"});
+  attr(g, "transB", int64_t{1});
+  attr(g, "alpha", 2.0F);
+  attr(g, "beta", 0.5F);
+  auto outs = run(m.bytes(), {{"a", {Dims{2, {2, 3}}, {1, 0, -1, 2, 1, 0}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["mm"].v, {-4, -4, 5, 8});
+  expectNear(outs["gemm"].v, {-7, -9, 11, 15});
+}
+
+TEST(OnnxParser, ShapeOpsChain) {
+  // x [2,3,4] -> Reshape [0,-1] -> [2,12]; Transpose -> [12,2]; Unsqueeze(0) -> [1,12,2]; Squeeze(0);
+  // Slice rows 1..7 step 3 -> rows 1,4; Concat with itself along 1 -> [2,4].
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4}).output("y");
+  m.initI("shape", {2}, {0, -1}).initI("ax0", {1}, {0});
+  m.initI("st", {1}, {1}).initI("en", {1}, {7}).initI("sa", {1}, {0}).initI("sp", {1}, {3});
+  m.node("Reshape", {"x", "shape"}, {"r"});
+  m.node("Transpose", {"r"}, {"t"});
+  m.node("Unsqueeze", {"t", "ax0"}, {"u"});
+  m.node("Squeeze", {"u", "ax0"}, {"s"});
+  m.node("Slice", {"s", "st", "en", "sa", "sp"}, {"sl"});
+  attr(m.node("Concat", {"sl", "sl"}, {"y"}), "axis", int64_t{-1});
+  auto outs = run(m.bytes(), {{"x", {Dims{3, {2, 3, 4}}, iota(24)}}});
+  ASSERT_FALSE(outs.empty());
+  ASSERT_EQ(outs["y"].dims.nbDims, 2);
+  EXPECT_EQ(outs["y"].dims.d[0], 2);
+  EXPECT_EQ(outs["y"].dims.d[1], 4);
+  // t[i][j] = x_flat[j*12 + i]; rows 1 and 4: {1,13}, {4,16}.
+  expectNear(outs["y"].v, {1, 13, 1, 13, 4, 16, 4, 16});
+}
+
+TEST(OnnxParser, SoftmaxLegacyFlattensAndOpset13UsesOneAxis) {
+  std::vector<float> x{0, 1, 2, 3};
+  double const e[4] = {1, std::exp(1.0), std::exp(2.0), std::exp(3.0)};
+  {
+    ModelBuilder m(11);
+    m.input("x", {2, 1, 2}).output("y");
+    attr(m.node("Softmax", {"x"}, {"y"}), "axis", int64_t{1});  // over the flattened [1,2] inner part
+    auto outs = run(m.bytes(), {{"x", {Dims{3, {2, 1, 2}}, x}}});
+    ASSERT_FALSE(outs.empty());
+    EXPECT_EQ(outs["y"].dims.nbDims, 3);
+    expectNear(outs["y"].v, {e[0] / (e[0] + e[1]), e[1] / (e[0] + e[1]), e[2] / (e[2] + e[3]), e[3] / (e[2] + e[3])});
+  }
+  {
+    ModelBuilder m(13);
+    m.input("x", {2, 1, 2}).output("y");
+    attr(m.node("LogSoftmax", {"x"}, {"y"}), "axis", int64_t{0});
+    auto outs = run(m.bytes(), {{"x", {Dims{3, {2, 1, 2}}, x}}});
+    ASSERT_FALSE(outs.empty());
+    expectNear(outs["y"].v, {std::log(e[0] / (e[0] + e[2])), std::log(e[1] / (e[1] + e[3])),
+                             std::log(e[2] / (e[0] + e[2])), std::log(e[3] / (e[1] + e[3]))});
+  }
+}
+
+TEST(OnnxParser, ReductionsByAttributeAndInput) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3}).output("mean").output("sum").output("max");
+  auto& r = m.node("ReduceMean", {"x"}, {"mean"});
+  attr(r, "axes", std::vector<int64_t>{-1});
+  attr(r, "keepdims", int64_t{0});
+  m.initI("ax", {1}, {0});
+  m.node("ReduceSum", {"x", "ax"}, {"sum"});  // opset 13: axes as input
+  attr(m.node("ReduceMax", {"x"}, {"max"}), "keepdims", int64_t{0});
+  auto outs = run(m.bytes(), {{"x", {Dims{2, {2, 3}}, {1, 2, 3, 4, 5, 9}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["mean"].v, {2, 6});
+  expectNear(outs["sum"].v, {5, 7, 12});
+  EXPECT_EQ(outs["sum"].dims.nbDims, 2);
+  expectNear(outs["max"].v, {9});
+}
+
+TEST(OnnxParser, ConstantShapeGatherCastInt64) {
+  ModelBuilder m;
+  // dim1 (INT64) is folded at build time; constant-only outputs are covered by DISABLED_ConstantOnlyOutput.
+  m.input("x", {2, 5}).output("plus");
+  m.node("Shape", {"x"}, {"shp"});
+  auto& c = m.node("Constant", {}, {"idx"});
+  auto* a = c.add_attribute();
+  a->set_name("value_int");
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(1);
+  attr(m.node("Gather", {"shp", "idx"}, {"dim1"}), "axis", int64_t{0});
+  attr(m.node("Cast", {"dim1"}, {"dimf"}), "to", int64_t{::onnx::TensorProto::FLOAT});
+  m.node("Add", {"x", "dimf"}, {"plus"});
+  auto outs = run(m.bytes(), {{"x", {Dims{2, {2, 5}}, iota(10)}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["plus"].v, {5, 6, 7, 8, 9, 10, 11, 12, 13, 14});
+}
+
+TEST(OnnxParser, SplitWhereExpandLayerNorm) {
+  ModelBuilder m(17);
+  m.input("x", {2, 4}).output("p0").output("p1").output("w").output("e").output("ln");
+  m.initI("sizes", {2}, {1, 3});
+  attr(m.node("Split", {"x", "sizes"}, {"p0", "p1"}), "axis", int64_t{1});
+  m.initF("zero", {}, {0});
+  m.node("Greater", {"x", "zero"}, {"pos"});
+  m.node("Where", {"pos", "x", "zero"}, {"w"});
+  m.initI("eshape", {3}, {2, 2, 3});
+  m.node("Expand", {"p0", "eshape"}, {"e"});
+  m.initF("g", {4}, {1, 1, 1, 1}).initF("beta", {4}, {0, 0, 0, 1});
+  auto& ln = m.node("LayerNormalization", {"x", "g", "beta"}, {"ln"});
+  attr(ln, "epsilon", 0.0F);
+  std::vector<float> x{-1, 2, -3, 4, 1, 1, 3, 3};
+  auto outs = run(m.bytes(), {{"x", {Dims{2, {2, 4}}, x}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["p0"].v, {-1, 1});
+  expectNear(outs["p1"].v, {2, -3, 4, 1, 3, 3});
+  expectNear(outs["w"].v, {0, 2, 0, 4, 1, 1, 3, 3});
+  expectNear(outs["e"].v, {-1, -1, -1, 1, 1, 1, -1, -1, -1, 1, 1, 1});
+  // Row 1: mean 2, var 1 -> {-1,-1,1,1} + beta.
+  std::vector<double> want(8);
+  for (int r = 0; r < 2; ++r) {
+    double mean = 0;
+    double var = 0;
+    for (int k = 0; k < 4; ++k) {
+      mean += x[static_cast<size_t>(r * 4 + k)] / 4.0;
+    }
+    for (int k = 0; k < 4; ++k) {
+      double d = x[static_cast<size_t>(r * 4 + k)] - mean;
+      var += d * d / 4.0;
+    }
+    for (int k = 0; k < 4; ++k) {
+      want[static_cast<size_t>(r * 4 + k)] = (x[static_cast<size_t>(r * 4 + k)] - mean) / std::sqrt(var) + (k == 3);
+    }
+  }
+  expectNear(outs["ln"].v, want, 1e-4);
+}
+
+TEST(OnnxParser, DISABLED_ConstantOnlyOutput) {
+  // An output computed from constants only (Relu of an initializer). Disabled: the CPU engine leaves such
+  // outputs unwritten today (a builder/runtime issue, not the parser's); enable once fixed.
+  ModelBuilder m;
+  m.input("x", {2}).initF("c", {2}, {-1, 3}).output("y").output("z");
+  m.node("Relu", {"c"}, {"y"});
+  m.node("Relu", {"x"}, {"z"});
+  auto outs = run(m.bytes(), {{"x", {Dims{1, {2}}, {1, 2}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["y"].v, {0, 3});
+}
+
+TEST(OnnxParser, DynamicInputDimsBecomeRuntimeDims) {
+  ModelBuilder m;
+  m.input("x", {-1, 3}).output("y");
+  m.node("Relu", {"x"}, {"y"});
+  TestLogger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
+  std::string b = m.bytes();
+  ASSERT_TRUE(parser->parse(b.data(), b.size()));
+  ASSERT_EQ(network->getNbInputs(), 1);
+  Dims d = network->getInput(0)->getDimensions();
+  EXPECT_EQ(d.d[0], -1);
+  EXPECT_EQ(d.d[1], 3);
+  EXPECT_STREQ(network->getInput(0)->getDimensionName(0), "d0");
+  ASSERT_EQ(network->getNbOutputs(), 1);
+  EXPECT_STREQ(network->getOutput(0)->getName(), "y");
+}
+
+//
+// Errors
+//
+
+/// Parses and expects failure; returns the first error's description (also checks node info when asked).
+struct ParseResult {
+  bool ok;
+  std::string desc;
+  kiln::onnx::ErrorCode code;
+  int32_t node;
+  std::string nodeName;
+};
+ParseResult parseOnly(std::string const& bytes, char const* path = nullptr) {
+  TestLogger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
+  bool ok = parser->parse(bytes.data(), bytes.size(), path);
+  if (ok) {
+    return {true, "", kiln::onnx::ErrorCode::kSUCCESS, -1, ""};
+  }
+  EXPECT_GE(parser->getNbErrors(), 1);
+  auto const* e = parser->getError(0);
+  EXPECT_NE(e, nullptr);
+  EXPECT_EQ(parser->getError(parser->getNbErrors()), nullptr);
+  return {false, e->desc(), e->code(), e->node(), e->nodeName()};
+}
+
+TEST(OnnxParserErrors, EmptyGarbageAndTruncated) {
+  auto r = parseOnly("");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kMODEL_DESERIALIZE_FAILED);
+  r = parseOnly(std::string("\xff\xff\xff\xff garbage \x01\x02", 17));
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kMODEL_DESERIALIZE_FAILED);
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  m.node("Relu", {"x"}, {"y"});
+  std::string b = m.bytes();
+  for (size_t cut : {b.size() / 2, b.size() - 1, size_t{3}}) {
+    r = parseOnly(b.substr(0, cut));
+    EXPECT_FALSE(r.ok) << cut;
+  }
+}
+
+TEST(OnnxParserErrors, CycleNamesANode) {
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  m.node("Add", {"x", "b"}, {"a"}, "first");
+  m.node("Relu", {"a"}, {"b"}, "second");
+  m.node("Relu", {"a"}, {"y"}, "third");
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kINVALID_GRAPH);
+  EXPECT_NE(r.desc.find("cycle"), std::string::npos) << r.desc;
+  EXPECT_TRUE(r.nodeName == "first" || r.nodeName == "second") << r.nodeName;
+}
+
+TEST(OnnxParserErrors, UndefinedInputNamesNodeAndValue) {
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  m.node("Add", {"x", "nowhere"}, {"y"}, "adder");
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("adder"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("nowhere"), std::string::npos) << r.desc;
+  EXPECT_EQ(r.node, 0);
+}
+
+TEST(OnnxParserErrors, DuplicateOutputs) {
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  m.node("Relu", {"x"}, {"y"}, "r1");
+  m.node("Neg", {"x"}, {"y"}, "r2");
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("r2"), std::string::npos) << r.desc;
+  ModelBuilder m2;
+  m2.input("x", {2}).output("y").output("y");
+  m2.node("Relu", {"x"}, {"y"});
+  r = parseOnly(m2.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("twice"), std::string::npos) << r.desc;
+}
+
+TEST(OnnxParserErrors, WrongAttributeType) {
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  attr(m.node("LeakyRelu", {"x"}, {"y"}, "leaky"), "alpha", int64_t{3});
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kINVALID_NODE);
+  EXPECT_NE(r.desc.find("leaky"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("alpha"), std::string::npos) << r.desc;
+}
+
+TEST(OnnxParserErrors, InitializerBytesDoNotCoverDims) {
+  ModelBuilder m;
+  m.input("x", {4}).initF("w", {4}, {1, 2, 3}).output("y");
+  m.node("Add", {"x", "w"}, {"y"});
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("'w'"), std::string::npos) << r.desc;
+  ModelBuilder m2;
+  m2.input("x", {4}).output("y");
+  auto* t = m2.graph().add_initializer();
+  t->set_name("raw");
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_dims(4);
+  t->set_raw_data(std::string(15, '\0'));
+  m2.node("Add", {"x", "raw"}, {"y"});
+  r = parseOnly(m2.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("raw_data"), std::string::npos) << r.desc;
+}
+
+TEST(OnnxParserErrors, AbsurdDims) {
+  ModelBuilder m;
+  m.input("x", {1}).output("y");
+  auto* t = m.graph().add_initializer();
+  t->set_name("huge");
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_dims(int64_t{1} << 62);
+  t->add_dims(4);
+  m.node("Add", {"x", "huge"}, {"y"});
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("huge"), std::string::npos) << r.desc;
+  // ConstantOfShape asked for 2^40 elements: refused before allocating.
+  ModelBuilder m2;
+  m2.input("x", {1}).output("y");
+  m2.initI("shape", {2}, {int64_t{1} << 20, int64_t{1} << 20});
+  m2.node("ConstantOfShape", {"shape"}, {"big"}, "bomb");
+  m2.node("Add", {"x", "big"}, {"y"});
+  r = parseOnly(m2.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("bomb"), std::string::npos) << r.desc;
+  // A graph input with a dim of 2^62.
+  ModelBuilder m3;
+  m3.input("x", {int64_t{1} << 62}).output("y");
+  m3.node("Relu", {"x"}, {"y"});
+  r = parseOnly(m3.bytes());
+  EXPECT_FALSE(r.ok);
+}
+
+TEST(OnnxParserErrors, UnknownOpNamesOpDomainAndNode) {
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  auto& n = m.node("FancyOp", {"x"}, {"y"}, "mystery");
+  n.set_domain("com.example");
+  auto* o = m.model().add_opset_import();
+  o->set_domain("com.example");
+  o->set_version(1);
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kUNSUPPORTED_NODE);
+  EXPECT_NE(r.desc.find("FancyOp"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("com.example"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("mystery"), std::string::npos) << r.desc;
+  EXPECT_EQ(r.nodeName, "mystery");
+}
+
+TEST(OnnxParserErrors, OldOpsetAndMissingGraph) {
+  ModelBuilder m(6);
+  m.input("x", {2}).output("y");
+  m.node("Relu", {"x"}, {"y"});
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kUNSUPPORTED_GRAPH);
+  ::onnx::ModelProto empty;
+  empty.set_ir_version(8);
+  r = parseOnly(empty.SerializeAsString());
+  EXPECT_FALSE(r.ok);
+}
+
+//
+// External data
+//
+
+class ExternalData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("kiln_onnx_ext_" + std::to_string(::getpid()));
+    fs::create_directories(root_ / "model");
+    float const v[4] = {1, 2, 3, 4};
+    std::ofstream(root_ / "model" / "w.bin", std::ios::binary).write(reinterpret_cast<char const*>(v), 16);
+    std::ofstream(root_ / "outside.bin", std::ios::binary).write(reinterpret_cast<char const*>(v), 16);
+    fs::create_symlink(root_ / "outside.bin", root_ / "model" / "link.bin");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  std::string model(std::string const& location, int64_t offset = -1, int64_t length = -1) {
+    ModelBuilder m;
+    m.input("x", {4}).output("y");
+    auto* t = m.graph().add_initializer();
+    t->set_name("w");
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    t->set_data_location(::onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+    if (offset >= 0) {
+      kv = t->add_external_data();
+      kv->set_key("offset");
+      kv->set_value(std::to_string(offset));
+    }
+    if (length >= 0) {
+      kv = t->add_external_data();
+      kv->set_key("length");
+      kv->set_value(std::to_string(length));
+    }
+    m.node("Add", {"x", "w"}, {"y"});
+    return m.bytes();
+  }
+  std::string path() const { return (root_ / "model" / "m.onnx").string(); }
+  fs::path root_;
+};
+
+TEST_F(ExternalData, LoadsInsideTheFolder) {
+  auto r = parseOnly(model("w.bin"), path().c_str());
+  EXPECT_TRUE(r.ok) << r.desc;
+  r = parseOnly(model("./w.bin", 0, 16), path().c_str());
+  EXPECT_TRUE(r.ok) << r.desc;
+}
+
+TEST_F(ExternalData, RefusesEscapes) {
+  for (std::string loc : {"../outside.bin", "/etc/passwd", "link.bin", "missing.bin"}) {
+    auto r = parseOnly(model(loc), path().c_str());
+    EXPECT_FALSE(r.ok) << loc;
+    EXPECT_NE(r.desc.find("'w'"), std::string::npos) << r.desc;
+  }
+  auto r = parseOnly(model((root_ / "model" / "w.bin").string()), path().c_str());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("absolute"), std::string::npos) << r.desc;
+  r = parseOnly(model("../outside.bin"), path().c_str());
+  EXPECT_NE(r.desc.find("outside"), std::string::npos) << r.desc;
+  // Offsets/lengths past the end, and no model path at all.
+  r = parseOnly(model("w.bin", 8, 16), path().c_str());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("past the end"), std::string::npos) << r.desc;
+  r = parseOnly(model("w.bin", 100), path().c_str());
+  EXPECT_FALSE(r.ok);
+  r = parseOnly(model("w.bin", 0, 12), path().c_str());
+  EXPECT_FALSE(r.ok);
+  r = parseOnly(model("w.bin"));
+  EXPECT_FALSE(r.ok);
+}
+
+//
+// API
+//
+
+TEST(OnnxParserApi, FlagsOperatorsAndSupportsModel) {
+  TestLogger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
+  EXPECT_TRUE(parser->getFlag(kiln::onnx::OnnxParserFlag::kNATIVE_INSTANCENORM));
+  parser->clearFlag(kiln::onnx::OnnxParserFlag::kNATIVE_INSTANCENORM);
+  EXPECT_EQ(parser->getFlags(), 0U);
+  parser->setFlag(kiln::onnx::OnnxParserFlag::kNATIVE_INSTANCENORM);
+  EXPECT_EQ(parser->getFlags(), 1U);
+  EXPECT_TRUE(parser->supportsOperator("Conv"));
+  EXPECT_TRUE(parser->supportsOperator("Softmax"));
+  EXPECT_FALSE(parser->supportsOperator("NoSuchOp"));
+  EXPECT_FALSE(parser->supportsOperator(nullptr));
+
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  m.node("Relu", {"x"}, {"a"});
+  m.node("NoSuchOp", {"a"}, {"y"}, "bad");
+  std::string b = m.bytes();
+  EXPECT_FALSE(parser->supportsModelV2(b.data(), b.size()));
+  EXPECT_EQ(network->getNbLayers(), 0);  // the real network is untouched
+  ASSERT_EQ(parser->getNbSubgraphs(), 2);
+  EXPECT_TRUE(parser->isSubgraphSupported(0));
+  EXPECT_FALSE(parser->isSubgraphSupported(1));
+  int64_t len = 0;
+  int64_t* nodes = parser->getSubgraphNodes(1, len);
+  ASSERT_EQ(len, 1);
+  EXPECT_EQ(nodes[0], 1);
+  parser->clearErrors();
+  EXPECT_EQ(parser->getNbErrors(), 0);
+
+  ModelBuilder ok;
+  ok.input("x", {2}).output("y");
+  ok.node("Relu", {"x"}, {"y"}, "relu");
+  b = ok.bytes();
+  EXPECT_TRUE(parser->parse(b.data(), b.size()));
+  EXPECT_NE(parser->getLayerOutputTensor("relu", 0), nullptr);
+  EXPECT_EQ(parser->getLayerOutputTensor("relu", 1), nullptr);
+}
+
+TEST(OnnxParserApi, ParseFromFile) {
+  ModelBuilder m;
+  m.input("x", {2}).output("y");
+  m.node("Relu", {"x"}, {"y"});
+  fs::path p = fs::temp_directory_path() / ("kiln_onnx_file_" + std::to_string(::getpid()) + ".onnx");
+  {
+    std::ofstream f(p, std::ios::binary);
+    f << m.bytes();
+  }
+  TestLogger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
+  EXPECT_TRUE(parser->parseFromFile(p.c_str(), static_cast<int32_t>(kiln::ILogger::Severity::kWARNING)));
+  fs::remove(p);
+  EXPECT_FALSE(parser->parseFromFile((p.string() + ".missing").c_str(), 1));
+  EXPECT_NE(logger.last.find("cannot open"), std::string::npos) << logger.last;
+}
+
+}  // namespace
