@@ -539,12 +539,12 @@ class Lowering {
     KILN_RETURN_IF_ERROR(body->addInput("iteration", DataType::kINT64, makeDims({})).status());
     for (auto const& r : c.recurrences) {
       ir::Value* v = r.first->outputs[0];
-      KILN_ASSIGN_OR_RETURN(b.map[v], body->addInput(v->name, v->dtype, v->shape));
+      KILN_ASSIGN_OR_RETURN(b.map[v], body->addInput(body->uniqueValueName(v->name), v->dtype, v->shape));
     }
     std::vector<int64_t> scanAxes, scanReverse;
     for (ir::Node* it : c.iterators) {
       ir::Value* v = it->outputs[0];
-      KILN_ASSIGN_OR_RETURN(b.map[v], body->addInput(v->name, v->dtype, v->shape));
+      KILN_ASSIGN_OR_RETURN(b.map[v], body->addInput(body->uniqueValueName(v->name), v->dtype, v->shape));
       scanAxes.push_back(it->attrs.getInt("axis", 0));
       scanReverse.push_back(it->attrs.getInt("reverse", 0));
     }
