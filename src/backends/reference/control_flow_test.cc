@@ -150,7 +150,8 @@ TEST(ControlFlowIf, UnknownConditionRunsTheChosenBranch) {
     auto r = runGraphOnHost(g, {boolScalar(cond), xv, yv});
     ASSERT_TRUE(r.isOk()) << r.status().toString();
     std::vector<double> want;
-    for (int i = 0; i < 3; ++i) want.push_back(cond ? xv.doubleAt(i) + yv.doubleAt(i) : xv.doubleAt(i) * yv.doubleAt(i));
+    for (int i = 0; i < 3; ++i)
+      want.push_back(cond ? xv.doubleAt(i) + yv.doubleAt(i) : xv.doubleAt(i) * yv.doubleAt(i));
     EXPECT_EQ(values((*r)[0]), want);
   }
 }

@@ -48,7 +48,8 @@ Result<std::vector<TensorInfo>> inferSubgraph(InferContext const& ctx, Graph con
                        dataTypeName(ins[i].dtype));
     state.info[v->id] = ins[i];
   }
-  KILN_RETURN_IF_ERROR(inferShapes(*g, state, nullptr).withContext(strCat(ctx.node.describe(), ", ", what, " subgraph")));
+  KILN_RETURN_IF_ERROR(
+      inferShapes(*g, state, nullptr).withContext(strCat(ctx.node.describe(), ", ", what, " subgraph")));
   std::vector<TensorInfo> outs;
   for (Value const* v : g->outputs()) outs.push_back(state.info[v->id]);
   return outs;
@@ -98,7 +99,8 @@ Status inferBoundary(InferContext& ctx, std::string const& role) {
     TensorInfo const& a = ctx.in[0];
     TensorInfo const& b = ctx.in[1];
     if (a.dtype != b.dtype)
-      return ctx.error("the true output is ", dataTypeName(a.dtype), " but the false output is ", dataTypeName(b.dtype));
+      return ctx.error("the true output is ", dataTypeName(a.dtype), " but the false output is ",
+                       dataTypeName(b.dtype));
     if (a.shape.nbDims != b.shape.nbDims)
       return ctx.error("the true output has rank ", a.shape.nbDims, " but the false output has rank ", b.shape.nbDims);
     ctx.out[0] = a;

@@ -54,12 +54,12 @@ Status fail(ErrorCode code, Args const&... args) {
 
 #define KILN_ONNX_CONCAT_INNER(a, b) a##b
 #define KILN_ONNX_CONCAT(a, b) KILN_ONNX_CONCAT_INNER(a, b)
-#define KO_RETURN_IF_ERROR(expr)  \
-  do {                            \
-    ::kiln::onnx::Status ko_s_ = (expr); \
-    if (!ko_s_.ok()) {            \
-      return ko_s_;               \
-    }                             \
+#define KO_RETURN_IF_ERROR(expr)           \
+  do {                                     \
+    ::kiln::onnx::Status ko_s_ = (expr);   \
+    if (!ko_s_.ok()) {                     \
+      return ko_s_;                        \
+    }                                      \
   } while (false)
 #define KO_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
@@ -236,7 +236,8 @@ using ImporterLookupHook = ImportFn (*)(char const* domain, char const* opType);
 void setImporterLookupHook(ImporterLookupHook hook);
 
 /// Registers importer `fn` for (domain, op) at static-initialization time.
-#define KILN_ONNX_REGISTER(domain, op, fn) \
-  [[maybe_unused]] static bool const KILN_ONNX_CONCAT(kRegistered_, __LINE__) = ::kiln::onnx::registerImporter(domain, op, fn)
+#define KILN_ONNX_REGISTER(domain, op, fn)                          \
+  [[maybe_unused]] static bool const KILN_ONNX_CONCAT(kRegistered_, \
+                                                      __LINE__) = ::kiln::onnx::registerImporter(domain, op, fn)
 
 }  // namespace kiln::onnx

@@ -146,7 +146,8 @@ struct Out {
 
 /// Parses `bytes`, builds for the CPU (reference tactics) and runs with float inputs `ins`. Fails the test
 /// (returning empty) on any error.
-std::map<std::string, Out> run(std::string const& bytes, std::map<std::string, std::pair<Dims, std::vector<float>>> ins) {
+using Inputs = std::map<std::string, std::pair<Dims, std::vector<float>>>;
+std::map<std::string, Out> run(std::string const& bytes, Inputs ins) {
   TestLogger logger;
   std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
   std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
@@ -156,6 +157,27 @@ std::map<std::string, Out> run(std::string const& bytes, std::map<std::string, s
     return {};
   }
   std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  // Inputs with runtime dims get a profile fixed at the shapes given for this run.
+  kiln::IOptimizationProfile* profile = nullptr;
+  for (int32_t i = 0; i < network->getNbInputs(); ++i) {
+    kiln::ITensor* in = network->getInput(i);
+    Dims d = in->getDimensions();
+    bool dynamic = false;
+    for (int32_t k = 0; k < d.nbDims; ++k) {
+      dynamic |= d.d[k] < 0;
+    }
+    auto it = ins.find(in->getName());
+    if (dynamic && it != ins.end()) {
+      profile = profile != nullptr ? profile : builder->createOptimizationProfile();
+      using Sel = kiln::OptProfileSelector;
+      for (auto sel : {Sel::kMIN, Sel::kOPT, Sel::kMAX}) {
+        profile->setDimensions(in->getName(), sel, it->second.first);
+      }
+    }
+  }
+  if (profile != nullptr) {
+    config->addOptimizationProfile(profile);
+  }
   config->setDefaultDeviceType(kiln::DeviceType::kCPU);
   config->clearFlag(kiln::BuilderFlag::kTF32);
   config->setBuilderOptimizationLevel(0);
@@ -201,31 +223,23 @@ std::map<std::string, Out> run(std::string const& bytes, std::map<std::string, s
     }
     uint8_t const* p = buffers[name].data();
     for (int64_t i = 0; i < n; ++i) {
-      switch (t) {
-        case DataType::kFLOAT: {
-          float f;
-          std::memcpy(&f, p + i * 4, 4);
-          o.v.push_back(f);
-          break;
-        }
-        case DataType::kINT64: {
-          int64_t x;
-          std::memcpy(&x, p + i * 8, 8);
-          o.v.push_back(static_cast<double>(x));
-          break;
-        }
-        case DataType::kINT32: {
-          int32_t x;
-          std::memcpy(&x, p + i * 4, 4);
-          o.v.push_back(x);
-          break;
-        }
-        case DataType::kBOOL:
-          o.v.push_back(p[i]);
-          break;
-        default:
-          ADD_FAILURE() << "unexpected output type " << static_cast<int>(t);
-          return {};
+      if (t == DataType::kFLOAT) {
+        float f;
+        std::memcpy(&f, p + i * 4, 4);
+        o.v.push_back(f);
+      } else if (t == DataType::kINT64) {
+        int64_t x;
+        std::memcpy(&x, p + i * 8, 8);
+        o.v.push_back(static_cast<double>(x));
+      } else if (t == DataType::kINT32) {
+        int32_t x;
+        std::memcpy(&x, p + i * 4, 4);
+        o.v.push_back(x);
+      } else if (t == DataType::kBOOL) {
+        o.v.push_back(p[i]);
+      } else {
+        ADD_FAILURE() << "unexpected output type " << static_cast<int>(t);
+        return {};
       }
     }
   }
@@ -270,6 +284,9 @@ TEST(OnnxParser, BinaryAndUnaryOps) {
   m.node("Pow", {"a", "b"}, {"pow"});
   m.node("Max", {"a", "b", "a"}, {"max3"});
   m.node("Neg", {"a"}, {"neg"});
+  m.initF("slope", {1}, {0.5F}).output("prelu").output("drop");
+  m.node("PRelu", {"a", "slope"}, {"prelu"});
+  m.node("Dropout", {"a"}, {"drop"});
   m.node("Sigmoid", {"a"}, {"sig"});
   attr(m.node("LeakyRelu", {"a"}, {"lrelu"}), "alpha", 0.5F);
   m.initF("lo", {}, {-0.5F}).initF("hi", {}, {1.5F});
@@ -283,6 +300,8 @@ TEST(OnnxParser, BinaryAndUnaryOps) {
   expectNear(outs["pow"].v, {4, 0.0625, 1, 9});
   expectNear(outs["max3"].v, {2, 2, 2, 3});
   expectNear(outs["neg"].v, {2, 0.25, -1, -3});
+  expectNear(outs["prelu"].v, {-1, -0.125, 1, 3});
+  expectNear(outs["drop"].v, {-2, -0.25, 1, 3});
   std::vector<double> sig;
   for (float x : a) {
     sig.push_back(1 / (1 + std::exp(-static_cast<double>(x))));
@@ -650,6 +669,34 @@ TEST(OnnxParser, DISABLED_ConstantOnlyOutput) {
   expectNear(outs["y"].v, {0, 3});
 }
 
+TEST(OnnxParser, DynamicBatchThroughFlattenGemmSoftmax) {
+  ModelBuilder m(13);
+  m.input("x", {-1, 2, 2}).output("y");
+  m.initF("w", {4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1});
+  m.node("Flatten", {"x"}, {"f"});
+  m.node("MatMul", {"f", "w"}, {"mm"});
+  m.initI("shape", {3}, {0, 3, 1});
+  m.node("Reshape", {"mm", "shape"}, {"r"});
+  attr(m.node("Softmax", {"r"}, {"y"}), "axis", int64_t{1});
+  std::vector<float> x = iota(12, -1, 0.5F);  // batch of 3
+  auto outs = run(m.bytes(), {{"x", {Dims{3, {3, 2, 2}}, x}}});
+  ASSERT_FALSE(outs.empty());
+  ASSERT_EQ(outs["y"].dims.nbDims, 3);
+  EXPECT_EQ(outs["y"].dims.d[0], 3);
+  std::vector<double> want;
+  for (int b = 0; b < 3; ++b) {
+    double v[3];
+    for (int j = 0; j < 3; ++j) {
+      v[j] = x[static_cast<size_t>(b * 4 + j)] + x[static_cast<size_t>(b * 4 + 3)];
+    }
+    double sum = std::exp(v[0]) + std::exp(v[1]) + std::exp(v[2]);
+    for (double e : v) {
+      want.push_back(std::exp(e) / sum);
+    }
+  }
+  expectNear(outs["y"].v, want);
+}
+
 TEST(OnnxParser, DynamicInputDimsBecomeRuntimeDims) {
   ModelBuilder m;
   m.input("x", {-1, 3}).output("y");
@@ -842,6 +889,123 @@ TEST(OnnxParserErrors, OldOpsetAndMissingGraph) {
   empty.set_ir_version(8);
   r = parseOnly(empty.SerializeAsString());
   EXPECT_FALSE(r.ok);
+}
+
+TEST(OnnxParserErrors, MutatedModelsNeverCrash) {
+  ModelBuilder m;
+  m.input("x", {1, 1, 3, 3}).initF("w", {1, 1, 2, 2}, {1, 2, 3, 4}).initI("shape", {2}, {1, -1}).output("y");
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("Reshape", {"c", "shape"}, {"r"}, "reshape");
+  m.node("Relu", {"r"}, {"y"}, "relu");
+  std::string const good = m.bytes();
+  ASSERT_TRUE(parseOnly(good).ok);
+  uint32_t state = 12345;
+  auto next = [&state]() {
+    state = state * 1664525U + 1013904223U;
+    return state >> 8U;
+  };
+  int failures = 0;
+  for (int iter = 0; iter < 300; ++iter) {
+    std::string b = good;
+    int const flips = 1 + static_cast<int>(next() % 4);
+    for (int k = 0; k < flips; ++k) {
+      b[next() % b.size()] = static_cast<char>(next() & 0xFFU);
+    }
+    failures += parseOnly(b).ok ? 0 : 1;  // either outcome is fine; crashing or hanging is not
+  }
+  EXPECT_GT(failures, 0);
+}
+
+TEST(OnnxParserErrors, DeepSubgraphNestingIsRefused) {
+  // 200 nested If subgraphs: refused by the protobuf recursion limit, without a stack overflow.
+  ::onnx::GraphProto inner;
+  inner.set_name("leaf");
+  for (int depth = 0; depth < 200; ++depth) {
+    ::onnx::GraphProto outer;
+    outer.set_name("g" + std::to_string(depth));
+    auto* n = outer.add_node();
+    n->set_op_type("If");
+    n->add_input("cond");
+    n->add_output("o");
+    auto* a = n->add_attribute();
+    a->set_name("then_branch");
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = inner;
+    inner = outer;
+  }
+  ModelBuilder m;
+  m.input("cond", {}, ::onnx::TensorProto::BOOL).output("o");
+  auto& n = m.node("If", {"cond"}, {"o"}, "deep");
+  auto* a = n.add_attribute();
+  a->set_name("then_branch");
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = inner;
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kMODEL_DESERIALIZE_FAILED) << r.desc;
+}
+
+TEST(OnnxParserErrors, BadAxesAndArity) {
+  ModelBuilder m(11);
+  m.input("x", {2, 3}).output("y");
+  attr(m.node("Squeeze", {"x"}, {"y"}, "sq"), "axes", std::vector<int64_t>{0});  // extent 2, not 1
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("sq"), std::string::npos) << r.desc;
+  ModelBuilder m2;
+  m2.input("x", {2, 3}).output("y");
+  attr(m2.node("Softmax", {"x"}, {"y"}, "sm"), "axis", int64_t{5});
+  r = parseOnly(m2.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("axis 5"), std::string::npos) << r.desc;
+  ModelBuilder m3;
+  m3.input("x", {2, 3}).output("y");
+  m3.node("Add", {"x"}, {"y"}, "add1");
+  r = parseOnly(m3.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("add1"), std::string::npos) << r.desc;
+  ModelBuilder m4;
+  m4.input("x", {2, 3}).output("y");
+  m4.node("Reshape", {"x", "x"}, {"y"}, "reshape_by_floats");  // a float shape tensor
+  m4.node("Conv", {"x", "x"}, {"z"}, "conv2d_on_2d");
+  r = parseOnly(m4.bytes());
+  EXPECT_FALSE(r.ok);
+}
+
+TEST(OnnxParserErrors, ContradictoryShapesNameTheNode) {
+  ModelBuilder m;
+  m.input("x", {2, 3}).initF("b", {4}, {1, 2, 3, 4}).output("y");
+  m.node("Add", {"x", "b"}, {"y"}, "bad_add");
+  auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("bad_add"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("incompatible"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("b[4]"), std::string::npos) << r.desc;
+  ModelBuilder m2;
+  m2.input("x", {2, 3}).initF("w", {3, 5}, std::vector<float>(15, 1.0F)).output("y");
+  m2.node("MatMul", {"w", "x"}, {"y"}, "bad_mm");
+  r = parseOnly(m2.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("bad_mm"), std::string::npos) << r.desc;
+}
+
+TEST(OnnxParser, InputAsOutputAndAxesByOpset) {
+  // Squeeze/Unsqueeze axes as attributes (opset 11) with negative axes; Gather with a negative axis; a graph
+  // input that is also a graph output.
+  ModelBuilder m(11);
+  m.input("x", {2, 1, 3}).output("x").output("sq").output("un").output("g");
+  attr(m.node("Squeeze", {"x"}, {"sq"}), "axes", std::vector<int64_t>{-2});
+  attr(m.node("Unsqueeze", {"sq"}, {"un"}), "axes", std::vector<int64_t>{-1});
+  m.initI("idx", {2}, {2, 0});
+  attr(m.node("Gather", {"sq", "idx"}, {"g"}), "axis", int64_t{-1});
+  auto outs = run(m.bytes(), {{"x", {Dims{3, {2, 1, 3}}, iota(6)}}});
+  ASSERT_FALSE(outs.empty());
+  EXPECT_EQ(outs.count("__x"), 1U);
+  expectNear(outs["__x"].v, {0, 1, 2, 3, 4, 5});
+  EXPECT_EQ(outs["sq"].dims.nbDims, 2);
+  EXPECT_EQ(outs["un"].dims.nbDims, 3);
+  EXPECT_EQ(outs["un"].dims.d[2], 1);
+  expectNear(outs["g"].v, {2, 0, 5, 3});
 }
 
 //

@@ -472,7 +472,25 @@ class Parser final : public IParser {
       std::vector<ITensor*> outs;
       for (auto const& o : node.output()) {
         auto it = ctx.values().find(o);
-        outs.push_back(it == ctx.values().end() ? nullptr : it->second.tensor);
+        ITensor* t = it == ctx.values().end() ? nullptr : it->second.tensor;
+        // The network infers shapes as layers are added; an unknown rank means it refused the input shapes.
+        if (t != nullptr && t->getDimensions().nbDims < 0) {
+          std::string shapes;
+          for (auto const& in : node.input()) {
+            auto v = ctx.values().find(in);
+            if (v != ctx.values().end()) {
+              Dims d = v->second.tensor ? v->second.tensor->getDimensions() : v->second.constant->dims;
+              shapes += (shapes.empty() ? "" : ", ") + in + dimsString(d);
+            }
+          }
+          record(ErrorCode::kINVALID_NODE,
+                 ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the input shapes (", shapes,
+                                          ") are incompatible: output '", o, "' has no valid shape (see the log)")
+                     .message,
+                 __LINE__, i, &node);
+          return false;
+        }
+        outs.push_back(t);
       }
       nodeOutputs_.emplace_back(node.name(), std::move(outs));
     }

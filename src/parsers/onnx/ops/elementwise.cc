@@ -155,6 +155,17 @@ Status importClip(ImportContext& ctx, Node const& node) {
   return activation(ctx, node, ActivationType::kCLIP, lo, hi);
 }
 
+Status importPRelu(ImportContext& ctx, Node const& node) {
+  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
+  KO_ASSIGN_OR_RETURN(ITensor * slope, ctx.tensor(node, 1));
+  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
+  KO_ASSIGN_OR_RETURN(slope, broadcastToRank(ctx, node, slope, r));
+  IParametricReLULayer* l = ctx.network().addParametricReLU(*x, *slope);
+  KO_RETURN_IF_ERROR(ctx.check(l, node, "prelu"));
+  return ctx.setOutput(node, 0, l->getOutput(0));
+}
+
+KILN_ONNX_REGISTER("", "PRelu", importPRelu);
 KILN_ONNX_REGISTER("", "Add", importBinary<ElementWiseOperation::kSUM>);
 KILN_ONNX_REGISTER("", "Sub", importBinary<ElementWiseOperation::kSUB>);
 KILN_ONNX_REGISTER("", "Mul", importBinary<ElementWiseOperation::kPROD>);

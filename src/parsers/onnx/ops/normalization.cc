@@ -18,6 +18,10 @@ Status importBatchNormalization(ImportContext& ctx, Node const& node) {
   if (training != 0 || (node.output_size() > 1 && !node.output(1).empty())) {
     return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_ATTR, node, "training mode is not supported");
   }
+  KO_ASSIGN_OR_RETURN(int64_t spatial, attrInt(node, "spatial", 1));
+  if (spatial == 0) {
+    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_ATTR, node, "spatial=0 is not supported");
+  }
   KO_ASSIGN_OR_RETURN(float eps, attrFloat(node, "epsilon", 1e-5F));
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, x));

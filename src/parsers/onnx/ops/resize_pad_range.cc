@@ -125,27 +125,18 @@ Status importRange(ImportContext& ctx, Node const& node) {
   }
   for (int64_t i = 0; i < n; ++i) {
     uint8_t* p = out.value->bytes.data() + i * elementSize(t);
-    switch (t) {
-      case DataType::kFLOAT: {
-        auto v = static_cast<float>(start + static_cast<double>(i) * delta);
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case DataType::kFLOAT64: {
-        double v = start + static_cast<double>(i) * delta;
-        std::memcpy(p, &v, 8);
-        break;
-      }
-      case DataType::kINT32: {
-        auto v = static_cast<int32_t>(c[0]->asInt(0) + i * c[2]->asInt(0));
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      default: {
-        int64_t v = c[0]->asInt(0) + i * c[2]->asInt(0);
-        std::memcpy(p, &v, 8);
-        break;
-      }
+    if (t == DataType::kFLOAT) {
+      auto v = static_cast<float>(start + static_cast<double>(i) * delta);
+      std::memcpy(p, &v, 4);
+    } else if (t == DataType::kFLOAT64) {
+      double v = start + static_cast<double>(i) * delta;
+      std::memcpy(p, &v, 8);
+    } else if (t == DataType::kINT32) {
+      auto v = static_cast<int32_t>(c[0]->asInt(0) + i * c[2]->asInt(0));
+      std::memcpy(p, &v, 4);
+    } else {
+      int64_t v = c[0]->asInt(0) + i * c[2]->asInt(0);
+      std::memcpy(p, &v, 8);
     }
   }
   return ctx.setOutputConstant(node, 0, out.value);
