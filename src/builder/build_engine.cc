@@ -43,6 +43,20 @@ void isolateOutputs(Graph& g) {
   }
 }
 
+// A network output that folded into a constant still has to be written into the user's buffer: an Identity
+// copies it there (Constant nodes themselves never run; their outputs point at the engine's weights).
+void materializeConstantOutputs(Graph& g) {
+  for (Value* v : std::vector<Value*>(g.outputs())) {
+    if (!v->producer || v->producer->op != OpType::kConstant) continue;
+    Node* id = g.addNode(OpType::kIdentity, g.uniqueNodeName(v->name + "_copy"), {}, 1);
+    Value* out = id->outputs[0];
+    g.replaceAllUses(v, out);  // moves the output mark and the name to `out`
+    id->inputs = {v};
+    out->dtype = v->dtype;
+    out->shape = v->shape;
+  }
+}
+
 // The profiles as per-input min/opt/max; a network without dynamic inputs gets one implicit profile.
 Result<std::vector<plan::Profile>> resolveProfiles(Graph const& g, BuilderConfigImpl const& config) {
   bool dynamic = false;
@@ -221,6 +235,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   pctx.log = &passLog;
   KILN_RETURN_IF_ERROR(runPipeline(*g, pctx));
   for (auto const& l : passLog) verbose(l);
+  materializeConstantOutputs(*g);
 
   // Precision.
   PrecisionOptions popt;

@@ -17,7 +17,7 @@ namespace kiln::plan {
 
 inline constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr uint16_t kFormatMinor = 1;  // 1.1: Node.subgraphs (If/Loop)
 
 /// min/opt/max of one input for one optimization profile.
 struct ProfileShapes {

@@ -468,7 +468,7 @@ TEST(OnnxParser, ReductionsByAttributeAndInput) {
 
 TEST(OnnxParser, ConstantShapeGatherCastInt64) {
   ModelBuilder m;
-  // dim1 (INT64) is folded at build time; constant-only outputs are covered by DISABLED_ConstantOnlyOutput.
+  // dim1 (INT64) is folded at build time; constant-only outputs are covered by ConstantOnlyOutput.
   m.input("x", {2, 5}).output("plus");
   m.node("Shape", {"x"}, {"shp"});
   auto& c = m.node("Constant", {}, {"idx"});
@@ -657,7 +657,7 @@ TEST(OnnxParser, MoreActivationsAndLogic) {
   expectNear(outs["or"].v, {1, 1});
 }
 
-TEST(OnnxParser, DISABLED_ConstantOnlyOutput) {
+TEST(OnnxParser, ConstantOnlyOutput) {
   // An output computed from constants only (Relu of an initializer). Disabled: the CPU engine leaves such
   // outputs unwritten today (a builder/runtime issue, not the parser's); enable once fixed.
   ModelBuilder m;
