@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "parsers/onnx/onnx_test_util.h"
+#include "onnx_test_util.h"
 
 namespace {
 

@@ -63,7 +63,7 @@ Status importArg(ImportContext& ctx, Node const& node) {
     for (int32_t i = 0; i < r; ++i) {
       dynamic |= in.d[i] < 0;
     }
-    ISliceLayer* rev = ctx.network().addSlice(*x, start, size, stride);
+    ISliceLayer* rev = ctx.network().addSlice(*x, start, dynamic ? Dims{r, {}} : size, stride);
     KO_RETURN_IF_ERROR(ctx.check(rev, node, "reverse"));
     if (dynamic) {
       IShapeLayer* shape = ctx.network().addShape(*x);
@@ -77,10 +77,11 @@ Status importArg(ImportContext& ctx, Node const& node) {
   l->setIndicesType(DataType::kINT64);
   ITensor* idx = l->getOutput(1);
   if (last != 0) {
-    KO_ASSIGN_OR_RETURN(Constant * c, ctx.newConstant(DataType::kINT64, Dims{r, {}}));
+    Dims ones{r, {}};
     for (int32_t i = 0; i < r; ++i) {
-      c->dims.d[i] = 1;
+      ones.d[i] = 1;
     }
+    KO_ASSIGN_OR_RETURN(Constant * c, ctx.newConstant(DataType::kINT64, ones));
     int64_t const top = extent - 1;
     std::memcpy(c->bytes.data(), &top, sizeof(top));
     KO_ASSIGN_OR_RETURN(ITensor * ct, ctx.constantTensor(c, node.name() + "_last"));
@@ -183,7 +184,8 @@ Status importTile(ImportContext& ctx, Node const& node) {
       total *= size.d[i];
     }
   }
-  ISliceLayer* l = ctx.network().addSlice(*x, start, staticSize ? size : in, stride);
+  // A run-time size (input 2) replaces the placeholder ones.
+  ISliceLayer* l = ctx.network().addSlice(*x, start, staticSize ? size : stride, stride);
   KO_RETURN_IF_ERROR(ctx.check(l, node, "tile"));
   l->setMode(SampleMode::kWRAP);
   if (!staticSize) {
