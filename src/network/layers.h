@@ -2,6 +2,8 @@
 // setters write the node's attributes (names and meanings as ir/ops.def documents them).
 #pragma once
 
+#include "core/dtype.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +27,11 @@ template <typename E>
 bool validEnum(E e) {
   auto v = static_cast<int32_t>(e);
   return v >= 0 && v < EnumMax<E>();
+}
+/// DataType also has Kiln's extension values (kFLOAT64, ...), which lie past EnumMax<DataType>().
+inline bool validEnum(DataType t) {
+  auto v = static_cast<int32_t>(t);
+  return (v >= 0 && v < EnumMax<DataType>()) || isSupportedType(t);
 }
 /// Shape of a convolution kernel constant of `count` values: [K, count / (K * kernel volume), k...], given the
 /// data input's shape `x` (channels at x.d[x.nbDims - kernel.size() - 1] when known). nbDims == -1, with

@@ -85,65 +85,113 @@ struct CaseResult {
 std::optional<DataType> kilnType(int32_t onnxType) {
   using TP = ::onnx::TensorProto;
   switch (onnxType) {
-    case TP::FLOAT: return DataType::kFLOAT;
-    case TP::UINT8: return DataType::kUINT8;
-    case TP::INT8: return DataType::kINT8;
-    case TP::UINT16: return DataType::kUINT16;
-    case TP::INT16: return DataType::kINT16;
-    case TP::INT32: return DataType::kINT32;
-    case TP::INT64: return DataType::kINT64;
-    case TP::BOOL: return DataType::kBOOL;
-    case TP::FLOAT16: return DataType::kHALF;
-    case TP::DOUBLE: return DataType::kFLOAT64;
-    case TP::UINT32: return DataType::kUINT32;
-    case TP::UINT64: return DataType::kUINT64;
-    case TP::BFLOAT16: return DataType::kBF16;
-    default: return std::nullopt;
+    case TP::FLOAT:
+      return DataType::kFLOAT;
+    case TP::UINT8:
+      return DataType::kUINT8;
+    case TP::INT8:
+      return DataType::kINT8;
+    case TP::UINT16:
+      return DataType::kUINT16;
+    case TP::INT16:
+      return DataType::kINT16;
+    case TP::INT32:
+      return DataType::kINT32;
+    case TP::INT64:
+      return DataType::kINT64;
+    case TP::BOOL:
+      return DataType::kBOOL;
+    case TP::FLOAT16:
+      return DataType::kHALF;
+    case TP::DOUBLE:
+      return DataType::kFLOAT64;
+    case TP::UINT32:
+      return DataType::kUINT32;
+    case TP::UINT64:
+      return DataType::kUINT64;
+    case TP::BFLOAT16:
+      return DataType::kBF16;
+    default:
+      return std::nullopt;
   }
 }
 
 size_t elementSize(DataType t) {
   switch (t) {
-    case DataType::kFLOAT: return 4;
-    case DataType::kHALF: return 2;
-    case DataType::kINT8: return 1;
-    case DataType::kINT32: return 4;
-    case DataType::kBOOL: return 1;
-    case DataType::kUINT8: return 1;
-    case DataType::kFP8: return 1;
-    case DataType::kBF16: return 2;
-    case DataType::kINT64: return 8;
-    case DataType::kINT4: return 1;
-    case DataType::kFP4: return 1;
-    case DataType::kE8M0: return 1;
-    case DataType::kFLOAT64: return 8;
-    case DataType::kINT16: return 2;
-    case DataType::kUINT16: return 2;
-    case DataType::kUINT32: return 4;
-    case DataType::kUINT64: return 8;
+    case DataType::kFLOAT:
+      return 4;
+    case DataType::kHALF:
+      return 2;
+    case DataType::kINT8:
+      return 1;
+    case DataType::kINT32:
+      return 4;
+    case DataType::kBOOL:
+      return 1;
+    case DataType::kUINT8:
+      return 1;
+    case DataType::kFP8:
+      return 1;
+    case DataType::kBF16:
+      return 2;
+    case DataType::kINT64:
+      return 8;
+    case DataType::kINT4:
+      return 1;
+    case DataType::kFP4:
+      return 1;
+    case DataType::kE8M0:
+      return 1;
+    case DataType::kFLOAT64:
+      return 8;
+    case DataType::kINT16:
+      return 2;
+    case DataType::kUINT16:
+      return 2;
+    case DataType::kUINT32:
+      return 4;
+    case DataType::kUINT64:
+      return 8;
   }
   return 1;
 }
 
 std::string typeName(DataType t) {
   switch (t) {
-    case DataType::kFLOAT: return "FLOAT";
-    case DataType::kHALF: return "HALF";
-    case DataType::kINT8: return "INT8";
-    case DataType::kINT32: return "INT32";
-    case DataType::kBOOL: return "BOOL";
-    case DataType::kUINT8: return "UINT8";
-    case DataType::kFP8: return "FP8";
-    case DataType::kBF16: return "BF16";
-    case DataType::kINT64: return "INT64";
-    case DataType::kINT4: return "INT4";
-    case DataType::kFP4: return "FP4";
-    case DataType::kE8M0: return "E8M0";
-    case DataType::kFLOAT64: return "FLOAT64";
-    case DataType::kINT16: return "INT16";
-    case DataType::kUINT16: return "UINT16";
-    case DataType::kUINT32: return "UINT32";
-    case DataType::kUINT64: return "UINT64";
+    case DataType::kFLOAT:
+      return "FLOAT";
+    case DataType::kHALF:
+      return "HALF";
+    case DataType::kINT8:
+      return "INT8";
+    case DataType::kINT32:
+      return "INT32";
+    case DataType::kBOOL:
+      return "BOOL";
+    case DataType::kUINT8:
+      return "UINT8";
+    case DataType::kFP8:
+      return "FP8";
+    case DataType::kBF16:
+      return "BF16";
+    case DataType::kINT64:
+      return "INT64";
+    case DataType::kINT4:
+      return "INT4";
+    case DataType::kFP4:
+      return "FP4";
+    case DataType::kE8M0:
+      return "E8M0";
+    case DataType::kFLOAT64:
+      return "FLOAT64";
+    case DataType::kINT16:
+      return "INT16";
+    case DataType::kUINT16:
+      return "UINT16";
+    case DataType::kUINT32:
+      return "UINT32";
+    case DataType::kUINT64:
+      return "UINT64";
   }
   return "?";
 }
@@ -214,8 +262,8 @@ std::string toTensor(::onnx::TensorProto const& tp, Tensor& t) {
     }
   }
   if (t.bytes.size() != static_cast<size_t>(n) * es) {
-    return "tensor '" + tp.name() + "' holds " + std::to_string(t.bytes.size()) + " bytes for " +
-           std::to_string(n) + " elements";
+    return "tensor '" + tp.name() + "' holds " + std::to_string(t.bytes.size()) + " bytes for " + std::to_string(n) +
+           " elements";
   }
   return "";
 }
@@ -266,16 +314,18 @@ double loadFloat(Tensor const& t, int64_t i) {
       std::memcpy(&f, &bits, 4);
       return f;
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
-/// Integer element as (negative flag, magnitude bits) packed in a 128-bit-free way: int64 and uint64 compared exactly.
+/// Exact comparison of integer elements (bytewise; bools compare as truth values).
 bool intEqual(Tensor const& a, Tensor const& b, int64_t i) {
   size_t es = elementSize(a.type);
-  return std::memcmp(a.bytes.data() + static_cast<size_t>(i) * es, b.bytes.data() + static_cast<size_t>(i) * es,
-                     es) == 0 ||
-         (a.type == DataType::kBOOL && (a.bytes[static_cast<size_t>(i)] != 0) == (b.bytes[static_cast<size_t>(i)] != 0));
+  return std::memcmp(a.bytes.data() + static_cast<size_t>(i) * es, b.bytes.data() + static_cast<size_t>(i) * es, es) ==
+             0 ||
+         (a.type == DataType::kBOOL &&
+          (a.bytes[static_cast<size_t>(i)] != 0) == (b.bytes[static_cast<size_t>(i)] != 0));
 }
 
 std::string elementText(Tensor const& t, int64_t i) {
@@ -287,9 +337,11 @@ std::string elementText(Tensor const& t, int64_t i) {
   }
   uint8_t const* p = t.bytes.data() + static_cast<size_t>(i) * elementSize(t.type);
   switch (t.type) {
-    case DataType::kINT8: return std::to_string(static_cast<int8_t>(*p));
+    case DataType::kINT8:
+      return std::to_string(static_cast<int8_t>(*p));
     case DataType::kUINT8:
-    case DataType::kBOOL: return std::to_string(*p);
+    case DataType::kBOOL:
+      return std::to_string(*p);
     case DataType::kINT16: {
       int16_t v;
       std::memcpy(&v, p, 2);
@@ -320,7 +372,8 @@ std::string elementText(Tensor const& t, int64_t i) {
       std::memcpy(&v, p, 8);
       return std::to_string(v);
     }
-    default: return "?";
+    default:
+      return "?";
   }
 }
 
@@ -429,7 +482,8 @@ std::string runDataSet(std::string const& modelBytes, std::string const& modelPa
     if (it == inputs.end()) continue;
     profile = profile != nullptr ? profile : builder->createOptimizationProfile();
     using Sel = kiln::OptProfileSelector;
-    for (auto sel : {Sel::kMIN, Sel::kOPT, Sel::kMAX}) profile->setDimensions(in->getName(), sel, toDims(it->second.dims));
+    for (auto sel : {Sel::kMIN, Sel::kOPT, Sel::kMAX})
+      profile->setDimensions(in->getName(), sel, toDims(it->second.dims));
   }
   if (profile != nullptr) config->addOptimizationProfile(profile);
   config->setDefaultDeviceType(kiln::DeviceType::kCPU);
@@ -474,7 +528,8 @@ std::string runDataSet(std::string const& modelBytes, std::string const& modelPa
     got.type = engine->getTensorDataType(name.c_str());
     got.dims = fromDims(b.notified ? b.shape : context->getTensorShape(name.c_str()));
     size_t bytes = static_cast<size_t>(std::max<int64_t>(volumeOf(got.dims), 0)) * elementSize(got.type);
-    if (b.bytes.size() < bytes) return "output '" + name + "': no memory was asked for " + std::to_string(bytes) + " bytes";
+    if (b.bytes.size() < bytes)
+      return "output '" + name + "': no memory was asked for " + std::to_string(bytes) + " bytes";
     got.bytes.assign(b.bytes.begin(), b.bytes.begin() + static_cast<std::ptrdiff_t>(bytes));
     std::string diff = compare(name, got, want);
     if (!diff.empty()) return diff;
@@ -488,7 +543,8 @@ bool isTensorType(::onnx::TypeProto const& t) { return t.has_tensor_type(); }
 std::string squash(std::string const& s) {
   std::string r;
   for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) r += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      r += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return r;
 }
@@ -589,10 +645,11 @@ void writeReport(std::string const& path, std::vector<CaseResult> const& results
   int64_t skipped = 0;
   for (auto const& r : results) skipped += r.outcome == Outcome::kSkip;
   std::ofstream f(path);
-  f << "ONNX backend node tests (onnx 1.12, opsets <= 17): " << pass << " of " << total
-    << " tensor-only cases pass (" << percent(pass, total) << "%)\n\n";
+  f << "ONNX backend node tests (onnx 1.12, opsets <= 17): " << pass << " of " << total << " tensor-only cases pass ("
+    << percent(pass, total) << "%)\n\n";
   f << "<!-- Generated by tests/conformance/onnx_conformance_test.cc (ctest -L conformance; rerun with "
-       "build/tests/conformance/onnx_conformance_tests --report=docs/onnx-conformance.md). Do not edit by hand. -->\n\n";
+       "build/tests/conformance/onnx_conformance_tests --report=docs/onnx-conformance.md). Do not edit by hand. "
+       "-->\n\n";
   f << "Suite: `backend-test-tools generate-data` of Debian's python3-onnx 1.12 (" << results.size()
     << " node cases). Each case is parsed with `kiln::onnx::createParser`, built for `DeviceType::kCPU` "
        "(reference tactics, optimization level 0, TF32 off) and run on every `test_data_set_*`; outputs are "
@@ -622,6 +679,15 @@ TEST(OnnxConformance, NodeTestPassRateStaysAboveFloor) {
   std::string filter;
   if (char const* e = std::getenv("KILN_ONNX_CONFORMANCE_FILTER")) filter = e;
   bool verbose = std::getenv("KILN_ONNX_CONFORMANCE_VERBOSE") != nullptr;
+  // Cases known to crash the parser or runtime (comma-separated names), counted as failures without running:
+  // only to produce a report while a crash is being fixed; the default run excludes nothing.
+  std::set<std::string> excluded;
+  if (char const* e = std::getenv("KILN_ONNX_CONFORMANCE_EXCLUDE")) {
+    std::stringstream ss(e);
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (!item.empty()) excluded.insert(item);
+    }
+  }
 
   std::vector<Case> cases;
   for (auto const& e : fs::directory_iterator(dir)) {
@@ -668,11 +734,19 @@ TEST(OnnxConformance, NodeTestPassRateStaysAboveFloor) {
     // Printed before running, so that the last line before a crash names the case.
     if (verbose) std::fprintf(stderr, "[case] %s\n", c.name.c_str());
     auto t0 = std::chrono::steady_clock::now();
-    CaseResult r = runCase(c);
+    CaseResult r;
+    if (excluded.count(c.name)) {
+      r.name = c.name;
+      r.reason = "crashes the process (not run; excluded with KILN_ONNX_CONFORMANCE_EXCLUDE)";
+    } else {
+      r = runCase(c);
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (verbose || ms > 2000) {
       std::fprintf(stderr, "[%s] %s (%.0f ms) %s\n",
-                   r.outcome == Outcome::kPass ? "pass" : r.outcome == Outcome::kSkip ? "skip" : "FAIL",
+                   r.outcome == Outcome::kPass   ? "pass"
+                   : r.outcome == Outcome::kSkip ? "skip"
+                                                 : "FAIL",
                    c.name.c_str(), ms, oneLine(r.reason, 300).c_str());
     }
     r.op = opOf(c);
@@ -685,15 +759,16 @@ TEST(OnnxConformance, NodeTestPassRateStaysAboveFloor) {
   int64_t total = pass + fail;
   double rate = total ? 100.0 * static_cast<double>(pass) / static_cast<double>(total) : 0.0;
   double floor = floorPercent();
-  std::printf("ONNX node tests: %lld of %lld tensor-only cases pass (%s%%), %lld fail, %lld skipped; floor %.1f%%; "
-              "%.1f s\n",
-              static_cast<long long>(pass), static_cast<long long>(total), percent(pass, total).c_str(),
-              static_cast<long long>(fail), static_cast<long long>(skip), floor, seconds);
+  std::printf(
+      "ONNX node tests: %lld of %lld tensor-only cases pass (%s%%), %lld fail, %lld skipped; floor %.1f%%; "
+      "%.1f s\n",
+      static_cast<long long>(pass), static_cast<long long>(total), percent(pass, total).c_str(),
+      static_cast<long long>(fail), static_cast<long long>(skip), floor, seconds);
   if (!gReportPath.empty()) {
     writeReport(gReportPath, results, pass, total, floor);
     std::printf("report written to %s\n", gReportPath.c_str());
   }
-  if (filter.empty()) {
+  if (filter.empty() && excluded.empty()) {
     EXPECT_GE(rate, floor) << "the ONNX conformance pass rate fell below its floor; see the failing cases with "
                               "KILN_ONNX_CONFORMANCE_VERBOSE=1 or --report=FILE";
   }

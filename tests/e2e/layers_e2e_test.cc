@@ -454,10 +454,6 @@ constexpr DataType kI32 = DataType::kINT32;
 constexpr DataType kI64 = DataType::kINT64;
 constexpr DataType kB = DataType::kBOOL;
 
-constexpr char const* kFloat64InputIssue =
-    "addInput rejects Kiln's extension types: checkTensorType (src/network/network.cc) uses validEnum, which stops "
-    "at EnumMax<DataType>() (\"addInput 'x': unknown data type 100\")";
-
 // A one-input, one-output case: y = make(x).
 LayerCase unaryCase(std::string name, TensorSpec x, TensorSpec y, std::function<ILayer*(Net&, ITensor&)> make,
                     double tol = 1e-5) {
@@ -984,7 +980,6 @@ void addUnaryCases(std::vector<LayerCase>& cases) {
       "UnaryExpFloat64", {"x", DataType::kFLOAT64, {3}, {-1, 0, 1}},
       {"y", DataType::kFLOAT64, {3}, {std::exp(-1.0), 1, std::exp(1.0)}},
       [](Net& n, ITensor& in) { return n.net->addUnary(in, UnaryOperation::kEXP); }, 1e-12));
-  cases.back().knownIssue = kFloat64InputIssue;
   // float64 inside the network: float -> cast to float64 -> exp -> float64 output (exact to double precision).
   cases.push_back(unaryCase(
       "UnaryExpFloat64ViaCast", {"x", kF, {3}, {-1, 0, 0.5}},
@@ -994,7 +989,6 @@ void addUnaryCases(std::vector<LayerCase>& cases) {
         return c == nullptr ? nullptr : n.net->addUnary(*c->getOutput(0), UnaryOperation::kEXP);
       },
       1e-14));
-  cases.back().knownIssue = std::string(kFloat64InputIssue) + "; addCast(x, kFLOAT64) fails the same way";
 }
 
 void addShapeOpCases(std::vector<LayerCase>& cases) {
@@ -1097,8 +1091,7 @@ void addShapeOpCases(std::vector<LayerCase>& cases) {
         "IdentityFloat64", {"x", DataType::kFLOAT64, {3}, {1e-300, -2.5, 1e300}},
         {"y", DataType::kFLOAT64, {3}, {1e-300, -2.5, 1e300}},
         [](Net& n, ITensor& in) { return n.net->addIdentity(in); }, 0));
-    cases.back().knownIssue = kFloat64InputIssue;
-    LayerCase c;
+      LayerCase c;
     c.name = "Constant";
     c.define = [](Net& n) {
       ITensor* x = n.input("x", kF, {2, 2});
@@ -1673,9 +1666,6 @@ void addMiscCases(std::vector<LayerCase>& cases) {
     d.inputs = {{"x", kF, {3}, {1, -2, 3}}};
     d.expectRunFailure = true;
     d.runFailureText = "x must be positive";
-    d.knownIssue =
-        "eliminate_dead_layers (src/builder/passes/eliminate_dead_layers.cc) removes the output-less Assertion, "
-        "so a false condition at run time is never reported";
     cases.push_back(d);
   }
   {

@@ -15,6 +15,9 @@ class EliminateDeadLayers final : public Pass {
     std::vector<ir::Node const*> work;
     for (ir::Value const* v : g.outputs())
       if (v->producer && live.insert(v->producer).second) work.push_back(v->producer);
+    // Layers without outputs exist for their effect (Assertion fails the run): they are roots too.
+    for (auto const& n : g.nodes())
+      if (n->outputs.empty() && live.insert(n.get()).second) work.push_back(n.get());
     while (!work.empty()) {
       ir::Node const* n = work.back();
       work.pop_back();
