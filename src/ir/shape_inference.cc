@@ -62,7 +62,7 @@ Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval)
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       KILN_RETURN_IF_ERROR(checkRequestedType(n, i, ctx.out[i]));
       int32_t id = n.outputs[i]->id;
-      if (id < static_cast<int32_t>(state.pinned.size()) && state.pinned[id]) ctx.out[i] = state.info[id];
+      if (id < static_cast<int32_t>(state.pinned.size()) && (state.pinned[id] & kPinnedShape)) ctx.out[i] = state.info[id];
       Dims const& s = ctx.out[i].shape;
       if (s.nbDims < 0 || s.nbDims > Dims::MAX_DIMS) return internalError(n.describe(), ": inferred an invalid rank");
       if (!dimsKnown(s)) allKnown = false;
@@ -84,8 +84,10 @@ Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval)
       for (size_t i = 0; i < outs.size(); ++i) ctx.outValues[i] = std::move(outs[i]);
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
-      state.info[n.outputs[i]->id] = ctx.out[i];
-      state.values[n.outputs[i]->id] = std::move(ctx.outValues[i]);
+      int32_t id = n.outputs[i]->id;
+      state.info[id] = ctx.out[i];
+      bool keepContents = id < static_cast<int32_t>(state.pinned.size()) && (state.pinned[id] & kPinnedContents);
+      if (!keepContents) state.values[id] = std::move(ctx.outValues[i]);
     }
   }
   return Status::ok();

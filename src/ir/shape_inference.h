@@ -55,7 +55,8 @@ using HostEvaluator =
 struct ShapeState {
   std::vector<TensorInfo> info;
   std::vector<std::optional<HostTensor>> values;
-  /// Values whose shape was observed at run time (data-dependent outputs): inference keeps them.
+  /// Per value, kPinnedShape and/or kPinnedContents: what was observed at run time (data-dependent shapes,
+  /// contents of shape tensors read while running) and inference keeps.
   std::vector<uint8_t> pinned;
   void resize(size_t n) {
     info.assign(n, TensorInfo{});
@@ -63,6 +64,9 @@ struct ShapeState {
     pinned.assign(n, 0);
   }
 };
+
+inline constexpr uint8_t kPinnedShape = 1;
+inline constexpr uint8_t kPinnedContents = 2;
 
 /// Largest number of elements evaluated on the host during inference.
 inline constexpr int64_t kMaxHostEvalElements = 4096;

@@ -72,7 +72,8 @@ Result<PlanHeader> parseHeader(uint8_t const* bytes, size_t size) {
   return h;
 }
 
-bool validDataType(int32_t t) { return t >= 0 && t < EnumMax<DataType>(); }
+// TensorRT's values plus the Kiln extension types (kFLOAT64 ... kUINT64, past EnumMax<DataType>()).
+bool validDataType(int32_t t) { return (t >= 0 && t < EnumMax<DataType>()) || isSupportedType(static_cast<DataType>(t)); }
 
 // The flatbuffers verifier checks the alignment of a vector's length but not of its 8-byte elements: a
 // crafted offset could make reads misaligned, so non-empty 8-byte vectors are checked here.

@@ -263,6 +263,29 @@ class ContextImpl final : public IExecutionContext {
     return checkedBytes(n, dataTypeSize(state_.info[v->id].dtype));
   }
 
+  // A layer whose output shape hangs on the contents of small integer tensors that only exist while running
+  // (shape arithmetic fed by network inputs, e.g. a reshape to a shape given as an input): those contents are
+  // in host memory on the CPU target, so read them, pin them, and infer again.
+  Status readShapeInputs(Node const& n) {
+    bool added = false;
+    for (Value const* v : n.inputs) {
+      if (!v || state_.values[v->id]) continue;
+      auto const& info = state_.info[v->id];
+      if ((info.dtype != DataType::kINT32 && info.dtype != DataType::kINT64) || !dimsKnown(info.shape) ||
+          volume(info.shape) > ir::kMaxHostEvalElements)
+        continue;
+      void const* src = addressOf(v);
+      if (!src && volume(info.shape) > 0) continue;
+      KILN_ASSIGN_OR_RETURN(HostTensor t, HostTensor::allocate(info.dtype, info.shape, "shape tensor contents"));
+      if (t.bytes()) std::memcpy(t.mutableData(), src, t.bytes());
+      state_.values[v->id] = std::move(t);
+      state_.pinned[v->id] |= ir::kPinnedContents;
+      added = true;
+    }
+    if (added) KILN_RETURN_IF_ERROR(inferAndCheck().withContext("after reading the shape inputs of " + n.describe()));
+    return Status::ok();
+  }
+
   bool isDynamicMemory(Value const* v) const {
     return core_->plan.placements[v->id].offset < 0 && !(v->producer && v->producer->op == ir::OpType::kConstant) &&
            !core_->findIO(v->name.c_str());
@@ -330,10 +353,7 @@ class ContextImpl final : public IExecutionContext {
       auto const& t = core_->io[i];
       Value const* v = g.values()[t.valueId].get();
       bool known = dimsKnown(state_.info[t.valueId].shape);
-      if (t.mode == TensorIOMode::kOUTPUT && allocatorOf(v)) {
-        if (known) KILN_RETURN_IF_ERROR(provideMemory(v));
-        continue;
-      }
+      if (t.mode == TensorIOMode::kOUTPUT && allocatorOf(v)) continue;  // asked when its producer runs
       if (!known)
         return errorStatus(StatusCode::kInvalidState, "output '", t.name,
                            "' has a data-dependent shape: give it an IOutputAllocator (setOutputAllocator)");
@@ -361,6 +381,9 @@ class ContextImpl final : public IExecutionContext {
         }
         ctx.inputs.push_back({addressOf(v), state_.info[v->id].dtype, state_.info[v->id].shape});
       }
+      bool unknownOutput = false;
+      for (Value const* v : n.outputs) unknownOutput = unknownOutput || !dimsKnown(state_.info[v->id].shape);
+      if (unknownOutput) KILN_RETURN_IF_ERROR(readShapeInputs(n));
       bool dataDependent = false;
       for (Value const* v : n.outputs) {
         if (!dimsKnown(state_.info[v->id].shape)) {
@@ -368,7 +391,7 @@ class ContextImpl final : public IExecutionContext {
           ctx.outputs.push_back({nullptr, state_.info[v->id].dtype, state_.info[v->id].shape});
           continue;
         }
-        if (isDynamicMemory(v)) KILN_RETURN_IF_ERROR(provideMemory(v));
+        if (isDynamicMemory(v) || allocatorOf(v)) KILN_RETURN_IF_ERROR(provideMemory(v));
         ctx.outputs.push_back({addressOf(v), state_.info[v->id].dtype, state_.info[v->id].shape});
       }
       ctx.allocateOutput = nullptr;
@@ -381,7 +404,7 @@ class ContextImpl final : public IExecutionContext {
             return internalError(n.describe(), ": output ", i, " got shape ", dimsToString(dims), ", expected rank ",
                                  inferred.nbDims);
           state_.info[v->id].shape = dims;
-          state_.pinned[v->id] = 1;
+          state_.pinned[v->id] |= ir::kPinnedShape;
           KILN_RETURN_IF_ERROR(provideMemory(v));
           ctx.outputs[i].shape = dims;
           ctx.outputs[i].data = addressOf(v);
