@@ -487,7 +487,8 @@ TEST(OnnxParserErrors, EmptyGarbageAndTruncated) {
   auto r = parseOnly("");
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kMODEL_DESERIALIZE_FAILED);
-  r = parseOnly(std::string("\xff\xff\xff\xff garbage \x01\x02", 17));
+  static constexpr char kGarbage[] = "\xff\xff\xff\xff garbage \x01\x02";
+  r = parseOnly(std::string(kGarbage, sizeof(kGarbage) - 1));  // every byte but the terminator
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kMODEL_DESERIALIZE_FAILED);
   ModelBuilder m;
