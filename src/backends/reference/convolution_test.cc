@@ -9,48 +9,13 @@
 #include "backends/reference/activation_math.h"
 #include "ir/infer/window_util.h"
 #include "ir/shape_inference.h"
+#include "backends/reference/spatial_test_util.h"
 
 namespace kiln {
 namespace {
 
 using ir::OpType;
-
-// Values k/16 with |k| <= 32: exact in float16 and bfloat16, so only the output is rounded.
-std::vector<double> randomValues(int64_t n, uint32_t seed) {
-  std::vector<double> v(static_cast<size_t>(n));
-  uint32_t s = seed * 2654435761u + 12345u;
-  for (auto& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<double>(static_cast<int32_t>((s >> 16) % 65) - 32) / 16.0;
-  }
-  return v;
-}
-
-ir::Value* constant(ir::Graph& g, std::string const& name, DataType dt, std::vector<int64_t> const& shape,
-                    std::vector<double> const& vals) {
-  return g.addConstant(name, HostTensor::fromVector(dt, makeDims(shape), vals))->output(0);
-}
-
-// Infers the graph, then runs `n` (whose inputs are all constants) with the reference backend.
-Result<HostTensor> run(ir::Graph& g, ir::Node* n) {
-  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
-  std::vector<HostTensor const*> in;
-  for (ir::Value* v : n->inputs)
-    in.push_back(v ? &*v->producer->constant : nullptr);
-  KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(n->output(0)->dtype, n->output(0)->shape, "test"));
-  std::vector<HostTensor> outs{out};
-  KILN_RETURN_IF_ERROR(backends::evaluateOnHost(*n, in, outs));
-  return outs[0];
-}
-
-double tolerance(DataType dt) { return dt == DataType::kFLOAT ? 1e-5 : (dt == DataType::kHALF ? 2e-3 : 1e-2); }
-
-void expectClose(HostTensor const& out, std::vector<double> const& ref, DataType dt) {
-  ASSERT_EQ(out.count(), static_cast<int64_t>(ref.size()));
-  for (size_t i = 0; i < ref.size(); ++i)
-    ASSERT_NEAR(out.doubleAt(static_cast<int64_t>(i)), ref[i], tolerance(dt) * std::max(1.0, std::fabs(ref[i])))
-        << "at " << i;
-}
+using namespace spatialtest;  // NOLINT: test helpers
 
 // Naive convolution over 3 spatial dims (1-D and 2-D are given leading spatial dims of 1); explicit pads.
 struct ConvSpec {

@@ -1,6 +1,6 @@
-// Helpers shared by the spatial-family kernel tests (Deconvolution, Resize, GridSample, LRN, ParametricReLU,
-// Padding, RaggedSoftMax): deterministic inputs, constants, running a node whose inputs are all constants,
-// tolerances per type.
+// Helpers shared by the kernel tests that run one node whose inputs are all constants (the spatial family and
+// Convolution, Pooling, MatrixMultiply, Normalization, SoftMax, Reduce, Scale): deterministic inputs, constants,
+// running the node, tolerances per type.
 #pragma once
 
 #include <gtest/gtest.h>
