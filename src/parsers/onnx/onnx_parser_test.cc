@@ -619,10 +619,25 @@ TEST(OnnxParserErrors, UnknownOpNamesOpDomainAndNode) {
 }
 
 TEST(OnnxParserErrors, OldOpsetAndMissingGraph) {
+  // Relu at opset 6 is Relu-6, as at opset 7: read.
+  ModelBuilder ok(6);
+  ok.input("x", {2}).output("y");
+  ok.node("Relu", {"x"}, {"y"});
+  EXPECT_TRUE(parseOnly(ok.bytes()).ok);
+  // Add at opset 6 is Add-6 (explicit `broadcast` attribute), replaced by Add-7: refused, naming op and node.
   ModelBuilder m(6);
-  m.input("x", {2}).output("y");
-  m.node("Relu", {"x"}, {"y"});
+  m.input("x", {2}).input("z", {2}).output("y");
+  m.node("Add", {"x", "z"}, {"y"}, "old_add");
   auto r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kUNSUPPORTED_NODE);
+  EXPECT_NE(r.desc.find("Add-6"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("old_add"), std::string::npos) << r.desc;
+  // Opset 0 is no opset at all.
+  ModelBuilder zero(0);
+  zero.input("x", {2}).output("y");
+  zero.node("Relu", {"x"}, {"y"});
+  r = parseOnly(zero.bytes());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kUNSUPPORTED_GRAPH);
   ::onnx::ModelProto empty;

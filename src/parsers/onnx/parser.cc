@@ -2,6 +2,7 @@
 // initializers, node import in topological order and graph outputs; errors recorded as IParserError.
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/defs/schema.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -17,11 +18,39 @@ namespace fs = std::filesystem;
 
 /// Largest serialized model accepted (protobuf's own hard limit is 2 GiB; larger models use external data).
 constexpr int64_t kMaxModelBytes = (int64_t{1} << 31) - 1;
-/// Oldest and newest default-domain opsets this parser knows.
+/// Oldest and newest default-domain opsets this parser's importers know. Models down to opset 1 are read too, as
+/// long as each op they use has there the definition it has at kMinOpset (see legacyOpsetError).
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 21;
 /// Newest IR version known (ONNX 1.16: IR 10).
 constexpr int64_t kMaxIrVersion = 10;
+
+/// Empty when `node` may be imported at the model's opset; else why not. The importers know the definitions of
+/// opsets kMinOpset to kMaxOpset. An op in an older model is the same op as at kMinOpset when ONNX's schema
+/// registry gives it the same defining version at both (Relu at opset 6 is Relu-6 either way); one whose
+/// definition changed in between (Add-6 lost its `broadcast` attribute at Add-7) is refused.
+std::string legacyOpsetError(ImportContext const& ctx, ::onnx::NodeProto const& node) {
+  bool const defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+  int64_t const opset = ctx.opset("");
+  if (!defaultDomain || opset >= kMinOpset) {
+    return {};
+  }
+  auto const* old = ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  auto const* known = ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(kMinOpset), "");
+  if (known == nullptr) {
+    return {};  // not an op of opset kMinOpset: the importer lookup names it
+  }
+  if (old == nullptr) {
+    return cat("op '", node.op_type(), "' does not exist at the model's opset ", opset);
+  }
+  if (old->since_version() != known->since_version()) {
+    return cat("op '", node.op_type(), "' at the model's opset ", opset, " is ", node.op_type(), "-",
+               old->since_version(), ", which changed at ", node.op_type(), "-", known->since_version(),
+               "; Kiln imports opsets ", kMinOpset, " to ", kMaxOpset, " (re-export the model with opset >= ",
+               kMinOpset, ")");
+  }
+  return {};
+}
 
 class ParserError final : public IParserError {
  public:
@@ -323,9 +352,10 @@ class Parser final : public IParser {
       record(ErrorCode::kUNSUPPORTED_GRAPH, "the model imports no default-domain opset", __LINE__, -1, nullptr);
       return false;
     }
-    if (def->second < kMinOpset) {
+    if (def->second < 1) {
       record(ErrorCode::kUNSUPPORTED_GRAPH,
-             cat("opset ", def->second, " is not supported (Kiln supports ", kMinOpset, " to ", kMaxOpset, ")"),
+             cat("opset ", def->second, " is not a valid default-domain opset (Kiln supports ", kMinOpset, " to ",
+                 kMaxOpset, ", and older models whose ops did not change before ", kMinOpset, ")"),
              __LINE__, -1, nullptr);
       return false;
     }
@@ -456,6 +486,11 @@ class Parser final : public IParser {
     }
     for (int i : order_) {
       auto const& node = graph.node(i);
+      if (std::string why = legacyOpsetError(ctx, node); !why.empty()) {
+        record(ErrorCode::kUNSUPPORTED_NODE, cat("node '", node.name(), "' (index ", i, "): ", why), __LINE__, i,
+               &node);
+        return false;
+      }
       ImportFn fn = findImporter(node.domain(), node.op_type());
       if (fn == nullptr) {
         record(ErrorCode::kUNSUPPORTED_NODE,
