@@ -4,7 +4,8 @@
 Usage: export_models.py OUT_DIR [STAMP]
 
 Each model gets random weights (fixed seed) and one random input, written as OUT_DIR/<name>.onnx and
-OUT_DIR/<name>.input.bin (float32, little endian), listed in OUT_DIR/manifest.json with its input name and shape.
+OUT_DIR/<name>.input.bin (float32, little endian), listed in OUT_DIR/manifest.json with its input name and shape
+("expect": "match_norm": norm-relative error against the oracle below 1e-5).
 run_ort.js then adds ONNX Runtime's outputs, the oracle the C++ test compares Kiln against.
 """
 import json
@@ -79,8 +80,8 @@ def main():
                           do_constant_folding=True)
         with open(os.path.join(out, name + ".input.bin"), "wb") as f:
             f.write(x.numpy().astype("<f4").tobytes())
-        manifest.append({"name": name, "model": name + ".onnx", "input": "input", "input_file": name + ".input.bin",
-                         "input_shape": shape})
+        manifest.append({"name": name, "model": name + ".onnx", "expect": "match_norm",
+                         "inputs": [{"name": "input", "file": name + ".input.bin", "type": "float32", "shape": shape}]})
         print(f"exported {name} {shape}", flush=True)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
