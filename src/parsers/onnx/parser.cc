@@ -20,6 +20,8 @@ constexpr int64_t kMaxModelBytes = (int64_t{1} << 31) - 1;
 /// Oldest and newest default-domain opsets this parser knows.
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 21;
+/// The domain of ONNX's training-preview ops (Adagrad, Adam, Momentum...).
+constexpr char const* kPreviewTrainingDomain = "ai.onnx.preview.training";
 /// Newest IR version known (ONNX 1.16: IR 10).
 constexpr int64_t kMaxIrVersion = 10;
 
@@ -319,17 +321,19 @@ class Parser final : public IParser {
       opsets[d] = o.version();
     }
     auto def = opsets.find("");
-    if (def == opsets.end()) {
+    if (def == opsets.end() && opsets.count(kPreviewTrainingDomain) == 0) {
       record(ErrorCode::kUNSUPPORTED_GRAPH, "the model imports no default-domain opset", __LINE__, -1, nullptr);
       return false;
     }
-    if (def->second < kMinOpset) {
+    // A model of only ai.onnx.preview.training ops (an optimizer step) needs no default-domain opset; a
+    // default-domain node in it is refused when imported.
+    if (def != opsets.end() && def->second < kMinOpset) {
       record(ErrorCode::kUNSUPPORTED_GRAPH,
              cat("opset ", def->second, " is not supported (Kiln supports ", kMinOpset, " to ", kMaxOpset, ")"),
              __LINE__, -1, nullptr);
       return false;
     }
-    if (def->second > kMaxOpset) {
+    if (def != opsets.end() && def->second > kMaxOpset) {
       log(ILogger::Severity::kWARNING,
           cat("ONNX parser: opset ", def->second, " is newer than ", kMaxOpset, "; parsing with its semantics"));
     }
@@ -456,6 +460,14 @@ class Parser final : public IParser {
     }
     for (int i : order_) {
       auto const& node = graph.node(i);
+      bool const defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+      if (defaultDomain && ctx.opset() == 0) {
+        record(ErrorCode::kUNSUPPORTED_GRAPH,
+               cat("node '", node.name(), "' (index ", i, "): op '", node.op_type(),
+                   "' is of the default domain, but the model imports no default-domain opset"),
+               __LINE__, i, &node);
+        return false;
+      }
       ImportFn fn = findImporter(node.domain(), node.op_type());
       if (fn == nullptr) {
         record(ErrorCode::kUNSUPPORTED_NODE,
