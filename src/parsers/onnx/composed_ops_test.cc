@@ -1,7 +1,7 @@
 // Tests of ONNX importers composed from public layers: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss,
 // LayerNormalization's Mean/InvStdDev outputs, Dropout's mask, BatchNormalization with run-time parameters and
-// training mode, Clip with run-time bounds, CastLike, and the preview training optimizers. Expected values were
-// computed with numpy following the ONNX operator definitions.
+// training mode, Clip with run-time bounds, CastLike, Size, ConstantOfShape and the preview training optimizers.
+// Expected values were computed with numpy following the ONNX operator definitions.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -177,6 +177,65 @@ TEST(OnnxComposedOps, CastLikeTakesTheSecondInputsType) {
   auto outs = run(m.bytes(), {{"x", {Dims{1, {3}}, {1, -2, 40}}}}, {{"like", {Dims{1, {1}}, {0}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["y"].v, {1, -2, 40}, 0);
+}
+
+/// A one-element TENSOR attribute `value`.
+void valueAttr(::onnx::NodeProto& n, float v) {
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(::onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_float_data(v);
+}
+
+/// A one-element int64 TENSOR attribute `value`.
+void valueAttrI(::onnx::NodeProto& n, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(::onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(kInt64);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_int64_data(v);
+}
+
+TEST(OnnxComposedOps, ConstantShapeArithmeticFoldsAndRuntimeShapeFills) {
+  // LayerNormalization's function body builds the reduced shape as
+  // Concat(Slice(Shape(x), 0, axis), ConstantOfShape(rank - axis)) (or ConstantOfShape(-axis) for a negative
+  // axis). Sub and Neg of constants must stay constants for the reshape to that shape to have a known rank.
+  ModelBuilder m;
+  m.input("x", {2, 3}).initI("rank", {}, {2}).initI("axis", {1}, {1}).initI("zero", {1}, {0});
+  m.initI("negaxis", {1}, {-1});
+  m.output("size", {}, kInt64).output("a").output("b").output("c");
+  m.node("Size", {"x"}, {"size"});
+  m.node("Shape", {"x"}, {"xs"});
+  m.node("Slice", {"xs", "zero", "axis"}, {"prefix"});
+  auto& mean = m.node("ReduceMean", {"x"}, {"mean"});
+  attr(mean, "axes", std::vector<int64_t>{1});
+  attr(mean, "keepdims", int64_t{0});
+  m.node("Sub", {"rank", "axis"}, {"nsub"});
+  valueAttrI(m.node("ConstantOfShape", {"nsub"}, {"suffix_sub"}), 1);
+  attr(m.node("Concat", {"prefix", "suffix_sub"}, {"shape_sub"}), "axis", int64_t{0});
+  m.node("Reshape", {"mean", "shape_sub"}, {"a"});
+  m.node("Neg", {"negaxis"}, {"nneg"});
+  valueAttrI(m.node("ConstantOfShape", {"nneg"}, {"suffix_neg"}), 1);
+  attr(m.node("Concat", {"prefix", "suffix_neg"}, {"shape_neg"}), "axis", int64_t{0});
+  m.node("Reshape", {"mean", "shape_neg"}, {"b"});
+  // A run-time shape (Shape of x) goes through a fill layer.
+  valueAttr(m.node("ConstantOfShape", {"xs"}, {"c"}), -0.5F);
+  auto outs = run(m.bytes(), {{"x", {Dims{2, {2, 3}}, {1, 2, 3, 4, 5, 6}}}});
+  ASSERT_FALSE(outs.empty());
+  EXPECT_EQ(outs["size"].dims.nbDims, 0);
+  expectNear(outs["size"].v, {6}, 0);
+  for (char const* name : {"a", "b"}) {
+    ASSERT_EQ(outs[name].dims.nbDims, 2) << name;
+    EXPECT_EQ(outs[name].dims.d[1], 1) << name;
+    expectNear(outs[name].v, {2, 5});
+  }
+  ASSERT_EQ(outs["c"].dims.nbDims, 2);
+  EXPECT_EQ(outs["c"].dims.d[0], 2);
+  EXPECT_EQ(outs["c"].dims.d[1], 3);
+  expectNear(outs["c"].v, {-0.5, -0.5, -0.5, -0.5, -0.5, -0.5});
 }
 
 TEST(OnnxComposedOps, AdagradStep) {

@@ -114,4 +114,46 @@ Result<ITensor*> perChannelView(ImportContext& ctx, ::onnx::NodeProto const& nod
   return reshape(ctx, node, t, d);
 }
 
+Result<Constant const*> foldIntegerBinary(ImportContext& ctx, ::onnx::NodeProto const& node, ElementWiseOperation op) {
+  if (node.input_size() != 2) {
+    return static_cast<Constant const*>(nullptr);
+  }
+  Constant const* a = ctx.constant(node, 0);
+  Constant const* b = ctx.constant(node, 1);
+  bool const intOp =
+      op == ElementWiseOperation::kSUM || op == ElementWiseOperation::kSUB || op == ElementWiseOperation::kPROD;
+  if (!intOp || a == nullptr || b == nullptr || a->type != b->type ||
+      (a->type != DataType::kINT64 && a->type != DataType::kINT32)) {
+    return static_cast<Constant const*>(nullptr);
+  }
+  int64_t const na = a->count();
+  int64_t const nb = b->count();
+  bool const sameDims = dimsString(a->dims) == dimsString(b->dims);
+  if (!sameDims && na != 1 && nb != 1) {
+    return static_cast<Constant const*>(nullptr);
+  }
+  // The result takes the dims of the side with more elements, or of the higher rank when both hold one.
+  Dims const& dims = na != nb ? (na > nb ? a->dims : b->dims) : (a->dims.nbDims >= b->dims.nbDims ? a->dims : b->dims);
+  KO_ASSIGN_OR_RETURN(Constant * out, ctx.newConstant(a->type, dims));
+  for (int64_t i = 0; i < out->count(); ++i) {
+    int64_t const x = a->asInt(na == 1 ? 0 : i);
+    int64_t const y = b->asInt(nb == 1 ? 0 : i);
+    int64_t r = 0;
+    if (op == ElementWiseOperation::kSUM) {
+      r = x + y;
+    } else if (op == ElementWiseOperation::kSUB) {
+      r = x - y;
+    } else {
+      r = x * y;
+    }
+    if (a->type == DataType::kINT64) {
+      std::memcpy(out->bytes.data() + i * 8, &r, 8);
+    } else {
+      auto const r32 = static_cast<int32_t>(r);
+      std::memcpy(out->bytes.data() + i * 4, &r32, 4);
+    }
+  }
+  return static_cast<Constant const*>(out);
+}
+
 }  // namespace kiln::onnx

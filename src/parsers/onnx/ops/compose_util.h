@@ -34,4 +34,9 @@ inline uint32_t allAxes(int32_t rank) { return rank <= 0 ? 0U : (rank >= 32 ? ~0
 /// `t` (rank 1) reshaped to [1, C, 1, ...] of rank `rank` so that it broadcasts along axis 1.
 Result<ITensor*> perChannelView(ImportContext& ctx, ::onnx::NodeProto const& node, ITensor* t, int32_t rank);
 
+/// Host result of integer `op` (kSUM, kSUB or kPROD) on inputs 0 and 1 of `node` when both are int32/int64
+/// constants of one type that broadcast trivially (equal dims, or one holds a single element); nullptr when
+/// they are not, so the caller adds a layer instead. Keeps shape arithmetic of constants constant.
+Result<Constant const*> foldIntegerBinary(ImportContext& ctx, ::onnx::NodeProto const& node, ElementWiseOperation op);
+
 }  // namespace kiln::onnx

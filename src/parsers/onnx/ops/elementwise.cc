@@ -135,7 +135,6 @@ Status importPRelu(ImportContext& ctx, Node const& node) {
 
 KILN_ONNX_REGISTER("", "PRelu", importPRelu);
 KILN_ONNX_REGISTER("", "Add", importBinary<ElementWiseOperation::kSUM>);
-KILN_ONNX_REGISTER("", "Sub", importBinary<ElementWiseOperation::kSUB>);
 KILN_ONNX_REGISTER("", "Mul", importBinary<ElementWiseOperation::kPROD>);
 KILN_ONNX_REGISTER("", "Div", importBinary<ElementWiseOperation::kDIV>);
 KILN_ONNX_REGISTER("", "Pow", importBinary<ElementWiseOperation::kPOW>);
@@ -157,7 +156,6 @@ KILN_ONNX_REGISTER("", "Log", importUnary<UnaryOperation::kLOG>);
 KILN_ONNX_REGISTER("", "Sqrt", importUnary<UnaryOperation::kSQRT>);
 KILN_ONNX_REGISTER("", "Reciprocal", importUnary<UnaryOperation::kRECIP>);
 KILN_ONNX_REGISTER("", "Abs", importUnary<UnaryOperation::kABS>);
-KILN_ONNX_REGISTER("", "Neg", importUnary<UnaryOperation::kNEG>);
 KILN_ONNX_REGISTER("", "Sin", importUnary<UnaryOperation::kSIN>);
 KILN_ONNX_REGISTER("", "Cos", importUnary<UnaryOperation::kCOS>);
 KILN_ONNX_REGISTER("", "Tan", importUnary<UnaryOperation::kTAN>);
