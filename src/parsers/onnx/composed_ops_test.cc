@@ -67,6 +67,22 @@ TEST(OnnxComposedOps, NllLossUnweightedSumAndIgnoredHighIndex) {
   expectNear(ignored["mean"].v, {1.0 / 3.0});
 }
 
+TEST(OnnxComposedOps, NllLossRejectsBadReductionAndTargetRank) {
+  ModelBuilder bad;
+  bad.input("x", {2, 3}).input("t", {2}, kInt64).output("y");
+  attr(bad.node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"}, "nll"), "reduction", std::string("avg"));
+  ParseResult r = parseOnly(bad.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("'nll'"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("reduction 'avg'"), std::string::npos) << r.desc;
+  ModelBuilder rank;
+  rank.input("x", {2, 3}).input("t", {2, 1}, kInt64).output("y");
+  rank.node("NegativeLogLikelihoodLoss", {"x", "t"}, {"y"}, "nll");
+  r = parseOnly(rank.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("target rank 2"), std::string::npos) << r.desc;
+}
+
 TEST(OnnxComposedOps, SoftmaxCrossEntropySumWithLogProb) {
   ModelBuilder m;
   m.input("x", {3, 4}).input("t", {3}, kInt64).output("loss").output("log_prob");

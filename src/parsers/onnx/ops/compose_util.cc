@@ -138,14 +138,18 @@ Result<Constant const*> foldIntegerBinary(ImportContext& ctx, ::onnx::NodeProto 
   for (int64_t i = 0; i < out->count(); ++i) {
     int64_t const x = a->asInt(na == 1 ? 0 : i);
     int64_t const y = b->asInt(nb == 1 ? 0 : i);
-    int64_t r = 0;
+    // Unsigned arithmetic wraps where int64 would overflow (undefined behaviour) on hostile constants.
+    auto const ux = static_cast<uint64_t>(x);
+    auto const uy = static_cast<uint64_t>(y);
+    uint64_t ur = 0;
     if (op == ElementWiseOperation::kSUM) {
-      r = x + y;
+      ur = ux + uy;
     } else if (op == ElementWiseOperation::kSUB) {
-      r = x - y;
+      ur = ux - uy;
     } else {
-      r = x * y;
+      ur = ux * uy;
     }
+    auto const r = static_cast<int64_t>(ur);
     if (a->type == DataType::kINT64) {
       std::memcpy(out->bytes.data() + i * 8, &r, 8);
     } else {

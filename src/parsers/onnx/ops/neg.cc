@@ -1,6 +1,7 @@
 // ONNX Neg: -x. A constant input is negated on the host, so that shape arithmetic on constants (as in the
 // function bodies of LayerNormalization) stays constant for the importers that need constant shapes.
 #include <cstring>
+#include <type_traits>
 
 #include "parsers/onnx/import_context.h"
 #include "parsers/onnx/ops/compose_util.h"
@@ -15,7 +16,12 @@ void negateInto(Constant const& in, Constant& out) {
   for (int64_t i = 0; i < in.count(); ++i) {
     T v;
     std::memcpy(&v, in.bytes.data() + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    v = static_cast<T>(-v);
+    if constexpr (std::is_integral_v<T>) {
+      // Wrapping negation: -INT_MIN would be undefined behaviour.
+      v = static_cast<T>(std::make_unsigned_t<T>{0} - static_cast<std::make_unsigned_t<T>>(v));
+    } else {
+      v = -v;
+    }
     std::memcpy(out.bytes.data() + i * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
   }
 }
