@@ -22,6 +22,8 @@ constexpr int64_t kMaxModelBytes = (int64_t{1} << 31) - 1;
 /// long as each op they use has there the definition it has at kMinOpset (see legacyOpsetError).
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 21;
+/// The domain of ONNX's training-preview ops (Adagrad, Adam, Momentum...).
+constexpr char const* kPreviewTrainingDomain = "ai.onnx.preview.training";
 /// Newest IR version known (ONNX 1.16: IR 10).
 constexpr int64_t kMaxIrVersion = 10;
 
@@ -32,7 +34,7 @@ constexpr int64_t kMaxIrVersion = 10;
 std::string legacyOpsetError(ImportContext const& ctx, ::onnx::NodeProto const& node) {
   bool const defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
   int64_t const opset = ctx.opset("");
-  if (!defaultDomain || opset >= kMinOpset) {
+  if (!defaultDomain || opset <= 0 || opset >= kMinOpset) {
     return {};
   }
   auto const* old = ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
@@ -348,18 +350,20 @@ class Parser final : public IParser {
       opsets[d] = o.version();
     }
     auto def = opsets.find("");
-    if (def == opsets.end()) {
+    if (def == opsets.end() && opsets.count(kPreviewTrainingDomain) == 0) {
       record(ErrorCode::kUNSUPPORTED_GRAPH, "the model imports no default-domain opset", __LINE__, -1, nullptr);
       return false;
     }
-    if (def->second < 1) {
+    // A model of only ai.onnx.preview.training ops (an optimizer step) needs no default-domain opset; a
+    // default-domain node in it is refused when imported.
+    if (def != opsets.end() && def->second < 1) {
       record(ErrorCode::kUNSUPPORTED_GRAPH,
              cat("opset ", def->second, " is not a valid default-domain opset (Kiln supports ", kMinOpset, " to ",
                  kMaxOpset, ", and older models whose ops did not change before ", kMinOpset, ")"),
              __LINE__, -1, nullptr);
       return false;
     }
-    if (def->second > kMaxOpset) {
+    if (def != opsets.end() && def->second > kMaxOpset) {
       log(ILogger::Severity::kWARNING,
           cat("ONNX parser: opset ", def->second, " is newer than ", kMaxOpset, "; parsing with its semantics"));
     }
@@ -486,6 +490,14 @@ class Parser final : public IParser {
     }
     for (int i : order_) {
       auto const& node = graph.node(i);
+      bool const defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+      if (defaultDomain && ctx.opset() == 0) {
+        record(ErrorCode::kUNSUPPORTED_GRAPH,
+               cat("node '", node.name(), "' (index ", i, "): op '", node.op_type(),
+                   "' is of the default domain, but the model imports no default-domain opset"),
+               __LINE__, i, &node);
+        return false;
+      }
       if (std::string why = legacyOpsetError(ctx, node); !why.empty()) {
         record(ErrorCode::kUNSUPPORTED_NODE, cat("node '", node.name(), "' (index ", i, "): ", why), __LINE__, i,
                &node);

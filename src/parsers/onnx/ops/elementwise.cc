@@ -1,26 +1,14 @@
 // ONNX element-wise importers: binary arithmetic/comparison/logic with numpy broadcasting (variadic Sum/Max/
-// Min/Mean), unary math, and activations (Relu, Sigmoid, Clip, Gelu...).
+// Min/Mean), unary math, and activations (Relu, Sigmoid, Gelu...).
 #include <cstring>
-#include <limits>
 
 #include "parsers/onnx/import_context.h"
+#include "parsers/onnx/ops/compose_util.h"
 
 namespace kiln::onnx {
 namespace {
 
 using Node = ::onnx::NodeProto;
-
-/// a op b with both brought to equal rank by leading 1-dims.
-Result<ITensor*> binary(ImportContext& ctx, Node const& node, ITensor* a, ITensor* b, ElementWiseOperation op) {
-  KO_ASSIGN_OR_RETURN(int32_t ra, rankOf(node, a));
-  KO_ASSIGN_OR_RETURN(int32_t rb, rankOf(node, b));
-  int32_t const r = std::max(ra, rb);
-  KO_ASSIGN_OR_RETURN(a, broadcastToRank(ctx, node, a, r));
-  KO_ASSIGN_OR_RETURN(b, broadcastToRank(ctx, node, b, r));
-  IElementWiseLayer* l = ctx.network().addElementWise(*a, *b, op);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "elementwise"));
-  return l->getOutput(0);
-}
 
 template <ElementWiseOperation kOp>
 Status importBinary(ImportContext& ctx, Node const& node) {
@@ -29,7 +17,7 @@ Status importBinary(ImportContext& ctx, Node const& node) {
   }
   KO_ASSIGN_OR_RETURN(ITensor * a, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(ITensor * b, ctx.tensor(node, 1));
-  KO_ASSIGN_OR_RETURN(ITensor * out, binary(ctx, node, a, b, kOp));
+  KO_ASSIGN_OR_RETURN(ITensor * out, elementwise(ctx, node, a, b, kOp));
   return ctx.setOutput(node, 0, out);
 }
 
@@ -42,7 +30,7 @@ Status importVariadic(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * acc, ctx.tensor(node, 0));
   for (int i = 1; i < node.input_size(); ++i) {
     KO_ASSIGN_OR_RETURN(ITensor * b, ctx.tensor(node, i));
-    KO_ASSIGN_OR_RETURN(acc, binary(ctx, node, acc, b, kOp));
+    KO_ASSIGN_OR_RETURN(acc, elementwise(ctx, node, acc, b, kOp));
   }
   if (node.input_size() == 1) {
     IIdentityLayer* id = ctx.network().addIdentity(*acc);
@@ -57,7 +45,7 @@ Status importVariadic(ImportContext& ctx, Node const& node) {
     float v = static_cast<float>(node.input_size());
     std::memcpy(n->bytes.data(), &v, sizeof(v));
     KO_ASSIGN_OR_RETURN(ITensor * nt, ctx.constantTensor(n, node.name() + "_count"));
-    KO_ASSIGN_OR_RETURN(acc, binary(ctx, node, acc, nt, ElementWiseOperation::kDIV));
+    KO_ASSIGN_OR_RETURN(acc, elementwise(ctx, node, acc, nt, ElementWiseOperation::kDIV));
   }
   return ctx.setOutput(node, 0, acc);
 }
@@ -67,7 +55,7 @@ template <ElementWiseOperation kOp>
 Status importNotCompare(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * a, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(ITensor * b, ctx.tensor(node, 1));
-  KO_ASSIGN_OR_RETURN(ITensor * c, binary(ctx, node, a, b, kOp));
+  KO_ASSIGN_OR_RETURN(ITensor * c, elementwise(ctx, node, a, b, kOp));
   IUnaryLayer* n = ctx.network().addUnary(*c, UnaryOperation::kNOT);
   KO_RETURN_IF_ERROR(ctx.check(n, node, "not"));
   return ctx.setOutput(node, 0, n->getOutput(0));
@@ -135,29 +123,6 @@ Status importGelu(ImportContext& ctx, Node const& node) {
   return activation(ctx, node, approx == "tanh" ? ActivationType::kGELU_TANH : ActivationType::kGELU_ERF, 0, 0);
 }
 
-/// Clip: bounds from attributes (opset < 11) or constant inputs 1/2; a missing bound is unbounded.
-Status importClip(ImportContext& ctx, Node const& node) {
-  float lo = -std::numeric_limits<float>::infinity();
-  float hi = std::numeric_limits<float>::infinity();
-  if (ctx.opset() < 11) {
-    KO_ASSIGN_OR_RETURN(lo, attrFloat(node, "min", lo));
-    KO_ASSIGN_OR_RETURN(hi, attrFloat(node, "max", hi));
-  } else {
-    for (int i = 1; i <= 2; ++i) {
-      if (!ImportContext::hasInput(node, i)) {
-        continue;
-      }
-      Constant const* c = ctx.constant(node, i);
-      if (c == nullptr || c->count() != 1) {
-        return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_INPUT, node, "bound input ", i,
-                                        " must be a scalar constant");
-      }
-      (i == 1 ? lo : hi) = static_cast<float>(c->asDouble(0));
-    }
-  }
-  return activation(ctx, node, ActivationType::kCLIP, lo, hi);
-}
-
 Status importPRelu(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(ITensor * slope, ctx.tensor(node, 1));
@@ -170,7 +135,6 @@ Status importPRelu(ImportContext& ctx, Node const& node) {
 
 KILN_ONNX_REGISTER("", "PRelu", importPRelu);
 KILN_ONNX_REGISTER("", "Add", importBinary<ElementWiseOperation::kSUM>);
-KILN_ONNX_REGISTER("", "Sub", importBinary<ElementWiseOperation::kSUB>);
 KILN_ONNX_REGISTER("", "Mul", importBinary<ElementWiseOperation::kPROD>);
 KILN_ONNX_REGISTER("", "Div", importBinary<ElementWiseOperation::kDIV>);
 KILN_ONNX_REGISTER("", "Pow", importBinary<ElementWiseOperation::kPOW>);
@@ -192,7 +156,6 @@ KILN_ONNX_REGISTER("", "Log", importUnary<UnaryOperation::kLOG>);
 KILN_ONNX_REGISTER("", "Sqrt", importUnary<UnaryOperation::kSQRT>);
 KILN_ONNX_REGISTER("", "Reciprocal", importUnary<UnaryOperation::kRECIP>);
 KILN_ONNX_REGISTER("", "Abs", importUnary<UnaryOperation::kABS>);
-KILN_ONNX_REGISTER("", "Neg", importUnary<UnaryOperation::kNEG>);
 KILN_ONNX_REGISTER("", "Sin", importUnary<UnaryOperation::kSIN>);
 KILN_ONNX_REGISTER("", "Cos", importUnary<UnaryOperation::kCOS>);
 KILN_ONNX_REGISTER("", "Tan", importUnary<UnaryOperation::kTAN>);
@@ -221,7 +184,6 @@ KILN_ONNX_REGISTER("", "Selu", importSelu);
 KILN_ONNX_REGISTER("", "HardSigmoid", importHardSigmoid);
 KILN_ONNX_REGISTER("", "ThresholdedRelu", importThresholdedRelu);
 KILN_ONNX_REGISTER("", "Gelu", importGelu);
-KILN_ONNX_REGISTER("", "Clip", importClip);
 
 }  // namespace
 }  // namespace kiln::onnx

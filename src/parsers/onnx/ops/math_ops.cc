@@ -1,5 +1,5 @@
 // ONNX matrix, softmax, reduction and constant importers: MatMul, Gemm, Softmax, LogSoftmax, Reduce{Mean,Sum,
-// Max,Min,Prod}, Constant, ConstantOfShape.
+// Max,Min,Prod}, Constant.
 #include <cstring>
 
 #include "parsers/onnx/import_context.h"
@@ -226,41 +226,6 @@ Status importConstant(ImportContext& ctx, Node const& node) {
   return ctx.setOutputConstant(node, 0, ctx.keep(std::move(c)));
 }
 
-/// ConstantOfShape with a constant shape: folded into a parser-owned constant (size checked first).
-Status importConstantOfShape(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> shape, constantInts(ctx, node, 0));
-  if (shape.size() > static_cast<size_t>(Dims::MAX_DIMS)) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_SHAPE, node, "rank ", shape.size(), " too large");
-  }
-  Dims d{static_cast<int32_t>(shape.size()), {}};
-  for (size_t i = 0; i < shape.size(); ++i) {
-    d.d[i] = shape[i];
-  }
-  Constant value;
-  value.type = DataType::kFLOAT;
-  value.dims = Dims{1, {1}};
-  value.bytes.assign(4, 0);
-  if (auto const* a = findAttr(node, "value")) {
-    if (a->type() != ::onnx::AttributeProto::TENSOR) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute 'value' must be of type TENSOR");
-    }
-    auto r = constantFromTensorProto(a->t(), nullptr);
-    if (!r.ok() || r.value.count() != 1) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute 'value' must hold one element");
-    }
-    value = std::move(r.value);
-  }
-  auto c = ctx.newConstant(value.type, d);
-  if (!c.ok()) {
-    return ImportContext::nodeError(c.status.code, node, c.status.message);
-  }
-  size_t const es = value.bytes.size();
-  for (int64_t i = 0; i < c.value->count(); ++i) {
-    std::memcpy(c.value->bytes.data() + static_cast<size_t>(i) * es, value.bytes.data(), es);
-  }
-  return ctx.setOutputConstant(node, 0, c.value);
-}
-
 KILN_ONNX_REGISTER("", "MatMul", importMatMul);
 KILN_ONNX_REGISTER("", "Gemm", importGemm);
 KILN_ONNX_REGISTER("", "Softmax", importSoftmax<false>);
@@ -271,7 +236,6 @@ KILN_ONNX_REGISTER("", "ReduceMax", importReduce<ReduceOperation::kMAX>);
 KILN_ONNX_REGISTER("", "ReduceMin", importReduce<ReduceOperation::kMIN>);
 KILN_ONNX_REGISTER("", "ReduceProd", importReduce<ReduceOperation::kPROD>);
 KILN_ONNX_REGISTER("", "Constant", importConstant);
-KILN_ONNX_REGISTER("", "ConstantOfShape", importConstantOfShape);
 
 }  // namespace
 }  // namespace kiln::onnx

@@ -1,4 +1,4 @@
-// ONNX shape and data-movement importers: Identity, Dropout, Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
+// ONNX shape and data-movement importers: Identity, Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
 // Concat, Split, Slice, Gather, Shape, Cast, Expand, Where.
 #include <algorithm>
 #include <cstring>
@@ -19,20 +19,6 @@ Status importIdentity(ImportContext& ctx, Node const& node) {
   IIdentityLayer* l = ctx.network().addIdentity(*x);
   KO_RETURN_IF_ERROR(ctx.check(l, node, "identity"));
   return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
-/// Dropout at inference is the identity; the optional mask output is not supported.
-Status importDropout(ImportContext& ctx, Node const& node) {
-  if (node.output_size() > 1 && !node.output(1).empty()) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE, node, "the mask output is not supported yet");
-  }
-  if (ctx.opset() >= 12 && ImportContext::hasInput(node, 2)) {
-    Constant const* training = ctx.constant(node, 2);
-    if (training == nullptr || training->count() != 1 || training->asInt(0) != 0) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_INPUT, node, "training mode is not supported");
-    }
-  }
-  return importIdentity(ctx, node);
 }
 
 Status importReshape(ImportContext& ctx, Node const& node) {
@@ -455,7 +441,6 @@ Status importWhere(ImportContext& ctx, Node const& node) {
 }
 
 KILN_ONNX_REGISTER("", "Identity", importIdentity);
-KILN_ONNX_REGISTER("", "Dropout", importDropout);
 KILN_ONNX_REGISTER("", "Reshape", importReshape);
 KILN_ONNX_REGISTER("", "Flatten", importFlatten);
 KILN_ONNX_REGISTER("", "Transpose", importTranspose);
