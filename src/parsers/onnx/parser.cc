@@ -347,6 +347,7 @@ class Parser final : public IParser {
     }
 
     ImportContext ctx(network, opsets);
+    ctx.setExternalLoader(loader);
     bool ok = importGraph(ctx, model.graph(), loader);
     // The weights the network points at stay with the parser (see IParser's lifetime note).
     auto& dest = checking_ ? scratchStorage_ : storage_;
@@ -384,87 +385,15 @@ class Parser final : public IParser {
       }
     }
     // Topological order (Kahn); undefined inputs, duplicate outputs and cycles are errors naming the node.
-    int const n = graph.node_size();
-    std::unordered_map<std::string, int> producer;
-    for (int i = 0; i < n; ++i) {
-      for (auto const& out : graph.node(i).output()) {
-        if (out.empty()) {
-          continue;
-        }
-        if (ctx.defined(out) || producer.count(out) != 0) {
-          record(ErrorCode::kINVALID_GRAPH,
-                 ImportContext::nodeError(ErrorCode::kINVALID_GRAPH, graph.node(i), "output '", out,
-                                          "' is already produced by another node, initializer or input")
-                     .message,
-                 __LINE__, i, &graph.node(i));
-          return false;
-        }
-        producer[out] = i;
-      }
-    }
-    std::vector<int> pending(static_cast<size_t>(n), 0);
-    std::vector<std::vector<int>> users(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      auto const& node = graph.node(i);
-      for (auto const& in : node.input()) {
-        if (in.empty() || ctx.defined(in)) {
-          continue;
-        }
-        auto it = producer.find(in);
-        if (it == producer.end()) {
-          record(ErrorCode::kINVALID_GRAPH,
-                 ImportContext::nodeError(ErrorCode::kINVALID_GRAPH, node, "input '", in,
-                                          "' is not a graph input, initializer or output of any node")
-                     .message,
-                 __LINE__, i, &node);
-          return false;
-        }
-        ++pending[static_cast<size_t>(i)];
-        users[static_cast<size_t>(it->second)].push_back(i);
-      }
-    }
-    std::vector<int> ready;
-    for (int i = n - 1; i >= 0; --i) {
-      if (pending[static_cast<size_t>(i)] == 0) {
-        ready.push_back(i);
-      }
-    }
-    while (!ready.empty()) {
-      // Keep the model's order among ready nodes: take the smallest index.
-      auto it = std::min_element(ready.begin(), ready.end());
-      int i = *it;
-      ready.erase(it);
-      order_.push_back(i);
-      for (int u : users[static_cast<size_t>(i)]) {
-        if (--pending[static_cast<size_t>(u)] == 0) {
-          ready.push_back(u);
-        }
-      }
-    }
-    if (static_cast<int>(order_.size()) != n) {
-      for (int i = 0; i < n; ++i) {
-        if (pending[static_cast<size_t>(i)] > 0) {
-          record(ErrorCode::kINVALID_GRAPH,
-                 ImportContext::nodeError(ErrorCode::kINVALID_GRAPH, graph.node(i),
-                                          "the graph has a cycle through this node")
-                     .message,
-                 __LINE__, i, &graph.node(i));
-          break;
-        }
-      }
+    int bad = -1;
+    Status sorted = sortNodes(ctx, graph, order_, bad);
+    if (!sorted.ok()) {
+      record(sorted.code, sorted.message, __LINE__, bad, bad >= 0 ? &graph.node(bad) : nullptr);
       return false;
     }
     for (int i : order_) {
       auto const& node = graph.node(i);
-      ImportFn fn = findImporter(node.domain(), node.op_type());
-      if (fn == nullptr) {
-        record(ErrorCode::kUNSUPPORTED_NODE,
-               cat("node '", node.name(), "' (index ", i, "): no importer for op '", node.op_type(), "' of domain '",
-                   node.domain().empty() ? "ai.onnx" : node.domain(), "'"),
-               __LINE__, i, &node);
-        return false;
-      }
-      Status s = fn(ctx, node);
+      Status s = importNode(ctx, node);
       if (!s.ok()) {
         record(s.code, s.message, __LINE__, i, &node);
         return false;
@@ -472,25 +401,7 @@ class Parser final : public IParser {
       std::vector<ITensor*> outs;
       for (auto const& o : node.output()) {
         auto it = ctx.values().find(o);
-        ITensor* t = it == ctx.values().end() ? nullptr : it->second.tensor;
-        // The network infers shapes as layers are added; an unknown rank means it refused the input shapes.
-        if (t != nullptr && t->getDimensions().nbDims < 0) {
-          std::string shapes;
-          for (auto const& in : node.input()) {
-            auto v = ctx.values().find(in);
-            if (v != ctx.values().end()) {
-              Dims d = v->second.tensor ? v->second.tensor->getDimensions() : v->second.constant->dims;
-              shapes += (shapes.empty() ? "" : ", ") + in + dimsString(d);
-            }
-          }
-          record(ErrorCode::kINVALID_NODE,
-                 ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the input shapes (", shapes,
-                                          ") are incompatible: output '", o, "' has no valid shape (see the log)")
-                     .message,
-                 __LINE__, i, &node);
-          return false;
-        }
-        outs.push_back(t);
+        outs.push_back(it == ctx.values().end() ? nullptr : it->second.tensor);
       }
       nodeOutputs_.emplace_back(node.name(), std::move(outs));
     }

@@ -1,0 +1,187 @@
+// ONNX Scan: opsets 9-21 as one ILoop (an iterator per scan input, a recurrence per state, kCONCATENATE or
+// kREVERSE outputs on the requested axes); opset 8 (batch axis 0, scan axis 1) as a loop over the batch around
+// that loop. Opset 8's sequence_lens is accepted only when it is absent or a constant equal to the full length.
+#include "parsers/onnx/import_context.h"
+#include "parsers/onnx/ops/control_flow_util.h"
+
+namespace kiln::onnx {
+namespace {
+
+using Node = ::onnx::NodeProto;
+
+/// One scan over `states` and `scans` (no batch axis): the loop, the body import and its outputs (N final
+/// states then K scan outputs).
+struct ScanSpec {
+  std::vector<ITensor*> states;
+  std::vector<ITensor*> scans;
+  std::vector<int64_t> inAxes, inDirs, outAxes, outDirs;
+};
+
+Result<std::vector<ITensor*>> scanLoop(ImportContext& ctx, Node const& node, ::onnx::GraphProto const& body,
+                                       ScanSpec const& s) {
+  size_t const n = s.states.size();
+  size_t const m = s.scans.size();
+  if (m == 0) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "num_scan_inputs must be at least 1");
+  }
+  if (body.input_size() != static_cast<int>(n + m)) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the body has ", body.input_size(),
+                                    " inputs; it needs ", n + m, " (", n, " states and ", m, " scan inputs)");
+  }
+  if (body.output_size() < static_cast<int>(n)) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the body has ", body.output_size(),
+                                    " outputs; it needs at least ", n);
+  }
+  size_t const k = static_cast<size_t>(body.output_size()) - n;
+  ILoop* loop = ctx.network().addLoop();
+  if (loop == nullptr) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the network refused the loop");
+  }
+  loop->setName(cat(node.name().empty() ? "Scan" : node.name(), "_", ctx.newId()).c_str());
+  std::vector<ITensor*> bodyIn;
+  std::vector<IRecurrenceLayer*> recs;
+  for (ITensor* st : s.states) {
+    IRecurrenceLayer* r = loop->addRecurrence(*st);
+    KO_RETURN_IF_ERROR(ctx.check(r, node, "state"));
+    recs.push_back(r);
+    bodyIn.push_back(r->getOutput(0));
+  }
+  for (size_t i = 0; i < m; ++i) {
+    KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, s.scans[i]));
+    int64_t axis = i < s.inAxes.size() ? s.inAxes[i] : 0;
+    KO_ASSIGN_OR_RETURN(int32_t a, normalizeAxis(node, axis, rank));
+    bool reverse = i < s.inDirs.size() && s.inDirs[i] != 0;
+    IIteratorLayer* it = loop->addIterator(*s.scans[i], a, reverse);
+    KO_RETURN_IF_ERROR(ctx.check(it, node, "scan_input"));
+    bodyIn.push_back(it->getOutput(0));
+  }
+  std::vector<ITensor*> outs;
+  KO_RETURN_IF_ERROR(importSubgraph(ctx, node, body, bodyIn, outs));
+  std::vector<ITensor*> result;
+  for (size_t i = 0; i < n; ++i) {
+    KO_ASSIGN_OR_RETURN(ITensor * next, distinctFrom(ctx, node, outs[i], bodyIn));
+    recs[i]->setInput(1, *next);
+    ILoopOutputLayer* o = loop->addLoopOutput(*recs[i]->getOutput(0), LoopOutput::kLAST_VALUE);
+    KO_RETURN_IF_ERROR(ctx.check(o, node, "final_state"));
+    result.push_back(o->getOutput(0));
+  }
+  for (size_t j = 0; j < k; ++j) {
+    KO_ASSIGN_OR_RETURN(ITensor * v, distinctFrom(ctx, node, outs[n + j], bodyIn));
+    KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, v));
+    int64_t axis = j < s.outAxes.size() ? s.outAxes[j] : 0;
+    KO_ASSIGN_OR_RETURN(int32_t a, normalizeAxis(node, axis, rank + 1));
+    bool reverse = j < s.outDirs.size() && s.outDirs[j] != 0;
+    ILoopOutputLayer* o = loop->addLoopOutput(*v, reverse ? LoopOutput::kREVERSE : LoopOutput::kCONCATENATE, a);
+    KO_RETURN_IF_ERROR(ctx.check(o, node, "scan_output"));
+    result.push_back(o->getOutput(0));
+  }
+  return result;
+}
+
+Status checkCount(Node const& node, char const* name, std::vector<int64_t> const& v, size_t want) {
+  if (!v.empty() && v.size() != want) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute '", name, "' has ", v.size(),
+                                    " entries; it needs ", want);
+  }
+  return Status::success();
+}
+
+Status importScan9(ImportContext& ctx, Node const& node, ::onnx::GraphProto const& body, int64_t m) {
+  int64_t const n = node.input_size() - m;
+  if (n < 0) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "num_scan_inputs ", m, " exceeds the ",
+                                    node.input_size(), " inputs");
+  }
+  ScanSpec s;
+  for (int i = 0; i < node.input_size(); ++i) {
+    KO_ASSIGN_OR_RETURN(ITensor * t, ctx.tensor(node, i));
+    (i < n ? s.states : s.scans).push_back(t);
+  }
+  KO_ASSIGN_OR_RETURN(s.inAxes, attrInts(node, "scan_input_axes"));
+  KO_ASSIGN_OR_RETURN(s.inDirs, attrInts(node, "scan_input_directions"));
+  KO_ASSIGN_OR_RETURN(s.outAxes, attrInts(node, "scan_output_axes"));
+  KO_ASSIGN_OR_RETURN(s.outDirs, attrInts(node, "scan_output_directions"));
+  size_t const k = static_cast<size_t>(std::max<int64_t>(0, body.output_size() - n));
+  KO_RETURN_IF_ERROR(checkCount(node, "scan_input_axes", s.inAxes, static_cast<size_t>(m)));
+  KO_RETURN_IF_ERROR(checkCount(node, "scan_input_directions", s.inDirs, static_cast<size_t>(m)));
+  KO_RETURN_IF_ERROR(checkCount(node, "scan_output_axes", s.outAxes, k));
+  KO_RETURN_IF_ERROR(checkCount(node, "scan_output_directions", s.outDirs, k));
+  KO_ASSIGN_OR_RETURN(std::vector<ITensor*> outs, scanLoop(ctx, node, body, s));
+  for (int i = 0; i < node.output_size() && i < static_cast<int>(outs.size()); ++i) {
+    KO_RETURN_IF_ERROR(ctx.setOutput(node, i, outs[static_cast<size_t>(i)]));
+  }
+  return Status::success();
+}
+
+/// Opset 8: inputs [sequence_lens], states [B, ...], scan inputs [B, S, ...]; the body sees one batch item.
+Status importScan8(ImportContext& ctx, Node const& node, ::onnx::GraphProto const& body, int64_t m) {
+  int64_t const n = node.input_size() - 1 - m;
+  if (n < 0) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "num_scan_inputs ", m, " exceeds the ",
+                                    node.input_size() - 1, " inputs after sequence_lens");
+  }
+  std::vector<ITensor*> all;
+  for (int i = 1; i < node.input_size(); ++i) {
+    KO_ASSIGN_OR_RETURN(ITensor * t, ctx.tensor(node, i));
+    all.push_back(t);
+  }
+  if (ImportContext::hasInput(node, 0)) {
+    // Per-item lengths shorter than the scan would need padded outputs; only the full length is supported.
+    Constant const* lens = ctx.constant(node, 0);
+    int64_t full = m > 0 ? all[static_cast<size_t>(n)]->getDimensions().d[1] : -1;
+    bool ok = lens != nullptr && full >= 0;
+    for (int64_t i = 0; ok && i < lens->count(); ++i) {
+      ok = lens->asInt(i) == full;
+    }
+    if (!ok) {
+      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE, node,
+                                      "sequence_lens is supported only as a constant equal to the scan length");
+    }
+  }
+  KO_ASSIGN_OR_RETURN(std::vector<int64_t> dirs, attrInts(node, "directions"));
+  KO_RETURN_IF_ERROR(checkCount(node, "directions", dirs, static_cast<size_t>(m)));
+  for (ITensor* t : all) {
+    KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, t));
+    if (rank < 1) {
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "inputs need a batch axis");
+    }
+  }
+  // The outer loop walks the batch: each input contributes its item as a state or scan input of the inner scan.
+  ILoop* outer = ctx.network().addLoop();
+  if (outer == nullptr) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the network refused the loop");
+  }
+  outer->setName(cat(node.name().empty() ? "Scan" : node.name(), "_batch_", ctx.newId()).c_str());
+  ScanSpec s;
+  for (size_t i = 0; i < all.size(); ++i) {
+    IIteratorLayer* it = outer->addIterator(*all[i], 0, false);
+    KO_RETURN_IF_ERROR(ctx.check(it, node, "batch_item"));
+    (static_cast<int64_t>(i) < n ? s.states : s.scans).push_back(it->getOutput(0));
+  }
+  s.inDirs = dirs;
+  KO_ASSIGN_OR_RETURN(std::vector<ITensor*> outs, scanLoop(ctx, node, body, s));
+  for (int i = 0; i < node.output_size() && i < static_cast<int>(outs.size()); ++i) {
+    if (node.output(i).empty()) {
+      continue;
+    }
+    ILoopOutputLayer* o = outer->addLoopOutput(*outs[static_cast<size_t>(i)], LoopOutput::kCONCATENATE, 0);
+    KO_RETURN_IF_ERROR(ctx.check(o, node, "batch_output"));
+    KO_RETURN_IF_ERROR(ctx.setOutput(node, i, o->getOutput(0)));
+  }
+  return Status::success();
+}
+
+Status importScan(ImportContext& ctx, Node const& node) {
+  KO_ASSIGN_OR_RETURN(::onnx::GraphProto const* body, attrGraph(node, "body"));
+  KO_ASSIGN_OR_RETURN(int64_t m, attrInt(node, "num_scan_inputs", -1));
+  if (m < 1) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "num_scan_inputs must be given and >= 1");
+  }
+  return ctx.opset() < 9 ? importScan8(ctx, node, *body, m) : importScan9(ctx, node, *body, m);
+}
+
+}  // namespace
+
+KILN_ONNX_REGISTER("", "Scan", importScan);
+
+}  // namespace kiln::onnx
