@@ -984,3 +984,32 @@ TEST(OnnxRecurrent, BadWeightsShapeNamesTheNode) {
 
 }  // namespace
 }  // namespace kiln::onnx::test
+
+namespace kiln::onnx::test {
+namespace {
+
+// Slice with run-time starts/ends/steps (as the Loop body of the ONNX test_loop11 needs): ONNX clamping.
+TEST(OnnxSliceRunTime, ClampsLikeOnnx) {
+  ModelBuilder m(13);
+  m.input("x", {2, 5}).input("starts", {1}, TP::INT64).input("ends", {1}, TP::INT64);
+  m.input("steps", {1}, TP::INT64).output("y", {});
+  m.initI("axes", {1}, {-1});
+  m.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "slice");
+  Engine e;
+  ASSERT_TRUE(e.build(m.bytes()));
+  In x = f32({2, 5}, iota(10));
+  struct Case {
+    int64_t s, e, step;
+    std::vector<double> want;
+  };
+  for (Case c : {Case{1, 4, 1, {1, 2, 3, 6, 7, 8}}, Case{-1, -100, -2, {4, 2, 0, 9, 7, 5}},
+                 Case{-3, 100, 2, {2, 4, 7, 9}}, Case{3, 1, 1, {}}, Case{10, 0, -1, {4, 3, 2, 1, 9, 8, 7, 6}}}) {
+    SCOPED_TRACE(std::to_string(c.s) + ":" + std::to_string(c.e) + ":" + std::to_string(c.step));
+    auto out = e.run({{"x", x}, {"starts", i64({1}, {c.s})}, {"ends", i64({1}, {c.e})}, {"steps", i64({1}, {c.step})}});
+    EXPECT_EQ(dimsOf(out["y"]), (std::vector<int64_t>{2, static_cast<int64_t>(c.want.size() / 2)}));
+    expectNear(out["y"].v, c.want);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::onnx::test
