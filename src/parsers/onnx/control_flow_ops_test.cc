@@ -772,8 +772,10 @@ RnnResult rnnReference(RnnCase const& c, RnnData const& in, int64_t seq) {
 std::string rnnModel(RnnCase const& c, RnnData const& data) {
   int64_t const g = c.gates(), d = c.dirs(), h = c.hidden;
   ModelBuilder m(14);
+  // A dynamic sequence comes with a dynamic batch too (the batch stays the same across runs).
   int64_t const s = c.dynamicSeq ? -1 : c.seq;
-  m.input("X", c.layout == 0 ? std::vector<int64_t>{s, c.batch, c.input} : std::vector<int64_t>{c.batch, s, c.input});
+  int64_t const bt = c.dynamicSeq ? -1 : c.batch;
+  m.input("X", c.layout == 0 ? std::vector<int64_t>{s, bt, c.input} : std::vector<int64_t>{bt, s, c.input});
   // W as a graph input, R and B as initializers: both kinds of weights go through the same slicing.
   m.input("W", {d, g * h, c.input});
   m.initF("R", {d, g * h, h}, data.r);
@@ -967,6 +969,7 @@ TEST(OnnxRecurrent, SequenceLengthChangesBetweenRunsOfOneEngine) {
     runRnnCase(c, {2, 5});
     RnnCase c1 = c;
     c1.layout = 1;
+    c1.initH = false;  // zero initial states of a run-time batch
     runRnnCase(c1, {4, 1});
   }
 }
@@ -1009,6 +1012,98 @@ TEST(OnnxSliceRunTime, ClampsLikeOnnx) {
     EXPECT_EQ(dimsOf(out["y"]), (std::vector<int64_t>{2, static_cast<int64_t>(c.want.size() / 2)}));
     expectNear(out["y"].v, c.want);
   }
+}
+
+}  // namespace
+}  // namespace kiln::onnx::test
+
+namespace kiln::onnx::test {
+namespace {
+
+// Bodies that hand values straight through: a branch returning an outer tensor unchanged, a loop-carried value
+// passed on as is, a scan output that is a body input, and one that does not depend on the iteration.
+TEST(OnnxControlFlow, PassThroughOutputs) {
+  ModelBuilder m(13);
+  m.input("cond", {}, TP::BOOL).input("x", {2}).input("y0", {2});
+  m.output("r", {2}).output("keep", {2}).output("acc", {2}).output("ins", {-1, 2}).output("inv", {-1, 2});
+  auto thenG = graphNamed("then");
+  valueInfo(thenG.add_output(), "x", {2});  // an outer tensor, unchanged
+  auto elseG = graphNamed("else");
+  addNode(elseG, "Neg", {"x"}, {"nx"});
+  valueInfo(elseG.add_output(), "nx", {2});
+  auto& iff = m.node("If", {"cond"}, {"r"}, "if");
+  attrGraph(iff, "then_branch", thenG);
+  attrGraph(iff, "else_branch", elseG);
+  m.initI("M", {}, {3});
+  auto body = graphNamed("body");
+  valueInfo(body.add_input(), "i", {}, TP::INT64);
+  valueInfo(body.add_input(), "c_in", {}, TP::BOOL);
+  valueInfo(body.add_input(), "keep_in", {2});
+  valueInfo(body.add_input(), "acc_in", {2});
+  addNode(body, "Add", {"acc_in", "x"}, {"acc_out"});
+  addNode(body, "Mul", {"x", "x"}, {"sq"});  // loop-invariant
+  valueInfo(body.add_output(), "c_in", {}, TP::BOOL);
+  valueInfo(body.add_output(), "keep_in", {2});
+  valueInfo(body.add_output(), "acc_out", {2});
+  valueInfo(body.add_output(), "acc_in", {2});
+  valueInfo(body.add_output(), "sq", {2});
+  auto& loop = m.node("Loop", {"M", "cond", "y0", "y0"}, {"keep", "acc", "ins", "inv"}, "loop");
+  attrGraph(loop, "body", body);
+  Engine e;
+  ASSERT_TRUE(e.build(m.bytes()));
+  for (bool c : {true, false}) {
+    SCOPED_TRACE(c);
+    auto out = e.run({{"cond", boolean(c)}, {"x", f32({2}, {2, -3})}, {"y0", f32({2}, {1, 5})}});
+    expectNear(out["r"].v, c ? std::vector<double>{2, -3} : std::vector<double>{-2, 3});
+    expectNear(out["keep"].v, {1, 5});
+    int n = c ? 3 : 0;  // the loop's condition is the If's: false runs no iteration
+    expectNear(out["acc"].v, {1.0 + 2 * n, 5.0 - 3 * n});
+    std::vector<double> ins, inv;
+    for (int i = 0; i < n; ++i) {
+      ins.insert(ins.end(), {1.0 + 2 * i, 5.0 - 3 * i});
+      inv.insert(inv.end(), {4, 9});
+    }
+    EXPECT_EQ(dimsOf(out["ins"]), (std::vector<int64_t>{n, 2}));
+    expectNear(out["ins"].v, ins);
+    expectNear(out["inv"].v, inv);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::onnx::test
+
+namespace kiln::onnx::test {
+namespace {
+
+// A Loop inside an If branch; the loop body reads a graph input through the conditional (two scopes out).
+TEST(OnnxControlFlow, LoopInsideABranch) {
+  ModelBuilder m(13);
+  m.input("cond", {}, TP::BOOL).input("x", {2}).input("n", {}, TP::INT64).output("y", {2});
+  auto body = graphNamed("body");
+  valueInfo(body.add_input(), "i", {}, TP::INT64);
+  valueInfo(body.add_input(), "c_in", {}, TP::BOOL);
+  valueInfo(body.add_input(), "y_in", {2});
+  addNode(body, "Mul", {"y_in", "x"}, {"y_out"});
+  addNode(body, "Identity", {"c_in"}, {"c_out"});
+  valueInfo(body.add_output(), "c_out", {}, TP::BOOL);
+  valueInfo(body.add_output(), "y_out", {2});
+  auto thenG = graphNamed("then");
+  constantNode(thenG, "one", {2}, {1, 1});
+  auto& loop = addNode(thenG, "Loop", {"n", "", "one"}, {"pow"});
+  attrGraph(loop, "body", body);
+  valueInfo(thenG.add_output(), "pow", {2});
+  auto elseG = graphNamed("else");
+  addNode(elseG, "Neg", {"x"}, {"nx"});
+  valueInfo(elseG.add_output(), "nx", {2});
+  auto& iff = m.node("If", {"cond"}, {"y"}, "if");
+  attrGraph(iff, "then_branch", thenG);
+  attrGraph(iff, "else_branch", elseG);
+  Engine e;
+  ASSERT_TRUE(e.build(m.bytes()));
+  auto t = e.run({{"cond", boolean(true)}, {"x", f32({2}, {2, -3})}, {"n", i64({}, {3})}});
+  expectNear(t["y"].v, {8, -27});  // x^3
+  auto f = e.run({{"cond", boolean(false)}, {"x", f32({2}, {2, -3})}, {"n", i64({}, {3})}});
+  expectNear(f["y"].v, {-2, 3});
 }
 
 }  // namespace
