@@ -389,8 +389,8 @@ TEST(OnnxControlFlow, LoopWithTripCountConditionAndScanOutput) {
     std::vector<double> yFinal, ys;
     int64_t iterations = 0;
     loopReference(r.m, r.cond, true, {0.5, 0}, {1, 2}, yFinal, ys, iterations);
-    auto out = e.run({{"M", i64({}, {r.m})}, {"cond", boolean(r.cond)}, {"y0", f32({2}, {0.5F, 0})},
-                      {"x", f32({2}, {1, 2})}});
+    auto out =
+        e.run({{"M", i64({}, {r.m})}, {"cond", boolean(r.cond)}, {"y0", f32({2}, {0.5F, 0})}, {"x", f32({2}, {1, 2})}});
     expectNear(out["y_final"].v, yFinal);
     EXPECT_EQ(dimsOf(out["ys"]), (std::vector<int64_t>{iterations, 2}));
     expectNear(out["ys"].v, ys);
@@ -679,7 +679,8 @@ RnnResult rnnReference(RnnCase const& c, RnnData const& in, int64_t seq) {
                          : in.x[static_cast<size_t>((b * seq + t) * is + i)];
   };
   auto stateAt = [&](std::vector<float> const& s, int64_t d, int64_t b, int64_t k) {
-    return c.layout == 0 ? s[static_cast<size_t>((d * bs + b) * hs + k)] : s[static_cast<size_t>((b * nd + d) * hs + k)];
+    return c.layout == 0 ? s[static_cast<size_t>((d * bs + b) * hs + k)]
+                         : s[static_cast<size_t>((b * nd + d) * hs + k)];
   };
   RnnResult res;
   res.y.assign(static_cast<size_t>(seq * nd * bs * hs), 0.0);
@@ -703,12 +704,14 @@ RnnResult rnnReference(RnnCase const& c, RnnData const& in, int64_t seq) {
         // gate pre-activations: x*W^T + Wb, and h*R^T + Rb, per gate
         auto xw = [&](int64_t gate, int64_t k) {
           double s = c.bias ? in.b[static_cast<size_t>(d * 2 * g * hs + gate * hs + k)] : 0.0;
-          for (int64_t i = 0; i < is; ++i) s += xAt(t, b, i) * in.w[static_cast<size_t>(((d * g + gate) * hs + k) * is + i)];
+          for (int64_t i = 0; i < is; ++i)
+            s += xAt(t, b, i) * in.w[static_cast<size_t>(((d * g + gate) * hs + k) * is + i)];
           return s;
         };
         auto vr = [&](std::vector<double> const& v, int64_t gate, int64_t k) {
           double s = c.bias ? in.b[static_cast<size_t>(d * 2 * g * hs + (g + gate) * hs + k)] : 0.0;
-          for (int64_t j = 0; j < hs; ++j) s += v[static_cast<size_t>(j)] * in.r[static_cast<size_t>(((d * g + gate) * hs + k) * hs + j)];
+          for (int64_t j = 0; j < hs; ++j)
+            s += v[static_cast<size_t>(j)] * in.r[static_cast<size_t>(((d * g + gate) * hs + k) * hs + j)];
           return s;
         };
         auto peep = [&](int64_t which, int64_t k) {
@@ -725,9 +728,11 @@ RnnResult rnnReference(RnnCase const& c, RnnData const& in, int64_t seq) {
             rh[static_cast<size_t>(k)] = r[static_cast<size_t>(k)] * h[static_cast<size_t>(k)];
           }
           for (int64_t k = 0; k < hs; ++k) {
-            double pre = c.linearBeforeReset ? xw(2, k) + r[static_cast<size_t>(k)] * vr(h, 2, k) : xw(2, k) + vr(rh, 2, k);
+            double pre =
+                c.linearBeforeReset ? xw(2, k) + r[static_cast<size_t>(k)] * vr(h, 2, k) : xw(2, k) + vr(rh, 2, k);
             double hh = act(1, pre);
-            nh[static_cast<size_t>(k)] = (1 - z[static_cast<size_t>(k)]) * hh + z[static_cast<size_t>(k)] * h[static_cast<size_t>(k)];
+            nh[static_cast<size_t>(k)] =
+                (1 - z[static_cast<size_t>(k)]) * hh + z[static_cast<size_t>(k)] * h[static_cast<size_t>(k)];
           }
         } else {
           for (int64_t k = 0; k < hs; ++k) {
@@ -743,7 +748,8 @@ RnnResult rnnReference(RnnCase const& c, RnnData const& in, int64_t seq) {
         }
         h = nh;
         if (c.op == "LSTM") cell = nc;
-        for (int64_t k = 0; k < hs; ++k) res.y[static_cast<size_t>(((t * nd + d) * bs + b) * hs + k)] = h[static_cast<size_t>(k)];
+        for (int64_t k = 0; k < hs; ++k)
+          res.y[static_cast<size_t>(((t * nd + d) * bs + b) * hs + k)] = h[static_cast<size_t>(k)];
       }
       for (int64_t k = 0; k < hs; ++k) {
         res.yh[static_cast<size_t>((d * bs + b) * hs + k)] = h[static_cast<size_t>(k)];
@@ -757,7 +763,8 @@ RnnResult rnnReference(RnnCase const& c, RnnData const& in, int64_t seq) {
       for (int64_t d = 0; d < nd; ++d)
         for (int64_t b = 0; b < bs; ++b)
           for (int64_t k = 0; k < hs; ++k)
-            t.y[static_cast<size_t>(((b * seq + s) * nd + d) * hs + k)] = res.y[static_cast<size_t>(((s * nd + d) * bs + b) * hs + k)];
+            t.y[static_cast<size_t>(((b * seq + s) * nd + d) * hs + k)] =
+                res.y[static_cast<size_t>(((s * nd + d) * bs + b) * hs + k)];
     for (int64_t d = 0; d < nd; ++d)
       for (int64_t b = 0; b < bs; ++b)
         for (int64_t k = 0; k < hs; ++k) {
@@ -785,7 +792,8 @@ std::string rnnModel(RnnCase const& c, RnnData const& data) {
     m.input("lens", {c.batch}, TP::INT32);
     ins[4] = "lens";
   }
-  std::vector<int64_t> stateDims = c.layout == 0 ? std::vector<int64_t>{d, c.batch, h} : std::vector<int64_t>{c.batch, d, h};
+  std::vector<int64_t> stateDims =
+      c.layout == 0 ? std::vector<int64_t>{d, c.batch, h} : std::vector<int64_t>{c.batch, d, h};
   if (c.initH) {
     m.input("h0", stateDims);
     ins[5] = "h0";
@@ -839,8 +847,9 @@ void runRnnCase(RnnCase const& c, std::vector<int64_t> const& seqs = {}) {
     run.p = data.p;
     RnnResult want = rnnReference(c, run, seq);
     std::map<std::string, In> ins;
-    ins["X"] = f32(c.layout == 0 ? std::vector<int64_t>{seq, c.batch, c.input} : std::vector<int64_t>{c.batch, seq, c.input},
-                   run.x);
+    ins["X"] =
+        f32(c.layout == 0 ? std::vector<int64_t>{seq, c.batch, c.input} : std::vector<int64_t>{c.batch, seq, c.input},
+            run.x);
     ins["W"] = f32({c.dirs(), c.gates() * c.hidden, c.input}, run.w);
     if (!c.seqLens.empty()) ins["lens"] = i32({c.batch}, c.seqLens);
     if (c.initH) {

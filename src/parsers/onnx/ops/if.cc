@@ -88,13 +88,14 @@ Status importIf(ImportContext& ctx, Node const& node) {
     KO_ASSIGN_OR_RETURN(ITensor * t, own(thenOuts[static_cast<size_t>(i)]));
     KO_ASSIGN_OR_RETURN(ITensor * e, own(elseOuts[static_cast<size_t>(i)]));
     if (t->getType() != e->getType()) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "output ", i, " is of another type in each "
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "output ", i,
+                                      " is of another type in each "
                                       "branch");
     }
     if (t->getDimensions().nbDims != e->getDimensions().nbDims) {
       return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_SHAPE, node, "output ", i, " has rank ",
-                                      t->getDimensions().nbDims, " in then_branch but ",
-                                      e->getDimensions().nbDims, " in else_branch");
+                                      t->getDimensions().nbDims, " in then_branch but ", e->getDimensions().nbDims,
+                                      " in else_branch");
     }
     IIfConditionalOutputLayer* o = cond->addOutput(*t, *e);
     KO_RETURN_IF_ERROR(ctx.check(o, node, "if_output"));

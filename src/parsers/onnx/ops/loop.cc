@@ -1,7 +1,7 @@
 // ONNX Loop (opsets 1-21, tensor values): an ILoop with a kCOUNT limit for M, a recurrence for the condition
 // (kWHILE) and one per loop-carried value, an iteration counter when the body reads it, and kCONCATENATE outputs
 // for the scan outputs. The body is imported once; outer values it reads are captured by the loop.
-#include <cstring>
+#include <algorithm>
 
 #include "parsers/onnx/import_context.h"
 #include "parsers/onnx/ops/control_flow_util.h"

@@ -25,8 +25,8 @@ struct Activation {
 };
 
 /// Parses activation `name`, taking its alpha/beta from the lists in order (defaults as the ONNX operators').
-Result<Activation> parseActivation(Node const& node, std::string name, std::vector<float> const& alphas,
-                                   size_t& ai, std::vector<float> const& betas, size_t& bi) {
+Result<Activation> parseActivation(Node const& node, std::string name, std::vector<float> const& alphas, size_t& ai,
+                                   std::vector<float> const& betas, size_t& bi) {
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
   Activation a;
   bool needAlpha = false;
@@ -92,7 +92,8 @@ class Layers {
   }
   Result<ITensor*> reshape(ITensor* t, Dims const& dims) { return kiln::onnx::reshape(ctx_, node_, t, dims, false); }
   Result<ITensor*> matmulT(ITensor* a, ITensor* b) {
-    IMatrixMultiplyLayer* l = ctx_.network().addMatrixMultiply(*a, MatrixOperation::kNONE, *b, MatrixOperation::kTRANSPOSE);
+    IMatrixMultiplyLayer* l =
+        ctx_.network().addMatrixMultiply(*a, MatrixOperation::kNONE, *b, MatrixOperation::kTRANSPOSE);
     KO_RETURN_IF_ERROR(ctx_.check(l, node_, "matmul"));
     return l->getOutput(0);
   }
@@ -212,8 +213,8 @@ class Step final : public RecurrentStep {
 Result<int64_t> staticDim(Node const& node, ITensor* t, int32_t i, char const* what) {
   Dims d = t->getDimensions();
   if (i >= d.nbDims || d.d[i] < 0) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_SHAPE, node, what, " needs a static dim ", i,
-                                    " (got ", dimsString(d), ")");
+    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_SHAPE, node, what, " needs a static dim ", i, " (got ",
+                                    dimsString(d), ")");
   }
   return d.d[i];
 }
@@ -225,7 +226,8 @@ Status importRecurrent(ImportContext& ctx, Node const& node, RecurrentOp const& 
   int64_t const g = op.gates;
   KO_ASSIGN_OR_RETURN(std::string direction, attrString(node, "direction", "forward"));
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "direction '", direction, "' is not one of "
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "direction '", direction,
+                                    "' is not one of "
                                     "forward, reverse, bidirectional");
   }
   int32_t const numDir = direction == "bidirectional" ? 2 : 1;
@@ -250,8 +252,8 @@ Status importRecurrent(ImportContext& ctx, Node const& node, RecurrentOp const& 
   KO_ASSIGN_OR_RETURN(int64_t hidden, attrInt(node, "hidden_size", gh / g));
   if (wDirs != numDir || gh != g * hidden || hidden <= 0) {
     return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "W has shape ", dimsString(w->getDimensions()),
-                                    "; direction '", direction, "' and hidden_size ", hidden, " need [", numDir,
-                                    ",", g * hidden, ",", in, "]");
+                                    "; direction '", direction, "' and hidden_size ", hidden, " need [", numDir, ",",
+                                    g * hidden, ",", in, "]");
   }
   Dims rd = r->getDimensions();
   if (rd.d[0] != numDir || rd.d[1] != g * hidden || rd.d[2] != hidden) {
@@ -263,8 +265,8 @@ Status importRecurrent(ImportContext& ctx, Node const& node, RecurrentOp const& 
     KO_ASSIGN_OR_RETURN(b, ctx.tensor(node, 3));
     Dims bd = b->getDimensions();
     if (bd.nbDims != 2 || bd.d[0] != numDir || bd.d[1] != 2 * g * hidden) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "B has shape ", dimsString(bd),
-                                      "; it needs [", numDir, ",", 2 * g * hidden, "]");
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "B has shape ", dimsString(bd), "; it needs [",
+                                      numDir, ",", 2 * g * hidden, "]");
     }
   }
   ITensor* p = nullptr;
@@ -272,8 +274,8 @@ Status importRecurrent(ImportContext& ctx, Node const& node, RecurrentOp const& 
     KO_ASSIGN_OR_RETURN(p, ctx.tensor(node, 7));
     Dims pd = p->getDimensions();
     if (pd.nbDims != 2 || pd.d[0] != numDir || pd.d[1] != 3 * hidden) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "P has shape ", dimsString(pd),
-                                      "; it needs [", numDir, ",", 3 * hidden, "]");
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "P has shape ", dimsString(pd), "; it needs [",
+                                      numDir, ",", 3 * hidden, "]");
     }
   }
   // Activations: one set per direction (a single set serves both directions).
