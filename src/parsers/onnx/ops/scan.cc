@@ -125,6 +125,14 @@ Status importScan8(ImportContext& ctx, Node const& node, ::onnx::GraphProto cons
     KO_ASSIGN_OR_RETURN(ITensor * t, ctx.tensor(node, i));
     all.push_back(t);
   }
+  for (size_t i = 0; i < all.size(); ++i) {
+    KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, all[i]));
+    int32_t const need = static_cast<int64_t>(i) < n ? 1 : 2;  // scan inputs also need their scan axis
+    if (rank < need) {
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "input ", i + 1, " has rank ", rank,
+                                      "; it needs a batch axis", need == 2 ? " and a scan axis" : "");
+    }
+  }
   if (ImportContext::hasInput(node, 0)) {
     // Per-item lengths shorter than the scan would need padded outputs; only the full length is supported.
     Constant const* lens = ctx.constant(node, 0);
@@ -140,12 +148,6 @@ Status importScan8(ImportContext& ctx, Node const& node, ::onnx::GraphProto cons
   }
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> dirs, attrInts(node, "directions"));
   KO_RETURN_IF_ERROR(checkCount(node, "directions", dirs, static_cast<size_t>(m)));
-  for (ITensor* t : all) {
-    KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, t));
-    if (rank < 1) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "inputs need a batch axis");
-    }
-  }
   // The outer loop walks the batch: each input contributes its item as a state or scan input of the inner scan.
   ILoop* outer = ctx.network().addLoop();
   if (outer == nullptr) {
