@@ -1117,3 +1117,82 @@ TEST(OnnxControlFlow, LoopInsideABranch) {
 
 }  // namespace
 }  // namespace kiln::onnx::test
+
+namespace kiln::onnx::test {
+namespace {
+
+// A loop-carried value that grows every iteration (ONNX allows carried shapes to change).
+TEST(OnnxControlFlow, LoopCarriedValueGrows) {
+  ModelBuilder m(13);
+  m.input("x", {2}).input("n", {}, TP::INT64).output("acc", {-1});
+  m.initF("seed", {1}, {7});
+  auto body = graphNamed("body");
+  valueInfo(body.add_input(), "i", {}, TP::INT64);
+  valueInfo(body.add_input(), "c_in", {}, TP::BOOL);
+  valueInfo(body.add_input(), "acc_in", {-1});
+  auto& cat = addNode(body, "Concat", {"acc_in", "x"}, {"acc_out"});
+  attr(cat, "axis", int64_t{0});
+  addNode(body, "Identity", {"c_in"}, {"c_out"});
+  valueInfo(body.add_output(), "c_out", {}, TP::BOOL);
+  valueInfo(body.add_output(), "acc_out", {-1});
+  auto& loop = m.node("Loop", {"n", "", "seed"}, {"acc"}, "loop");
+  attrGraph(loop, "body", body);
+  Engine e;
+  ASSERT_TRUE(e.build(m.bytes()));
+  auto out = e.run({{"x", f32({2}, {1, 2})}, {"n", i64({}, {3})}});
+  EXPECT_EQ(dimsOf(out["acc"]), (std::vector<int64_t>{7}));
+  expectNear(out["acc"].v, {7, 1, 2, 1, 2, 1, 2});
+}
+
+}  // namespace
+}  // namespace kiln::onnx::test
+
+namespace kiln::onnx::test {
+namespace {
+
+// Branches of different shapes (the output's shape is known only at run time), and a while loop (no M).
+TEST(OnnxControlFlow, BranchShapesDifferAndWhileLoop) {
+  ModelBuilder m(13);
+  m.input("cond", {}, TP::BOOL).input("x", {2}).output("y", {-1}).output("z", {});
+  auto thenG = graphNamed("then");
+  auto& c = addNode(thenG, "Concat", {"x", "x"}, {"xx"});
+  attr(c, "axis", int64_t{0});
+  valueInfo(thenG.add_output(), "xx", {4});
+  auto elseG = graphNamed("else");
+  addNode(elseG, "Neg", {"x"}, {"nx"});
+  valueInfo(elseG.add_output(), "nx", {2});
+  auto& iff = m.node("If", {"cond"}, {"y"}, "if");
+  attrGraph(iff, "then_branch", thenG);
+  attrGraph(iff, "else_branch", elseG);
+  // z: double 1 until it reaches 100 (while loop: the body's condition is the only limit).
+  m.initF("one", {}, {1});
+  ::onnx::TensorProto t;
+  t.set_name("go");
+  t.set_data_type(TP::BOOL);
+  t.add_int32_data(1);
+  *m.graph().add_initializer() = t;
+  auto body = graphNamed("body");
+  valueInfo(body.add_input(), "i", {}, TP::INT64);
+  valueInfo(body.add_input(), "c_in", {}, TP::BOOL);
+  valueInfo(body.add_input(), "z_in", {});
+  constantNode(body, "two", {}, {2});
+  constantNode(body, "hundred", {}, {100});
+  addNode(body, "Mul", {"z_in", "two"}, {"z_out"});
+  addNode(body, "Less", {"z_out", "hundred"}, {"c_out"});
+  valueInfo(body.add_output(), "c_out", {}, TP::BOOL);
+  valueInfo(body.add_output(), "z_out", {});
+  auto& loop = m.node("Loop", {"", "go", "one"}, {"z"}, "while");
+  attrGraph(loop, "body", body);
+  Engine e;
+  ASSERT_TRUE(e.build(m.bytes()));
+  auto a = e.run({{"cond", boolean(true)}, {"x", f32({2}, {1, 2})}});
+  EXPECT_EQ(dimsOf(a["y"]), (std::vector<int64_t>{4}));
+  expectNear(a["y"].v, {1, 2, 1, 2});
+  expectNear(a["z"].v, {128});  // 1, 2, ..., 64 all < 100 continue; 128 stops after it is made
+  auto b = e.run({{"cond", boolean(false)}, {"x", f32({2}, {1, 2})}});
+  EXPECT_EQ(dimsOf(b["y"]), (std::vector<int64_t>{2}));
+  expectNear(b["y"].v, {-1, -2});
+}
+
+}  // namespace
+}  // namespace kiln::onnx::test
