@@ -1196,3 +1196,62 @@ TEST(OnnxControlFlow, BranchShapesDifferAndWhileLoop) {
 
 }  // namespace
 }  // namespace kiln::onnx::test
+
+namespace kiln::onnx::test {
+namespace {
+
+// Scan 8 with per-item sequence_lens: steps past an item's length keep its state and give zeros; a reversed
+// scan input starts at the item's last valid step.
+TEST(OnnxControlFlow, Scan8SequenceLens) {
+  ModelBuilder m(8);
+  m.input("lens", {3}, TP::INT32).input("s0", {3, 2}).input("x", {3, 4, 2}).input("w", {3, 4, 2});
+  m.output("s", {3, 2}).output("ys", {3, 4, 2}).output("k", {3, 4});
+  auto body = graphNamed("body");
+  valueInfo(body.add_input(), "s_in", {2});
+  valueInfo(body.add_input(), "x_t", {2});
+  valueInfo(body.add_input(), "w_t", {2});
+  addNode(body, "Mul", {"s_in", "w_t"}, {"sw"});
+  addNode(body, "Add", {"sw", "x_t"}, {"s_out"});
+  addNode(body, "Identity", {"s_out"}, {"y"});
+  auto& rs = addNode(body, "ReduceSum", {"x_t"}, {"k"});
+  attr(rs, "keepdims", int64_t{0});
+  valueInfo(body.add_output(), "s_out", {2});
+  valueInfo(body.add_output(), "y", {2});
+  valueInfo(body.add_output(), "k", {});
+  auto& n = m.node("Scan", {"lens", "s0", "x", "w"}, {"s", "ys", "k"}, "scan8");
+  attrGraph(n, "body", body);
+  attr(n, "num_scan_inputs", int64_t{2});
+  attr(n, "directions", std::vector<int64_t>{0, 1});  // x forward, w reversed
+  Engine e;
+  ASSERT_TRUE(e.build(m.bytes()));
+  std::vector<int32_t> const lens{4, 2, 0};
+  std::vector<float> const s0{1, 2, 3, 4, 5, 6};
+  std::vector<float> const x = pseudoRandom(24, 3);
+  std::vector<float> const w = pseudoRandom(24, 4);
+  std::vector<double> s(s0.begin(), s0.end());
+  std::vector<double> ys(24, 0.0), ks(12, 0.0);
+  for (int b = 0; b < 3; ++b) {
+    int const len = lens[static_cast<size_t>(b)];
+    for (int t = 0; t < len; ++t) {
+      int const tw = len - 1 - t;
+      double k = 0;
+      for (int j = 0; j < 2; ++j) {
+        double xv = x[static_cast<size_t>((b * 4 + t) * 2 + j)];
+        double& sv = s[static_cast<size_t>(b * 2 + j)];
+        sv = sv * w[static_cast<size_t>((b * 4 + tw) * 2 + j)] + xv;
+        ys[static_cast<size_t>((b * 4 + t) * 2 + j)] = sv;
+        k += xv;
+      }
+      ks[static_cast<size_t>(b * 4 + t)] = k;
+    }
+  }
+  auto out =
+      e.run({{"lens", i32({3}, lens)}, {"s0", f32({3, 2}, s0)}, {"x", f32({3, 4, 2}, x)}, {"w", f32({3, 4, 2}, w)}});
+  expectNear(out["s"].v, s);
+  EXPECT_EQ(dimsOf(out["ys"]), (std::vector<int64_t>{3, 4, 2}));
+  expectNear(out["ys"].v, ys);
+  expectNear(out["k"].v, ks);
+}
+
+}  // namespace
+}  // namespace kiln::onnx::test

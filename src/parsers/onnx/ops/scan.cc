@@ -1,6 +1,6 @@
 // ONNX Scan: opsets 9-21 as one ILoop (an iterator per scan input, a recurrence per state, kCONCATENATE or
 // kREVERSE outputs on the requested axes); opset 8 (batch axis 0, scan axis 1) as a loop over the batch around
-// that loop. Opset 8's sequence_lens is accepted only when it is absent or a constant equal to the full length.
+// that loop; opset 8's sequence_lens masks the steps past each item's length (zero scan outputs there).
 #include "parsers/onnx/import_context.h"
 #include "parsers/onnx/ops/control_flow_util.h"
 
@@ -78,6 +78,120 @@ Result<std::vector<ITensor*>> scanLoop(ImportContext& ctx, Node const& node, ::o
   return result;
 }
 
+/// Opset 8 with sequence_lens, for one batch item: the first `len` (0-D int64) of the T steps run the body;
+/// the later ones keep the states and give zero scan outputs. Scan inputs are read by index (reversed: len-1-t)
+/// rather than by iterators, so that a short item's outputs lie at the front, as a full one's do.
+Result<std::vector<ITensor*>> maskedScanLoop(ImportContext& ctx, Node const& node, ::onnx::GraphProto const& body,
+                                             ScanSpec const& s, ITensor* len) {
+  size_t const n = s.states.size();
+  size_t const m = s.scans.size();
+  if (body.input_size() != static_cast<int>(n + m) || body.output_size() < static_cast<int>(n)) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the body has ", body.input_size(), " inputs and ",
+                                    body.output_size(), " outputs; it needs ", n + m, " inputs and at least ", n,
+                                    " outputs");
+  }
+  auto ew = [&](ITensor* a, ITensor* b, ElementWiseOperation op) -> Result<ITensor*> {
+    IElementWiseLayer* l = ctx.network().addElementWise(*a, *b, op);
+    KO_RETURN_IF_ERROR(ctx.check(l, node, "scan_step"));
+    return l->getOutput(0);
+  };
+  auto shapeOf = [&](ITensor* t) -> Result<ITensor*> {
+    IShapeLayer* l = ctx.network().addShape(*t);
+    KO_RETURN_IF_ERROR(ctx.check(l, node, "shape"));
+    ITensor* r = l->getOutput(0);
+    if (r->getType() != DataType::kINT64) {
+      ICastLayer* c = ctx.network().addCast(*r, DataType::kINT64);
+      KO_RETURN_IF_ERROR(ctx.check(c, node, "cast"));
+      r = c->getOutput(0);
+    }
+    return r;
+  };
+  // `mask` (0-D bool) reshaped to broadcast against a tensor of rank `rank`.
+  auto maskFor = [&](ITensor* mask, int32_t rank) -> Result<ITensor*> {
+    Dims ones{rank, {}};
+    for (int32_t i = 0; i < rank; ++i) {
+      ones.d[i] = 1;
+    }
+    return rank == 0 ? Result<ITensor*>(mask) : reshape(ctx, node, mask, ones, false);
+  };
+  auto select = [&](ITensor* c, ITensor* a, ITensor* b) -> Result<ITensor*> {
+    ISelectLayer* l = ctx.network().addSelect(*c, *a, *b);
+    KO_RETURN_IF_ERROR(ctx.check(l, node, "scan_mask"));
+    return l->getOutput(0);
+  };
+  ILoop* loop = ctx.network().addLoop();
+  if (loop == nullptr) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the network refused the loop");
+  }
+  loop->setName(cat(node.name().empty() ? "Scan" : node.name(), "_", ctx.newId()).c_str());
+  KO_ASSIGN_OR_RETURN(ITensor * zero, scalarConstant(ctx, node, DataType::kINT64, 0));
+  KO_ASSIGN_OR_RETURN(ITensor * one, scalarConstant(ctx, node, DataType::kINT64, 1));
+  KO_ASSIGN_OR_RETURN(ITensor * shape0, shapeOf(s.scans[0]));
+  IGatherLayer* tl = ctx.network().addGather(*shape0, *zero, 0);
+  KO_RETURN_IF_ERROR(ctx.check(tl, node, "steps"));
+  ITensor* steps = tl->getOutput(0);
+  KO_RETURN_IF_ERROR(ctx.check(loop->addTripLimit(*steps, TripLimit::kCOUNT), node, "trip_count"));
+  KO_ASSIGN_OR_RETURN(ITensor * lastStep, ew(steps, one, ElementWiseOperation::kSUB));
+  KO_ASSIGN_OR_RETURN(ITensor * lastValid, ew(len, one, ElementWiseOperation::kSUB));
+  KO_ASSIGN_OR_RETURN(ITensor * t, iterationCounter(ctx, node, *loop, DataType::kINT64));
+  KO_ASSIGN_OR_RETURN(ITensor * valid, ew(t, len, ElementWiseOperation::kLESS));
+  std::vector<ITensor*> bodyIn;
+  std::vector<IRecurrenceLayer*> recs;
+  for (ITensor* st : s.states) {
+    IRecurrenceLayer* r = loop->addRecurrence(*st);
+    KO_RETURN_IF_ERROR(ctx.check(r, node, "state"));
+    recs.push_back(r);
+    bodyIn.push_back(r->getOutput(0));
+  }
+  for (size_t i = 0; i < m; ++i) {
+    ITensor* idx = t;
+    if (i < s.inDirs.size() && s.inDirs[i] != 0) {
+      KO_ASSIGN_OR_RETURN(idx, ew(lastValid, t, ElementWiseOperation::kSUB));
+    }
+    // Past the item's length the index is clamped into range; the step is masked anyway.
+    KO_ASSIGN_OR_RETURN(idx, ew(idx, lastStep, ElementWiseOperation::kMIN));
+    KO_ASSIGN_OR_RETURN(idx, ew(idx, zero, ElementWiseOperation::kMAX));
+    IGatherLayer* g = ctx.network().addGather(*s.scans[i], *idx, 0);
+    KO_RETURN_IF_ERROR(ctx.check(g, node, "scan_input"));
+    bodyIn.push_back(g->getOutput(0));
+  }
+  std::vector<ITensor*> outs;
+  KO_RETURN_IF_ERROR(importSubgraph(ctx, node, body, bodyIn, outs));
+  std::vector<ITensor*> result;
+  for (size_t i = 0; i < n; ++i) {
+    KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, outs[i]));
+    KO_ASSIGN_OR_RETURN(ITensor * mask, maskFor(valid, rank));
+    KO_ASSIGN_OR_RETURN(ITensor * next, select(mask, outs[i], recs[i]->getOutput(0)));
+    recs[i]->setInput(1, *next);
+    ILoopOutputLayer* o = loop->addLoopOutput(*recs[i]->getOutput(0), LoopOutput::kLAST_VALUE);
+    KO_RETURN_IF_ERROR(ctx.check(o, node, "final_state"));
+    result.push_back(o->getOutput(0));
+  }
+  for (size_t j = n; j < outs.size(); ++j) {
+    ITensor* v = outs[j];
+    if (v->getType() == DataType::kBOOL) {
+      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, node,
+                                      "bool scan outputs with sequence_lens are not supported");
+    }
+    KO_ASSIGN_OR_RETURN(int32_t rank, rankOf(node, v));
+    KO_ASSIGN_OR_RETURN(ITensor * mask, maskFor(valid, rank));
+    IFillLayer* f = ctx.network().addFill(Dims{0, {}}, FillOperation::kLINSPACE, v->getType());
+    KO_RETURN_IF_ERROR(ctx.check(f, node, "zeros"));
+    f->setAlpha(0.0);
+    f->setBeta(0.0);
+    if (rank > 0) {
+      KO_ASSIGN_OR_RETURN(ITensor * vs, shapeOf(v));
+      f->setInput(0, *vs);
+    }
+    ITensor* zeros = f->getOutput(0);
+    KO_ASSIGN_OR_RETURN(ITensor * masked, select(mask, v, zeros));
+    ILoopOutputLayer* o = loop->addLoopOutput(*masked, LoopOutput::kCONCATENATE, 0);
+    KO_RETURN_IF_ERROR(ctx.check(o, node, "scan_output"));
+    result.push_back(o->getOutput(0));
+  }
+  return result;
+}
+
 Status checkCount(Node const& node, char const* name, std::vector<int64_t> const& v, size_t want) {
   if (!v.empty() && v.size() != want) {
     return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute '", name, "' has ", v.size(),
@@ -133,17 +247,22 @@ Status importScan8(ImportContext& ctx, Node const& node, ::onnx::GraphProto cons
                                       "; it needs a batch axis", need == 2 ? " and a scan axis" : "");
     }
   }
+  // sequence_lens: ignored when it is a constant equal to the full length, else masked per item.
+  ITensor* lens = nullptr;
   if (ImportContext::hasInput(node, 0)) {
-    // Per-item lengths shorter than the scan would need padded outputs; only the full length is supported.
-    Constant const* lens = ctx.constant(node, 0);
-    int64_t full = m > 0 ? all[static_cast<size_t>(n)]->getDimensions().d[1] : -1;
-    bool ok = lens != nullptr && full >= 0;
-    for (int64_t i = 0; ok && i < lens->count(); ++i) {
-      ok = lens->asInt(i) == full;
+    Constant const* c = ctx.constant(node, 0);
+    int64_t const full = all[static_cast<size_t>(n)]->getDimensions().d[1];
+    bool allFull = c != nullptr && full >= 0;
+    for (int64_t i = 0; allFull && i < c->count(); ++i) {
+      allFull = c->asInt(i) == full;
     }
-    if (!ok) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE, node,
-                                      "sequence_lens is supported only as a constant equal to the scan length");
+    if (!allFull) {
+      KO_ASSIGN_OR_RETURN(lens, ctx.tensor(node, 0));
+      if (lens->getType() != DataType::kINT64) {
+        ICastLayer* l = ctx.network().addCast(*lens, DataType::kINT64);
+        KO_RETURN_IF_ERROR(ctx.check(l, node, "cast"));
+        lens = l->getOutput(0);
+      }
     }
   }
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> dirs, attrInts(node, "directions"));
@@ -161,7 +280,14 @@ Status importScan8(ImportContext& ctx, Node const& node, ::onnx::GraphProto cons
     (static_cast<int64_t>(i) < n ? s.states : s.scans).push_back(it->getOutput(0));
   }
   s.inDirs = dirs;
-  KO_ASSIGN_OR_RETURN(std::vector<ITensor*> outs, scanLoop(ctx, node, body, s));
+  std::vector<ITensor*> outs;
+  if (lens != nullptr) {
+    IIteratorLayer* it = outer->addIterator(*lens, 0, false);
+    KO_RETURN_IF_ERROR(ctx.check(it, node, "item_length"));
+    KO_ASSIGN_OR_RETURN(outs, maskedScanLoop(ctx, node, body, s, it->getOutput(0)));
+  } else {
+    KO_ASSIGN_OR_RETURN(outs, scanLoop(ctx, node, body, s));
+  }
   for (int i = 0; i < node.output_size() && i < static_cast<int>(outs.size()); ++i) {
     if (node.output(i).empty()) {
       continue;
