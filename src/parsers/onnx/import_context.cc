@@ -178,6 +178,39 @@ Constant const* ImportContext::constant(::onnx::NodeProto const& node, int i) {
   return it == values_.end() ? nullptr : it->second.constant;
 }
 
+Status ImportContext::insertValue(std::string const& name, Value v, char const* what) {
+  if (scopes_.empty()) {
+    if (values_.count(name) != 0) {
+      return fail(ErrorCode::kINVALID_GRAPH, what, " '", name, "' is already defined");
+    }
+    values_[name] = v;
+    return Status::success();
+  }
+  auto& scope = scopes_.back();
+  if (scope.count(name) != 0) {
+    return fail(ErrorCode::kINVALID_GRAPH, what, " '", name, "' is already defined in this subgraph");
+  }
+  auto it = values_.find(name);
+  scope[name] = it == values_.end() ? std::nullopt : std::optional<Value>(it->second);
+  values_[name] = v;
+  return Status::success();
+}
+
+void ImportContext::popScope() {
+  if (scopes_.empty()) {
+    return;
+  }
+  for (auto& [name, shadowed] : scopes_.back()) {
+    if (shadowed) {
+      values_[name] = *shadowed;
+    } else {
+      values_.erase(name);
+    }
+  }
+  scopes_.pop_back();
+  prefixes_.pop_back();
+}
+
 Status ImportContext::setOutput(::onnx::NodeProto const& node, int i, ITensor* t) {
   if (i >= node.output_size() || node.output(i).empty()) {
     return Status::success();  // an omitted optional output
@@ -186,40 +219,36 @@ Status ImportContext::setOutput(::onnx::NodeProto const& node, int i, ITensor* t
     return nodeError(ErrorCode::kINTERNAL_ERROR, node, "output ", i, " was not created");
   }
   std::string const& name = node.output(i);
-  if (values_.count(name) != 0) {
+  if (values_.count(name) != 0 && (scopes_.empty() || scopes_.back().count(name) != 0)) {
     return nodeError(ErrorCode::kINVALID_GRAPH, node, "output '", name, "' is already defined");
   }
+  std::string const tensorName = prefixes_.empty() ? name : prefixes_.back() + name;
   if (!t->isNetworkInput()) {
-    t->setName(name.c_str());
+    t->setName(tensorName.c_str());
   } else {
     // An Identity of a graph input: give the output its own tensor so the name stays unique.
     IIdentityLayer* id = network_.addIdentity(*t);
     KO_RETURN_IF_ERROR(check(id, node, "identity"));
     t = id->getOutput(0);
-    t->setName(name.c_str());
+    t->setName(tensorName.c_str());
   }
-  values_[name] = Value{t, nullptr};
-  return Status::success();
+  Status s = insertValue(name, Value{t, nullptr}, "output");
+  return s.ok() ? s : nodeError(s.code, node, s.message);
 }
 
 Status ImportContext::setOutputConstant(::onnx::NodeProto const& node, int i, Constant const* c) {
   if (i >= node.output_size() || node.output(i).empty()) {
     return Status::success();
   }
-  std::string const& name = node.output(i);
-  if (values_.count(name) != 0) {
-    return nodeError(ErrorCode::kINVALID_GRAPH, node, "output '", name, "' is already defined");
-  }
-  values_[name] = Value{nullptr, c};
-  return Status::success();
+  Status s = insertValue(node.output(i), Value{nullptr, c}, "output");
+  return s.ok() ? s : nodeError(s.code, node, s.message);
 }
 
 Status ImportContext::define(std::string const& name, Value v) {
-  if (values_.count(name) != 0) {
+  if (scopes_.empty() && values_.count(name) != 0) {
     return fail(ErrorCode::kINVALID_GRAPH, "value '", name, "' is defined twice");
   }
-  values_[name] = v;
-  return Status::success();
+  return insertValue(name, v, "value");
 }
 
 Result<Constant*> ImportContext::newConstant(DataType type, Dims const& dims) {

@@ -12,6 +12,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -97,9 +99,21 @@ struct Value {
   Constant const* constant = nullptr;
 };
 
+/// Oldest and newest default-domain opsets the importers know. Models down to opset 1 are read too, as long as
+/// each op they use has there the definition it has at kMinOpset (importNode checks).
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 21;
+
 /// Maximum number of elements of one constant the parser will allocate (2^31: 8 GiB of fp32), so absurd
 /// dims fail before any allocation.
 constexpr int64_t kMaxConstantElements = int64_t{1} << 31;
+
+/// Reads the bytes of a tensor stored as external data (set by the parser when it knows the model's folder).
+using ExternalLoader = std::function<Status(::onnx::TensorProto const&, std::vector<uint8_t>&, int64_t expected)>;
+
+/// Deepest nesting of subgraphs (If/Loop/Scan bodies) the parser imports; the network lowers at most 16 nested
+/// loops/conditionals too.
+constexpr int32_t kMaxSubgraphDepth = 16;
 
 /// What an importer sees: the network, the opsets, the values by name, constants and error helpers.
 class ImportContext {
@@ -132,9 +146,29 @@ class ImportContext {
   /// Registers a constant as output `i` of `node` (no layer until a tensor is needed).
   Status setOutputConstant(::onnx::NodeProto const& node, int i, Constant const* constant);
 
-  /// Defines a graph-level value (graph input or initializer).
+  /// Defines a graph-level value (graph input or initializer), or a value of the current subgraph scope (which
+  /// may shadow an outer value of the same name).
   Status define(std::string const& name, Value value);
   bool defined(std::string const& name) const { return values_.count(name) != 0; }
+
+  /// Opens a subgraph scope: values defined until popScope() are dropped then (shadowed outer ones come back).
+  /// Tensors named in it get `prefix` before their ONNX name, so that equal names in sibling subgraphs stay
+  /// distinct network tensors.
+  void pushScope(std::string const& prefix) {
+    scopes_.emplace_back();
+    prefixes_.push_back((prefixes_.empty() ? std::string() : prefixes_.back()) + prefix);
+  }
+  /// Closes the innermost scope.
+  void popScope();
+  /// Number of open subgraph scopes (0 while importing the main graph).
+  int32_t scopeDepth() const { return static_cast<int32_t>(scopes_.size()); }
+
+  /// A number not returned before (for unique layer and tensor names).
+  int32_t newId() { return constantCounter_++; }
+
+  /// Loader for external data (empty when the parser has no model path).
+  ExternalLoader const& externalLoader() const { return externalLoader_; }
+  void setExternalLoader(ExternalLoader loader) { externalLoader_ = std::move(loader); }
 
   /// A new parser-owned constant with `count` zeroed elements (error if too large).
   Result<Constant*> newConstant(DataType type, Dims const& dims);
@@ -169,8 +203,15 @@ class ImportContext {
  private:
   INetworkDefinition& network_;
   std::map<std::string, int64_t> opsets_;
+  /// Inserts `name` (error if the current scope, or the main graph outside scopes, already has it).
+  Status insertValue(std::string const& name, Value v, char const* what);
+
   std::unordered_map<std::string, Value> values_;
+  /// Per open scope: the names it defined and the outer value each one shadows.
+  std::vector<std::unordered_map<std::string, std::optional<Value>>> scopes_;
+  std::vector<std::string> prefixes_;
   std::deque<Constant> storage_;
+  ExternalLoader externalLoader_;
   int32_t constantCounter_ = 0;
 };
 
@@ -195,7 +236,6 @@ Result<std::vector<float>> attrFloats(::onnx::NodeProto const& node, char const*
 
 /// Converts a TensorProto into an owned constant (data fields, raw_data; external data resolved by
 /// `externalLoader` when set). Checks dims and that the bytes cover them.
-using ExternalLoader = std::function<Status(::onnx::TensorProto const&, std::vector<uint8_t>&, int64_t expected)>;
 Result<Constant> constantFromTensorProto(::onnx::TensorProto const& tensor, ExternalLoader const& externalLoader);
 
 //
@@ -217,6 +257,34 @@ Result<std::vector<int64_t>> constantInts(ImportContext& ctx, ::onnx::NodeProto 
 /// Reshape of `t` to static `dims` (0 copies, -1 inferred).
 Result<ITensor*> reshape(ImportContext& ctx, ::onnx::NodeProto const& node, ITensor* t, Dims const& dims,
                          bool zeroIsPlaceholder = true);
+
+//
+// Subgraphs (src/parsers/onnx/subgraph.cc)
+//
+
+/// Names a graph reads from enclosing scopes: node inputs (also of nested subgraphs) that the graph itself does
+/// not define as input, initializer or node output.
+std::set<std::string> outerReferences(::onnx::GraphProto const& graph);
+
+/// Outer names read by the subgraphs (graph attributes) of `node`.
+std::set<std::string> subgraphReferences(::onnx::NodeProto const& node);
+
+/// Orders the nodes of `graph` so that each comes after the producers of its inputs (including names its
+/// subgraphs read); names already defined in `ctx` count as available. On error `badNode` is the node at fault.
+Status sortNodes(ImportContext const& ctx, ::onnx::GraphProto const& graph, std::vector<int>& order, int& badNode);
+
+/// Imports one node with its registered importer and checks that its outputs got valid shapes.
+Status importNode(ImportContext& ctx, ::onnx::NodeProto const& node);
+
+/// Imports the body `graph` of node `owner` into the network in a new scope: its inputs are bound to `inputs`
+/// (one per graph input, in order; nullptr leaves an input unbound, an error if it is read), its initializers
+/// become constants, its nodes are imported in order, and `outputs` receives its outputs (constants become
+/// tensors). Outer values stay readable by name. Refuses nesting deeper than kMaxSubgraphDepth.
+Status importSubgraph(ImportContext& ctx, ::onnx::NodeProto const& owner, ::onnx::GraphProto const& graph,
+                      std::vector<ITensor*> const& inputs, std::vector<ITensor*>& outputs);
+
+/// The GRAPH attribute `name` of `node` (error naming the node if absent or of another type).
+Result<::onnx::GraphProto const*> attrGraph(::onnx::NodeProto const& node, char const* name);
 
 //
 // Registry

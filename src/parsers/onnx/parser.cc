@@ -2,7 +2,6 @@
 // initializers, node import in topological order and graph outputs; errors recorded as IParserError.
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <onnx/defs/schema.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,41 +17,10 @@ namespace fs = std::filesystem;
 
 /// Largest serialized model accepted (protobuf's own hard limit is 2 GiB; larger models use external data).
 constexpr int64_t kMaxModelBytes = (int64_t{1} << 31) - 1;
-/// Oldest and newest default-domain opsets this parser's importers know. Models down to opset 1 are read too, as
-/// long as each op they use has there the definition it has at kMinOpset (see legacyOpsetError).
-constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 21;
 /// The domain of ONNX's training-preview ops (Adagrad, Adam, Momentum...).
 constexpr char const* kPreviewTrainingDomain = "ai.onnx.preview.training";
 /// Newest IR version known (ONNX 1.16: IR 10).
 constexpr int64_t kMaxIrVersion = 10;
-
-/// Empty when `node` may be imported at the model's opset; else why not. The importers know the definitions of
-/// opsets kMinOpset to kMaxOpset. An op in an older model is the same op as at kMinOpset when ONNX's schema
-/// registry gives it the same defining version at both (Relu at opset 6 is Relu-6 either way); one whose
-/// definition changed in between (Add-6 lost its `broadcast` attribute at Add-7) is refused.
-std::string legacyOpsetError(ImportContext const& ctx, ::onnx::NodeProto const& node) {
-  bool const defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-  int64_t const opset = ctx.opset("");
-  if (!defaultDomain || opset <= 0 || opset >= kMinOpset) {
-    return {};
-  }
-  auto const* old = ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
-  auto const* known = ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(kMinOpset), "");
-  if (known == nullptr) {
-    return {};  // not an op of opset kMinOpset: the importer lookup names it
-  }
-  if (old == nullptr) {
-    return cat("op '", node.op_type(), "' does not exist at the model's opset ", opset);
-  }
-  if (old->since_version() != known->since_version()) {
-    return cat("op '", node.op_type(), "' at the model's opset ", opset, " is ", node.op_type(), "-",
-               old->since_version(), ", which changed at ", node.op_type(), "-", known->since_version(),
-               "; Kiln imports opsets ", kMinOpset, " to ", kMaxOpset, " (re-export the model with opset >= ",
-               kMinOpset, ")");
-  }
-  return {};
-}
 
 class ParserError final : public IParserError {
  public:
@@ -381,6 +349,7 @@ class Parser final : public IParser {
     }
 
     ImportContext ctx(network, opsets);
+    ctx.setExternalLoader(loader);
     bool ok = importGraph(ctx, model.graph(), loader);
     // The weights the network points at stay with the parser (see IParser's lifetime note).
     auto& dest = checking_ ? scratchStorage_ : storage_;
@@ -418,100 +387,15 @@ class Parser final : public IParser {
       }
     }
     // Topological order (Kahn); undefined inputs, duplicate outputs and cycles are errors naming the node.
-    int const n = graph.node_size();
-    std::unordered_map<std::string, int> producer;
-    for (int i = 0; i < n; ++i) {
-      for (auto const& out : graph.node(i).output()) {
-        if (out.empty()) {
-          continue;
-        }
-        if (ctx.defined(out) || producer.count(out) != 0) {
-          record(ErrorCode::kINVALID_GRAPH,
-                 ImportContext::nodeError(ErrorCode::kINVALID_GRAPH, graph.node(i), "output '", out,
-                                          "' is already produced by another node, initializer or input")
-                     .message,
-                 __LINE__, i, &graph.node(i));
-          return false;
-        }
-        producer[out] = i;
-      }
-    }
-    std::vector<int> pending(static_cast<size_t>(n), 0);
-    std::vector<std::vector<int>> users(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      auto const& node = graph.node(i);
-      for (auto const& in : node.input()) {
-        if (in.empty() || ctx.defined(in)) {
-          continue;
-        }
-        auto it = producer.find(in);
-        if (it == producer.end()) {
-          record(ErrorCode::kINVALID_GRAPH,
-                 ImportContext::nodeError(ErrorCode::kINVALID_GRAPH, node, "input '", in,
-                                          "' is not a graph input, initializer or output of any node")
-                     .message,
-                 __LINE__, i, &node);
-          return false;
-        }
-        ++pending[static_cast<size_t>(i)];
-        users[static_cast<size_t>(it->second)].push_back(i);
-      }
-    }
-    std::vector<int> ready;
-    for (int i = n - 1; i >= 0; --i) {
-      if (pending[static_cast<size_t>(i)] == 0) {
-        ready.push_back(i);
-      }
-    }
-    while (!ready.empty()) {
-      // Keep the model's order among ready nodes: take the smallest index.
-      auto it = std::min_element(ready.begin(), ready.end());
-      int i = *it;
-      ready.erase(it);
-      order_.push_back(i);
-      for (int u : users[static_cast<size_t>(i)]) {
-        if (--pending[static_cast<size_t>(u)] == 0) {
-          ready.push_back(u);
-        }
-      }
-    }
-    if (static_cast<int>(order_.size()) != n) {
-      for (int i = 0; i < n; ++i) {
-        if (pending[static_cast<size_t>(i)] > 0) {
-          record(ErrorCode::kINVALID_GRAPH,
-                 ImportContext::nodeError(ErrorCode::kINVALID_GRAPH, graph.node(i),
-                                          "the graph has a cycle through this node")
-                     .message,
-                 __LINE__, i, &graph.node(i));
-          break;
-        }
-      }
+    int bad = -1;
+    Status sorted = sortNodes(ctx, graph, order_, bad);
+    if (!sorted.ok()) {
+      record(sorted.code, sorted.message, __LINE__, bad, bad >= 0 ? &graph.node(bad) : nullptr);
       return false;
     }
     for (int i : order_) {
       auto const& node = graph.node(i);
-      bool const defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-      if (defaultDomain && ctx.opset() == 0) {
-        record(ErrorCode::kUNSUPPORTED_GRAPH,
-               cat("node '", node.name(), "' (index ", i, "): op '", node.op_type(),
-                   "' is of the default domain, but the model imports no default-domain opset"),
-               __LINE__, i, &node);
-        return false;
-      }
-      if (std::string why = legacyOpsetError(ctx, node); !why.empty()) {
-        record(ErrorCode::kUNSUPPORTED_NODE, cat("node '", node.name(), "' (index ", i, "): ", why), __LINE__, i,
-               &node);
-        return false;
-      }
-      ImportFn fn = findImporter(node.domain(), node.op_type());
-      if (fn == nullptr) {
-        record(ErrorCode::kUNSUPPORTED_NODE,
-               cat("node '", node.name(), "' (index ", i, "): no importer for op '", node.op_type(), "' of domain '",
-                   node.domain().empty() ? "ai.onnx" : node.domain(), "'"),
-               __LINE__, i, &node);
-        return false;
-      }
-      Status s = fn(ctx, node);
+      Status s = importNode(ctx, node);
       if (!s.ok()) {
         record(s.code, s.message, __LINE__, i, &node);
         return false;
@@ -519,25 +403,7 @@ class Parser final : public IParser {
       std::vector<ITensor*> outs;
       for (auto const& o : node.output()) {
         auto it = ctx.values().find(o);
-        ITensor* t = it == ctx.values().end() ? nullptr : it->second.tensor;
-        // The network infers shapes as layers are added; an unknown rank means it refused the input shapes.
-        if (t != nullptr && t->getDimensions().nbDims < 0) {
-          std::string shapes;
-          for (auto const& in : node.input()) {
-            auto v = ctx.values().find(in);
-            if (v != ctx.values().end()) {
-              Dims d = v->second.tensor ? v->second.tensor->getDimensions() : v->second.constant->dims;
-              shapes += (shapes.empty() ? "" : ", ") + in + dimsString(d);
-            }
-          }
-          record(ErrorCode::kINVALID_NODE,
-                 ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the input shapes (", shapes,
-                                          ") are incompatible: output '", o, "' has no valid shape (see the log)")
-                     .message,
-                 __LINE__, i, &node);
-          return false;
-        }
-        outs.push_back(t);
+        outs.push_back(it == ctx.values().end() ? nullptr : it->second.tensor);
       }
       nodeOutputs_.emplace_back(node.name(), std::move(outs));
     }

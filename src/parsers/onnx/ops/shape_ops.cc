@@ -1,5 +1,5 @@
 // ONNX shape and data-movement importers: Identity, Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
-// Concat, Split, Slice, Gather, Shape, Cast, Expand, Where.
+// Concat, Split, Gather, Shape, Cast, Expand, Where.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -264,86 +264,6 @@ Status importSplit(ImportContext& ctx, Node const& node) {
   return Status::success();
 }
 
-/// Slice with constant starts/ends/axes/steps (attributes before opset 10, inputs from 10) on static extents.
-Status importSlice(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    KO_ASSIGN_OR_RETURN(starts, attrInts(node, "starts"));
-    KO_ASSIGN_OR_RETURN(ends, attrInts(node, "ends"));
-    KO_ASSIGN_OR_RETURN(axes, attrInts(node, "axes"));
-  } else {
-    KO_ASSIGN_OR_RETURN(starts, constantInts(ctx, node, 1));
-    KO_ASSIGN_OR_RETURN(ends, constantInts(ctx, node, 2));
-    if (ImportContext::hasInput(node, 3)) {
-      KO_ASSIGN_OR_RETURN(axes, constantInts(ctx, node, 3));
-    }
-    if (ImportContext::hasInput(node, 4)) {
-      KO_ASSIGN_OR_RETURN(steps, constantInts(ctx, node, 4));
-    }
-  }
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) {
-      axes.push_back(static_cast<int64_t>(i));
-    }
-  }
-  if (steps.empty()) {
-    steps.assign(starts.size(), 1);
-  }
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "starts/ends/axes/steps differ in length");
-  }
-  Dims const in = x->getDimensions();
-  Dims st{r, {}};
-  Dims sz = in;
-  Dims stride{r, {}};
-  for (int32_t k = 0; k < r; ++k) {
-    stride.d[k] = 1;
-  }
-  std::vector<bool> seen(static_cast<size_t>(r), false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    KO_ASSIGN_OR_RETURN(int32_t a, normalizeAxis(node, axes[i], r));
-    if (seen[static_cast<size_t>(a)]) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "axis ", axes[i], " is repeated");
-    }
-    seen[static_cast<size_t>(a)] = true;
-    int64_t const dim = in.d[a];
-    if (dim < 0) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                      "slicing a dynamic axis is not supported yet");
-    }
-    int64_t const step = steps[i];
-    if (step == 0) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "step is 0");
-    }
-    int64_t s = starts[i];
-    int64_t e = ends[i];
-    s = s < 0 ? s + dim : s;
-    e = e < 0 ? (e < -dim - 1 ? -1 : e + dim) : e;
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      sz.d[a] = e > s ? (e - s + step - 1) / step : 0;
-    } else {
-      s = std::clamp<int64_t>(s, -1, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      sz.d[a] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
-    }
-    st.d[a] = sz.d[a] == 0 ? 0 : s;
-    stride.d[a] = step;
-  }
-  for (int32_t k = 0; k < r; ++k) {
-    if (sz.d[k] < 0) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                      "slice of a tensor with dynamic extents is not supported yet");
-    }
-  }
-  ISliceLayer* l = ctx.network().addSlice(*x, st, sz, stride);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "slice"));
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
 Status importGather(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * data, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(ITensor * idx, ctx.tensor(node, 1));
@@ -448,7 +368,6 @@ KILN_ONNX_REGISTER("", "Squeeze", importSqueeze);
 KILN_ONNX_REGISTER("", "Unsqueeze", importUnsqueeze);
 KILN_ONNX_REGISTER("", "Concat", importConcat);
 KILN_ONNX_REGISTER("", "Split", importSplit);
-KILN_ONNX_REGISTER("", "Slice", importSlice);
 KILN_ONNX_REGISTER("", "Gather", importGather);
 KILN_ONNX_REGISTER("", "Shape", importShape);
 KILN_ONNX_REGISTER("", "Cast", importCast);
