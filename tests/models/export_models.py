@@ -64,6 +64,13 @@ def randomize_batchnorm(model, gen):
             m.bias.data.copy_(torch.randn(n, generator=gen) * 0.1)
 
 
+def randomize_zero_parameters(model, gen):
+    # Some layers start at zero (the ViT's classifier head), which would make every output 0 and the check empty.
+    for p in model.parameters():
+        if p.dim() > 0 and not p.any():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.02)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -74,6 +81,7 @@ def main():
         model = make().eval()
         with torch.no_grad():
             randomize_batchnorm(model, gen)
+            randomize_zero_parameters(model, gen)
         x = torch.randn(*shape, generator=gen)
         path = os.path.join(out, name + ".onnx")
         torch.onnx.export(model, (x,), path, opset_version=17, input_names=["input"], output_names=["output"],
