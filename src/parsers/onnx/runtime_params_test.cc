@@ -285,6 +285,11 @@ TEST(OnnxRunTimeParams, SliceAllInputsAtRunTime) {
   run(5, 10, 0, 1, {0, 4}, {}, "rows 5:10");
   // Start clamped from -100 to 0, end 2: rows 0, 1.
   run(-100, 2, 0, 1, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}, "rows -100:2");
+  // A zero step fails when the engine runs.
+  std::map<std::string, In> zero = {
+      {"x", x}, {"starts", i64({1}, {0})}, {"ends", i64({1}, {2})}, {"axes", i64({1}, {0})}, {"steps", i64({1}, {0})}};
+  EXPECT_FALSE(e.run(zero));
+  EXPECT_NE(e.error().find("step is 0"), std::string::npos) << e.error();
 }
 
 TEST(OnnxRunTimeParams, SplitSizesInput) {
@@ -301,9 +306,12 @@ TEST(OnnxRunTimeParams, SplitSizesInput) {
   ASSERT_TRUE(e.run(two)) << e.error();
   expectNear(e.output("a").v, {10, 11, 12, 13, 14});
   expectNear(e.output("b").v, {15});
-  // Sizes past the end fail when the engine runs.
+  // Sizes past the end, or short of it, fail when the engine runs.
   std::map<std::string, In> bad = {{"x", x}, {"split", i64({2}, {5, 4})}};
   EXPECT_FALSE(e.run(bad));
+  std::map<std::string, In> shortOf = {{"x", x}, {"split", i64({2}, {2, 2})}};
+  EXPECT_FALSE(e.run(shortOf));
+  EXPECT_NE(e.error().find("do not add up"), std::string::npos) << e.error();
 }
 
 TEST(OnnxRunTimeParams, RangeEveryType) {
@@ -405,6 +413,10 @@ TEST(OnnxRunTimeParams, ExpandShapeInput) {
   // [3, 1] to [2, 1, 2] broadcasts to [2, 3, 2]: each value twice, all of it twice.
   expectRun(e, {{"x", x}, {"shape", i64({3}, {2, 1, 2})}}, {2, 3, 2}, {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}, "2,1,2");
   expectRun(e, {{"x", x}, {"shape", i64({3}, {1, 3, 1})}}, {1, 3, 1}, {1, 2, 3}, "1,3,1");
+  // [3, 1] cannot broadcast to [2, 2, 2] (3 against 2).
+  std::map<std::string, In> mismatch = {{"x", x}, {"shape", i64({3}, {2, 2, 2})}};
+  EXPECT_FALSE(e.run(mismatch));
+  EXPECT_NE(e.error().find("cannot be broadcast"), std::string::npos) << e.error();
   std::map<std::string, In> huge = {{"x", x}, {"shape", i64({3}, {int64_t{1} << 20, 1, int64_t{1} << 20})}};
   EXPECT_FALSE(e.run(huge));
   EXPECT_NE(e.error().find("sized while running"), std::string::npos) << e.error();

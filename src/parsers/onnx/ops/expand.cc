@@ -1,6 +1,6 @@
 // ONNX importer for Expand: numpy broadcasting of x to a shape, as a wrapping slice (extent-1 axes repeat). A
 // constant shape is checked here; a shape known only at run time gives the slice size by shape-tensor arithmetic
-// (out = x's extent, or the requested one where x's is 1), checked when the engine runs.
+// (out = x's extent, or the requested one where x's is 1), checked by an assertion when the engine runs.
 #include <algorithm>
 
 #include "parsers/onnx/import_context.h"
@@ -34,6 +34,12 @@ Status runtimeExpand(ImportContext& ctx, Node const& node, ITensor* x) {
   KO_ASSIGN_OR_RETURN(ITensor * one, int64Const(ctx, node, {1}));
   KO_ASSIGN_OR_RETURN(ITensor * isOne, binary(ctx, node, xShape, one, ElementWiseOperation::kEQUAL));
   KO_ASSIGN_OR_RETURN(ITensor * size, choose(ctx, node, isOne, shape, xShape));
+  // Numpy broadcasting: each requested extent is 1, x's extent, or anything where x's is 1.
+  KO_ASSIGN_OR_RETURN(ITensor * wantsOne, binary(ctx, node, shape, one, ElementWiseOperation::kEQUAL));
+  KO_ASSIGN_OR_RETURN(ITensor * same, binary(ctx, node, shape, xShape, ElementWiseOperation::kEQUAL));
+  KO_ASSIGN_OR_RETURN(ITensor * ok, binary(ctx, node, isOne, wantsOne, ElementWiseOperation::kOR));
+  KO_ASSIGN_OR_RETURN(ok, binary(ctx, node, ok, same, ElementWiseOperation::kOR));
+  KO_RETURN_IF_ERROR(assertAll(ctx, node, ok, "the input cannot be broadcast to the requested shape"));
   Dims zeros{rank, {}};
   Dims ones{rank, {}};
   for (int32_t k = 0; k < rank; ++k) {

@@ -79,6 +79,12 @@ Result<ITensor*> toScalar(ImportContext& ctx, Node const& node, ITensor* t) {
   return reshape(ctx, node, t, Dims{0, {}});
 }
 
+Status assertAll(ImportContext& ctx, Node const& node, ITensor* condition, std::string const& message) {
+  std::string const full = cat("ONNX node '", node.name(), "' (", node.op_type(), "): ", message);
+  IAssertionLayer* l = ctx.network().addAssertion(*condition, full.c_str());
+  return ctx.check(l, node, "check");
+}
+
 Result<int64_t> vectorLength(Node const& node, ITensor* t, char const* what) {
   Dims const d = t->getDimensions();
   if (d.nbDims != 1 || d.d[0] < 0) {

@@ -3,6 +3,7 @@
 // their inputs exist (and shape inference folds when they are constants).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "parsers/onnx/import_context.h"
@@ -39,6 +40,10 @@ Result<ITensor*> normalizeAxes(ImportContext& ctx, ::onnx::NodeProto const& node
 
 /// `t` reshaped to 0-D (it must hold one element).
 Result<ITensor*> toScalar(ImportContext& ctx, ::onnx::NodeProto const& node, ITensor* t);
+
+/// An assertion layer: the run fails with `message` (prefixed with the node's name) unless every element of the
+/// bool tensor `condition` is true.
+Status assertAll(ImportContext& ctx, ::onnx::NodeProto const& node, ITensor* condition, std::string const& message);
 
 /// The length of a 1-D tensor, if known at build time; error otherwise.
 Result<int64_t> vectorLength(::onnx::NodeProto const& node, ITensor* t, char const* what);

@@ -28,7 +28,7 @@ Result<ITensor*> sliceParam(ImportContext& ctx, Node const& node, int i, int64_t
 ///   s = start (+ d if negative), e = end (+ d if negative);
 ///   k > 0: s, e clamped to [0, d], size = max(0, ceil((e - s) / k));
 ///   k < 0: s, e clamped to [-1, d - 1], size = max(0, ceil((s - e) / -k)).
-/// A zero step is rejected by the slice layer when the engine runs.
+/// A zero step fails an assertion when the engine runs.
 Status runtimeSlice(ImportContext& ctx, Node const& node, ITensor* x, int32_t r) {
   KO_ASSIGN_OR_RETURN(ITensor * starts, int64Vector(ctx, node, 1));
   KO_ASSIGN_OR_RETURN(int64_t n, vectorLength(node, starts, "starts"));
@@ -62,6 +62,10 @@ Status runtimeSlice(ImportContext& ctx, Node const& node, ITensor* x, int32_t r)
   };
   KO_ASSIGN_OR_RETURN(ITensor * s, wrap(starts));
   KO_ASSIGN_OR_RETURN(ITensor * e, wrap(ends));
+  KO_ASSIGN_OR_RETURN(ITensor * zeroStep, binary(ctx, node, steps, zero, Op::kEQUAL));
+  IUnaryLayer* nonZero = ctx.network().addUnary(*zeroStep, UnaryOperation::kNOT);
+  KO_RETURN_IF_ERROR(ctx.check(nonZero, node, "step_check"));
+  KO_RETURN_IF_ERROR(assertAll(ctx, node, nonZero->getOutput(0), "a step is 0"));
   KO_ASSIGN_OR_RETURN(ITensor * forward, binary(ctx, node, steps, zero, Op::kGREATER));
   KO_ASSIGN_OR_RETURN(ITensor * dimsMinusOne, binary(ctx, node, dims, one, Op::kSUB));
   KO_ASSIGN_OR_RETURN(ITensor * zeros, binary(ctx, node, dims, zero, Op::kPROD));

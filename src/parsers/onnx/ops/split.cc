@@ -11,8 +11,7 @@ namespace {
 
 using Node = ::onnx::NodeProto;
 
-/// Split sizes known only at run time; sizes that do not cover the axis fail when the engine runs (a slice out
-/// of bounds).
+/// Split sizes known only at run time; sizes that do not cover the axis fail when the engine runs.
 Status runtimeSplit(ImportContext& ctx, Node const& node, ITensor* x, int32_t r, int32_t axis) {
   KO_ASSIGN_OR_RETURN(ITensor * split, int64Vector(ctx, node, 1));
   KO_ASSIGN_OR_RETURN(int64_t n, vectorLength(node, split, "split"));
@@ -25,7 +24,14 @@ Status runtimeSplit(ImportContext& ctx, Node const& node, ITensor* x, int32_t r,
   ICumulativeLayer* cum = ctx.network().addCumulative(*split, *axis0, CumulativeOperation::kSUM, true, false);
   KO_RETURN_IF_ERROR(ctx.check(cum, node, "split_starts"));
   ITensor* starts = cum->getOutput(0);
-  KO_ASSIGN_OR_RETURN(ITensor * axes, int64Const(ctx, node, {axis}));
+  // The sizes must cover the axis exactly (a negative size fails in the slice).
+  IReduceLayer* total = ctx.network().addReduce(*split, ReduceOperation::kSUM, 1U, true);
+  KO_RETURN_IF_ERROR(ctx.check(total, node, "split_total"));
+  KO_ASSIGN_OR_RETURN(ITensor * shape, shapeOf(ctx, node, x));
+  KO_ASSIGN_OR_RETURN(ITensor * axisIndex, int64Const(ctx, node, {axis}));
+  KO_ASSIGN_OR_RETURN(ITensor * extent, gather(ctx, node, shape, axisIndex));
+  KO_ASSIGN_OR_RETURN(ITensor * covers, binary(ctx, node, total->getOutput(0), extent, ElementWiseOperation::kEQUAL));
+  KO_RETURN_IF_ERROR(assertAll(ctx, node, covers, "the split sizes do not add up to the extent of the axis"));
   KO_ASSIGN_OR_RETURN(ITensor * stride, int64Const(ctx, node, {1}));
   Dims placeholder{r, {}};
   Dims ones{r, {}};
@@ -41,7 +47,7 @@ Status runtimeSplit(ImportContext& ctx, Node const& node, ITensor* x, int32_t r,
     l->setInput(1, *start);
     l->setInput(2, *size);
     l->setInput(3, *stride);
-    l->setInput(5, *axes);
+    l->setInput(5, *axisIndex);
     KO_RETURN_IF_ERROR(ctx.setOutput(node, i, l->getOutput(0)));
   }
   return Status::success();
