@@ -345,6 +345,10 @@ TEST(OnnxRunTimeParams, RangeEveryType) {
               "1:2:0.25");
     expectRun(e, {{"s", f32({}, {1})}, {"l", f32({}, {0})}, {"d", f32({}, {-0.3F})}}, {4}, {1, 0.7, 0.4, 0.1},
               "1:0:-0.3");
+    // delta 0: an infinite count, refused when the engine runs.
+    std::map<std::string, In> zero = {{"s", f32({}, {1})}, {"l", f32({}, {2})}, {"d", f32({}, {0})}};
+    EXPECT_FALSE(e.run(zero));
+    EXPECT_NE(e.error().find("sized while running"), std::string::npos) << e.error();
   }
 }
 
@@ -444,6 +448,31 @@ TEST(OnnxRunTimeParams, UpsampleScalesInput) {
   // Nearest, asymmetric, floor: source = floor(i / scale).
   expectRun(e, {{"x", f32({1, 2}, {3, 4})}, {"scales", f32({2}, {2, 2})}}, {2, 4}, {3, 3, 4, 4, 3, 3, 4, 4}, "x2");
   expectRun(e, {{"x", f32({1, 2}, {3, 4})}, {"scales", f32({2}, {1, 1.5F})}}, {1, 3}, {3, 3, 4}, "x1.5");
+}
+
+TEST(OnnxRunTimeParams, TileRepeatsInput) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2}).input("r", {2}, TP::INT64).output("y");
+  m.node("Tile", {"x", "r"}, {"y"});
+  Engine e(m.bytes());
+  In x = f32({1, 2}, {1, 2});
+  expectRun(e, {{"x", x}, {"r", i64({2}, {2, 1})}}, {2, 2}, {1, 2, 1, 2}, "2x1");
+  expectRun(e, {{"x", x}, {"r", i64({2}, {1, 3})}}, {1, 6}, {1, 2, 1, 2, 1, 2}, "1x3");
+  std::map<std::string, In> huge = {{"x", x}, {"r", i64({2}, {int64_t{1} << 20, int64_t{1} << 20})}};
+  EXPECT_FALSE(e.run(huge));
+  EXPECT_NE(e.error().find("sized while running"), std::string::npos) << e.error();
+}
+
+TEST(OnnxRunTimeParams, ResizeSizesInput) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2}).input("sizes", {2}, TP::INT64).output("y");
+  auto& n = m.node("Resize", {"x", "", "", "sizes"}, {"y"});
+  attr(n, "coordinate_transformation_mode", std::string("asymmetric"));
+  attr(n, "nearest_mode", std::string("floor"));
+  Engine e(m.bytes());
+  // Nearest, asymmetric, floor with scale out / in: source = floor(i * in / out).
+  expectRun(e, {{"x", f32({1, 2}, {3, 4})}, {"sizes", i64({2}, {1, 4})}}, {1, 4}, {3, 3, 4, 4}, "1x4");
+  expectRun(e, {{"x", f32({1, 2}, {3, 4})}, {"sizes", i64({2}, {2, 1})}}, {2, 1}, {3, 3}, "2x1");
 }
 
 // Build-time guarantees stay: a constant Range of 2^40 values is refused by the parser.
