@@ -306,7 +306,6 @@ Status importOneHot(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 
-/// CumSum(x, axis): the axis must be a constant (0-D or one-element 1-D).
 Status importNonZero(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
   INonZeroLayer* l = ctx.network().addNonZero(*x, DataType::kINT64);
