@@ -94,6 +94,12 @@ TEST_F(RuntimeParams, ReduceAxesChangeBetweenRuns) {
   ASSERT_TRUE(ctx_->setTensorAddress("axes", &bad));
   EXPECT_FALSE(ctx_->enqueueV3(nullptr));
   EXPECT_NE(logger_.last.find("out of range"), std::string::npos) << logger_.last;
+  // A failed run leaves nothing pinned: the next values run normally.
+  int64_t again = 1;
+  ASSERT_TRUE(ctx_->setTensorAddress("axes", &again));
+  ASSERT_TRUE(ctx_->enqueueV3(nullptr)) << logger_.last;
+  EXPECT_EQ(dimsOf(alloc_.shape), (std::vector<int64_t>{2}));
+  EXPECT_EQ(alloc_.values(2), (std::vector<float>{6, 15}));
 }
 
 TEST_F(RuntimeParams, SqueezeThenCumulativeWithRunTimeAxes) {
@@ -168,6 +174,9 @@ TEST_F(RuntimeParams, ResizeScalesChangeBetweenRuns) {
   ASSERT_TRUE(ctx_->setTensorAddress("scales", huge.data()));
   EXPECT_FALSE(ctx_->enqueueV3(nullptr));
   EXPECT_NE(logger_.last.find("sized while running"), std::string::npos) << logger_.last;
+  ASSERT_TRUE(ctx_->setTensorAddress("scales", twice.data()));
+  ASSERT_TRUE(ctx_->enqueueV3(nullptr)) << logger_.last;
+  EXPECT_EQ(alloc_.values(4), (std::vector<float>{10, 10, 20, 20}));
 }
 
 }  // namespace
