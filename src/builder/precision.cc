@@ -74,6 +74,7 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kResize: return i == 0;
     case OpType::kRaggedSoftMax: return i == 0;
     case OpType::kCumulative: return i == 0;
+    case OpType::kReduce: return i == 0;
     case OpType::kQuantize: return i == 0;
     case OpType::kDequantize: return i == 0;
     case OpType::kDynamicQuantize: return i == 0;
@@ -88,7 +89,6 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kUnary:
     case OpType::kMatrixMultiply:
     case OpType::kConcatenation:
-    case OpType::kReduce:
     case OpType::kSoftMax:
     case OpType::kScale:
     case OpType::kNormalization:

@@ -214,6 +214,9 @@ class ReduceLayer final : public LayerBase<IReduceLayer> {
   uint32_t getReduceAxes() const noexcept override;
   void setKeepDimensions(bool keepDimensions) noexcept override { setInt("keep_dims", keepDimensions); }
   bool getKeepDimensions() const noexcept override { return node_->attrs.getInt("keep_dims") != 0; }
+  // Input 1 (Kiln extension): a 1-D int32/int64 axes tensor that replaces the axes mask; it may be known only
+  // at run time (ONNX Reduce* with an axes input).
+  bool acceptsInput(int32_t index) const override { return index == 0 || index == 1; }
 };
 
 class SoftMaxLayer final : public LayerBase<ISoftMaxLayer> {

@@ -513,6 +513,23 @@ TEST_F(LayersTest, ReduceRoundTrip) {
   EXPECT_NE(lastError().find("(Unnamed Layer* 1) [Reduce]"), std::string::npos) << lastError();
 }
 
+// Kiln extension: axes as input 1 (a shape tensor, possibly known only at run time) replace the mask.
+TEST_F(LayersTest, ReduceAxesInput) {
+  IReduceLayer* r = net->addReduce(*x, ReduceOperation::kSUM, 1U << 1, false);
+  ASSERT_NE(r, nullptr);
+  ITensor* axes = net->addInput("axes", DataType::kINT32, makeDims({2}));
+  r->setInput(1, *axes);
+  EXPECT_EQ(errors(), 0) << lastError();
+  EXPECT_EQ(r->getNbInputs(), 2);
+  EXPECT_EQ(r->getInput(1), axes);
+  expectDims(r->getOutput(0), {-1, -1});
+  EXPECT_TRUE(axes->isShapeTensor());
+  r->setKeepDimensions(true);
+  expectDims(r->getOutput(0), {-1, -1, -1, -1});
+  r->setInput(2, *axes);  // no input 2
+  EXPECT_EQ(errors(), 1);
+}
+
 TEST_F(LayersTest, SoftMaxRoundTrip) {
   ISoftMaxLayer* s = net->addSoftMax(*x);
   ASSERT_NE(s, nullptr);

@@ -34,7 +34,7 @@ bool isShapeSlot(ir::Node const& n, size_t i) {
   if (n.op == ir::OpType::kSlice)
     return i == 1 || i == 2 || i == 3 || i == 5;
   if (n.op == ir::OpType::kTopK || n.op == ir::OpType::kSqueeze || n.op == ir::OpType::kUnsqueeze ||
-      n.op == ir::OpType::kCumulative)
+      n.op == ir::OpType::kCumulative || n.op == ir::OpType::kReduce)
     return i == 1;
   if (n.op == ir::OpType::kResize)  // sizes (int) are a shape tensor; float scales are not
     return i == 1 && n.input(1) && isIntType(n.input(1)->dtype);

@@ -15,6 +15,11 @@ namespace {
 using ir::Node;
 using ir::Value;
 
+// Largest tensor whose size is decided while running (data-dependent extents, shapes read from tensors): 8 GiB
+// (as the ONNX parser's largest constant), far above what the CPU target runs, far below what a corrupt or
+// hostile shape value asks for.
+constexpr size_t kMaxRunTimeSizedBytes = size_t{1} << 33;
+
 class ContextImpl final : public IExecutionContext {
  public:
   ContextImpl(std::shared_ptr<EngineCore> core, ExecutionContextAllocationStrategy strategy, Reporter const& reporter)
@@ -246,6 +251,16 @@ class ContextImpl final : public IExecutionContext {
       if (!dimsKnown(state_.info[v->id].shape)) continue;  // data-dependent: known once its producer has run
       // Shapes must fit the memory planned at build time.
       auto const& pl = core_->plan.placements[v->id];
+      if (pl.offset < 0 && !(v->producer && v->producer->op == ir::OpType::kConstant)) {
+        // Sized only now (by data or by shape tensors read while running): absurd sizes fail here, before any
+        // allocation or output-allocator call.
+        Result<int64_t> n = checkedVolume(state_.info[v->id].shape);
+        Result<size_t> bytes = n.isOk() ? checkedBytes(*n, dataTypeSize(state_.info[v->id].dtype)) : n.status();
+        if (!bytes.isOk() || *bytes > kMaxRunTimeSizedBytes)
+          return invalidArgument("tensor '", v->name, "' would have shape ", dimsToString(state_.info[v->id].shape),
+                                 ": more than the ", kMaxRunTimeSizedBytes,
+                                 " bytes a tensor sized while running may take");
+      }
       if (pl.offset >= 0) {
         int64_t need = volume(state_.info[v->id].shape) * static_cast<int64_t>(dataTypeSize(state_.info[v->id].dtype));
         if (need > pl.size)
@@ -271,7 +286,9 @@ class ContextImpl final : public IExecutionContext {
     for (Value const* v : n.inputs) {
       if (!v || state_.values[v->id]) continue;
       auto const& info = state_.info[v->id];
-      if ((info.dtype != DataType::kINT32 && info.dtype != DataType::kINT64) || !dimsKnown(info.shape) ||
+      // Float scales of a Resize give its output shape too (out = floor(in * scale)).
+      bool floatScales = n.op == ir::OpType::kResize && v == n.input(1) && isFloatType(info.dtype);
+      if ((info.dtype != DataType::kINT32 && info.dtype != DataType::kINT64 && !floatScales) || !dimsKnown(info.shape) ||
           volume(info.shape) > ir::kMaxHostEvalElements)
         continue;
       void const* src = addressOf(v);

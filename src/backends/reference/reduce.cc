@@ -1,4 +1,5 @@
-// Reference kernel of Reduce (sum, product, max, min, average over `axes`, keeping the reduced dims as 1 or not):
+// Reference kernel of Reduce (sum, product, max, min, average over `axes` -- the attribute, or input 1 read at
+// enqueue --, keeping the reduced dims as 1 or not):
 // fp64 for float types; exact int64 arithmetic for int32/int64, where kAVG divides truncating toward zero.
 #include <cmath>
 #include <limits>
@@ -54,10 +55,22 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
   TensorView const& x = ctx.inputs[0];
   TensorView const& y = ctx.outputs[0];
   std::vector<bool> reduced(static_cast<size_t>(x.shape.nbDims), false);
-  for (int64_t a : rp.axes) {
+  // Axes given as input 1 (known only now, possibly different on every run) replace the attribute.
+  std::vector<int64_t> axes = rp.axes;
+  if (ctx.inputs.size() > 1 && ctx.inputs[1].shape.nbDims >= 0) {
+    TensorView const& a = ctx.inputs[1];
+    if (!a.data && a.count() > 0)
+      return invalidArgument(rp.who, ": the axes input has no data");
+    axes.clear();
+    for (int64_t i = 0; i < a.count(); ++i)
+      axes.push_back(loadAsInt(a, i));
+  }
+  for (int64_t a : axes) {
     auto axis = normalizeAxis(a, x.shape.nbDims);
     if (!axis)
       return invalidArgument(rp.who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
+    if (reduced[*axis])
+      return invalidArgument(rp.who, ": axis ", a, " is listed twice");
     reduced[*axis] = true;
   }
   std::vector<int64_t> outer, inner;
@@ -165,7 +178,9 @@ Tactic reduceTactic() {
         return makeKernel([rp](LaunchContext const& ctx) { return runReduce(rp, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() != 1 || out.size() != 1)
+        if (in.empty() || in.size() > 2 || out.size() != 1)
+          return false;
+        if (in.size() == 2 && !typeIn(in[1].dtype, {DataType::kINT32, DataType::kINT64}))
           return false;
         if (isComputeFloat(in[0].dtype))
           return isComputeFloat(out[0].dtype);

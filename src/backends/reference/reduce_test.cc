@@ -180,5 +180,67 @@ TEST(Reduce, Errors) {
   EXPECT_EQ(n->output(0)->dtype, DataType::kINT32);
 }
 
+// Axes from input 1 (Kiln extension) replace the attribute; the kernel reads them when it runs.
+TEST(Reduce, AxesInput) {
+  std::vector<int64_t> xs{2, 3, 4};
+  auto xv = randomValues(24, 3);
+  for (DataType at : {DataType::kINT32, DataType::kINT64}) {
+    for (bool keep : {true, false}) {
+      ir::Graph g;
+      ir::Node* n = g.addNode(OpType::kReduce, "red",
+                              {constant(g, "x", DataType::kFLOAT, xs, xv), constant(g, "axes", at, {2}, {-1, 0})});
+      n->attrs.setInt("op", 0);
+      n->attrs.setInts("axes", {1});  // ignored: input 1 wins
+      n->attrs.setInt("keep_dims", keep ? 1 : 0);
+      auto out = run(g, n);
+      ASSERT_TRUE(out.isOk()) << out.status().toString();
+      EXPECT_EQ(dimsToString(out->shape()), keep ? "[1,3,1]" : "[3]");
+      expectClose(*out, naiveReduce(xs, xv, {0, 2}, 0), DataType::kFLOAT);
+    }
+  }
+  // An empty axes tensor reduces nothing (as an empty attribute does).
+  ir::Graph g;
+  ir::Node* n = g.addNode(OpType::kReduce, "red",
+                          {constant(g, "x", DataType::kFLOAT, {2, 2}, {1, 2, 3, 4}),
+                           constant(g, "axes", DataType::kINT64, {0}, {})});
+  n->attrs.setInt("op", 2);
+  auto out = run(g, n);
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  EXPECT_EQ(dimsToString(out->shape()), "[2,2]");
+  expectClose(*out, {1, 2, 3, 4}, DataType::kFLOAT);
+}
+
+TEST(Reduce, RunTimeAxesShapes) {
+  // Axes that are a graph input: keep_dims keeps the rank; otherwise it drops one axis per entry.
+  for (bool keep : {true, false}) {
+    ir::Graph g;
+    auto x = g.addInput("x", DataType::kFLOAT, makeDims({2, 3, 4}));
+    auto a = g.addInput("axes", DataType::kINT64, makeDims({2}));
+    ASSERT_TRUE(x.isOk() && a.isOk());
+    ir::Node* n = g.addNode(OpType::kReduce, "red", {*x, *a});
+    n->attrs.setInt("keep_dims", keep ? 1 : 0);
+    ASSERT_TRUE(ir::inferGraphInPlace(g, nullptr).isOk());
+    EXPECT_EQ(dimsToString(n->output(0)->shape), keep ? "[-1,-1,-1]" : "[-1]");
+  }
+  // Without keep_dims the number of axes must be known and fit the rank.
+  for (int64_t len : {-1, 4}) {
+    ir::Graph g;
+    auto x = g.addInput("x", DataType::kFLOAT, makeDims({2, 3, 4}));
+    auto a = g.addInput("axes", DataType::kINT64, makeDims({len}));
+    ASSERT_TRUE(x.isOk() && a.isOk());
+    g.addNode(OpType::kReduce, "red", {*x, *a});
+    Status s = ir::inferGraphInPlace(g, nullptr);
+    EXPECT_FALSE(s.isOk()) << len;
+    EXPECT_NE(s.message().find("red"), std::string::npos) << s.message();
+  }
+  // Float axes are refused.
+  ir::Graph g;
+  auto x = g.addInput("x", DataType::kFLOAT, makeDims({2, 3}));
+  auto a = g.addInput("axes", DataType::kFLOAT, makeDims({1}));
+  ASSERT_TRUE(x.isOk() && a.isOk());
+  g.addNode(OpType::kReduce, "red", {*x, *a});
+  EXPECT_FALSE(ir::inferGraphInPlace(g, nullptr).isOk());
+}
+
 }  // namespace
 }  // namespace kiln

@@ -30,13 +30,17 @@ struct Tap {
   double weight;
 };
 
-// The input coordinate of output index o along an axis of extent in -> out with scale `scale`.
-double sourceCoordinate(ResizeParams const& p, int64_t o, int64_t in, int64_t out, double scale) {
+// The input coordinate of output index o along an axis of extent in -> out with scale `scale`. With given scales
+// (`scaleGiven`), kALIGN_CORNERS maps the corners of the unrounded resized extent in * scale (as ONNX Resize does);
+// otherwise those of out.
+double sourceCoordinate(ResizeParams const& p, int64_t o, int64_t in, int64_t out, double scale, bool scaleGiven) {
   if (out == 1 && p.selector == ResizeSelector::kUPPER) return 0.0;
   auto od = static_cast<double>(o);
   switch (p.transform) {
-    case ResizeCoordinateTransformation::kALIGN_CORNERS:
-      return out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    case ResizeCoordinateTransformation::kALIGN_CORNERS: {
+      double resized = scaleGiven ? static_cast<double>(in) * scale : static_cast<double>(out);
+      return out == 1 || !(resized > 1.0) ? 0.0 : od * static_cast<double>(in - 1) / (resized - 1.0);
+    }
     case ResizeCoordinateTransformation::kASYMMETRIC:
       return od / scale;
     case ResizeCoordinateTransformation::kHALF_PIXEL:
@@ -60,11 +64,11 @@ int64_t roundNearest(ResizeRoundMode m, double x) {
 }
 
 // The weighted input taps of every output index along one axis.
-std::vector<std::vector<Tap>> axisTaps(ResizeParams const& p, int64_t in, int64_t out, double scale) {
+std::vector<std::vector<Tap>> axisTaps(ResizeParams const& p, int64_t in, int64_t out, double scale, bool scaleGiven) {
   std::vector<std::vector<Tap>> taps(static_cast<size_t>(out));
   auto clampIndex = [in](int64_t i) { return std::min(in - 1, std::max<int64_t>(0, i)); };
   for (int64_t o = 0; o < out; ++o) {
-    double x = sourceCoordinate(p, o, in, out, scale);
+    double x = sourceCoordinate(p, o, in, out, scale, scaleGiven);
     switch (p.mode) {
       case InterpolationMode::kNEAREST:
         taps[o].push_back({clampIndex(roundNearest(p.rounding, x)), 1.0});
@@ -129,7 +133,8 @@ Status runResize(ResizeParams const& p, LaunchContext const& ctx) {
         return unsupported(p.who, ": kCUBIC resizes only the two innermost axes, not axis ", i);
   if (y.count() == 0) return Status::ok();
   std::vector<std::vector<std::vector<Tap>>> taps;
-  for (int32_t i = 0; i < rank; ++i) taps.push_back(axisTaps(p, x.shape.d[i], y.shape.d[i], scales[i]));
+  bool scaleGiven = in1Scales || (!in1 && !p.scales.empty());
+  for (int32_t i = 0; i < rank; ++i) taps.push_back(axisTaps(p, x.shape.d[i], y.shape.d[i], scales[i], scaleGiven));
 
   if (p.mode == InterpolationMode::kNEAREST) {
     size_t es = dataTypeSize(x.dtype);

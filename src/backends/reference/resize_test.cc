@@ -256,6 +256,28 @@ TEST(ResizeReference, Input1SizesAndScales) {
   EXPECT_EQ(values(*r2), (std::vector<double>{0, 2, 4, 6}));
 }
 
+// Given scales drive kALIGN_CORNERS through the unrounded resized extent in * scale (ONNX Resize with scales):
+// 4 -> floor(2.4) = 2 outputs at o * (4 - 1) / (2.4 - 1) = 0, 2.142857; with output_dims (no scale) at 0, 3.
+TEST(ResizeReference, AlignCornersWithGivenScale) {
+  ResizeAttrs a;
+  a.mode = InterpolationMode::kLINEAR;
+  a.ct = ResizeCoordinateTransformation::kALIGN_CORNERS;
+  std::vector<double> got = resize1d({1, 2, 3, 4}, 2, a, 0.6);
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_NEAR(got[0], 1.0, 1e-12);
+  EXPECT_NEAR(got[1], 1.0 + 3.0 / 1.4, 1e-12);
+  EXPECT_EQ(resize1d({1, 2, 3, 4}, 2, a), (std::vector<double>{1, 4}));
+  // The same scale as input 1.
+  ir::Graph g;
+  ir::Value* scales = constant(g, "scales", DataType::kFLOAT, {1}, {0.6});
+  ir::Node* n = addResize(g, constant(g, "x", DataType::kFLOAT64, {4}, {1, 2, 3, 4}), a, scales);
+  auto r = run(g, n);
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  ASSERT_EQ(r->count(), 2);
+  // float(0.6) is not 0.6 exactly: 4 * float(0.6) - 1 in the denominator.
+  EXPECT_NEAR(r->doubleAt(1), 1.0 + 3.0 / (4.0 * static_cast<double>(0.6F) - 1.0), 1e-12);
+}
+
 TEST(ResizeInfer, ShapesAndErrors) {
   auto infer = [](std::vector<int64_t> shape, InterpolationMode mode, std::vector<int64_t> od, std::vector<double> sc,
                   Dims* out) {

@@ -1,5 +1,6 @@
 // Tests of Squeeze and Unsqueeze: hand-computed shapes, negative axes, unordered axes, every data type's bytes
-// kept, empty tensors, and errors (non-constant axes, repeated axes, extents other than 1, ranks).
+// kept, empty tensors, axes known only at run time (rank from their count), and errors (repeated axes, extents
+// other than 1, ranks).
 #include "backends/reference/index_test_util.h"
 
 namespace kiln {
@@ -72,13 +73,11 @@ TEST(SqueezeReference, EveryTypeAndEmpty) {
 TEST(SqueezeReference, Errors) {
   HostTensor x = tensor(DataType::kFLOAT, {1, 3}, Doubles{1, 2, 3});
   std::vector<RunResult> bad{
-      squeeze(OpType::kSqueeze, x, {1}),                           // extent 3
-      squeeze(OpType::kSqueeze, x, {2}),                           // out of range
-      squeeze(OpType::kSqueeze, x, {0, -2}),                       // repeated
-      squeeze(OpType::kSqueeze, x, {0}, DataType::kINT64, false),  // not a build-time constant
-      squeeze(OpType::kUnsqueeze, x, {3}),                         // out of range of the output rank 3
-      squeeze(OpType::kUnsqueeze, x, {1, 1}),                      // repeated
-      squeeze(OpType::kUnsqueeze, x, {0}, DataType::kINT64, false),
+      squeeze(OpType::kSqueeze, x, {1}),                      // extent 3
+      squeeze(OpType::kSqueeze, x, {2}),                      // out of range
+      squeeze(OpType::kSqueeze, x, {0, -2}),                  // repeated
+      squeeze(OpType::kUnsqueeze, x, {3}),                    // out of range of the output rank 3
+      squeeze(OpType::kUnsqueeze, x, {1, 1}),                 // repeated
       squeeze(OpType::kUnsqueeze, x, {0, 1, 2, 3, 4, 5, 6}),  // rank 9
   };
   for (size_t i = 0; i < bad.size(); ++i) {
@@ -88,6 +87,29 @@ TEST(SqueezeReference, Errors) {
   EXPECT_FALSE(runNode(OpType::kSqueeze, {}, {var(x), cst(tensor(DataType::kFLOAT, {1}, Doubles{0}))}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kSqueeze, {}, {var(x), cst(tensor(DataType::kINT32, {1, 1}, Ints{0}))}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kSqueeze, {}, {var(x)}).status.isOk());
+}
+
+TEST(SqueezeReference, RunTimeAxes) {
+  // Axes that are a graph input: the output rank follows from their count, the dims come once they are known.
+  HostTensor x = tensor(DataType::kFLOAT, {1, 3, 1}, Doubles{1, 2, 3});
+  HostTensor two = tensor(DataType::kINT64, {2}, Ints{0, 2});
+  RunResult s = runNode(OpType::kSqueeze, {}, {var(x), var(two)}, 1, false);
+  ASSERT_TRUE(s.status.isOk()) << s.status.toString();
+  EXPECT_EQ(dimsToVector(s.shape()), (Ints{-1}));
+  RunResult u = runNode(OpType::kUnsqueeze, {}, {var(x), var(two)}, 1, false);
+  ASSERT_TRUE(u.status.isOk()) << u.status.toString();
+  EXPECT_EQ(dimsToVector(u.shape()), (Ints{-1, -1, -1, -1, -1}));
+  // More axes than the input has dims, or an output rank above 8, is an error even before the values exist.
+  HostTensor four = tensor(DataType::kINT32, {4}, Ints{0, 1, 2, 3});
+  RunResult bad = runNode(OpType::kSqueeze, {}, {var(x), var(four)}, 1, false);
+  EXPECT_FALSE(bad.status.isOk());
+  EXPECT_TRUE(namesNode(bad.status)) << bad.status.message();
+  HostTensor six = tensor(DataType::kINT32, {6}, Ints{0, 1, 2, 3, 4, 5});
+  EXPECT_FALSE(runNode(OpType::kUnsqueeze, {}, {var(x), var(six)}, 1, false).status.isOk());
+  // Once known (a constant here), the values decide.
+  RunResult k = runNode(OpType::kSqueeze, {}, {var(x), cst(two)});
+  ASSERT_TRUE(k.status.isOk()) << k.status.toString();
+  EXPECT_EQ(dimsToVector(k.shape()), (Ints{3}));
 }
 
 }  // namespace

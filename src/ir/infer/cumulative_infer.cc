@@ -1,4 +1,5 @@
-// Shape inference of Cumulative: the output has the input's shape and type; the axis must be a known constant.
+// Shape inference of Cumulative: the output has the input's shape and type; the axis, when known here, is checked
+// (an axis known only at run time is checked by the kernel).
 #include "ir/shape_inference.h"
 
 #include "kiln/kiln.h"
@@ -15,11 +16,12 @@ Status inferCumulative(InferContext& ctx) {
   if (op < 0 || op >= EnumMax<CumulativeOperation>()) return ctx.error("unknown cumulative operation ", op);
   if (!isIntegerType(ctx.in[1].dtype) || ctx.in[1].shape.nbDims != 0)
     return ctx.error("axis must be a 0-D int32/int64 tensor");
-  if (!ctx.inValues[1]) return ctx.error("axis must be a build-time constant");
   int32_t rank = x.shape.nbDims;
-  int64_t axis = ctx.inValues[1]->intAt(0);
-  if (rank < 1 || axis < -rank || axis >= rank)
-    return ctx.error("axis ", axis, " is out of range for rank ", rank);
+  if (rank < 1) return ctx.error("cannot accumulate a 0-D tensor");
+  if (ctx.inValues[1]) {
+    int64_t axis = ctx.inValues[1]->intAt(0);
+    if (axis < -rank || axis >= rank) return ctx.error("axis ", axis, " is out of range for rank ", rank);
+  }
   ctx.out[0] = x;
   return Status::ok();
 }

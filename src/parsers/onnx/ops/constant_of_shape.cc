@@ -1,18 +1,49 @@
-// ONNX ConstantOfShape: a tensor of the shape given by input 0 filled with the one-element `value` (default
-// float 0). A constant shape folds into a parser-owned constant; a run-time shape becomes a fill layer driven by
-// the shape tensor.
+// ONNX importer for ConstantOfShape: a constant shape is folded into a parser-owned constant (size checked first);
+// a shape known only at run time becomes a fill layer whose shape input is that tensor (its size is checked when
+// the engine runs).
 #include <cstring>
 
 #include "parsers/onnx/import_context.h"
-#include "parsers/onnx/ops/compose_util.h"
+#include "parsers/onnx/ops/shape_tensor_util.h"
 
 namespace kiln::onnx {
 namespace {
 
 using Node = ::onnx::NodeProto;
 
-/// The `value` attribute (float 0 when absent).
-Result<Constant> fillValue(Node const& node) {
+/// A run-time shape: fill(alpha = value, step 0); bool values are filled as int32 and cast.
+Status runtimeConstantOfShape(ImportContext& ctx, Node const& node, Constant const& value) {
+  KO_ASSIGN_OR_RETURN(ITensor * shape, int64Vector(ctx, node, 0));
+  KO_ASSIGN_OR_RETURN(int64_t rank, vectorLength(node, shape, "the shape input"));
+  if (rank > Dims::MAX_DIMS) {
+    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_SHAPE, node, "rank ", rank, " too large");
+  }
+  bool const isBool = value.type == DataType::kBOOL;
+  DataType const fillType = isBool ? DataType::kINT32 : value.type;
+  Dims placeholder{static_cast<int32_t>(rank), {}};
+  IFillLayer* l = ctx.network().addFill(placeholder, FillOperation::kLINSPACE, fillType);
+  KO_RETURN_IF_ERROR(ctx.check(l, node, "fill"));
+  l->setInput(0, *shape);
+  bool const isInt = fillType == DataType::kINT32 || fillType == DataType::kINT64 || fillType == DataType::kINT8 ||
+                     fillType == DataType::kUINT8;
+  if (isInt) {
+    l->setAlphaInt64(value.asInt(0));
+    l->setBetaInt64(0);
+  } else {
+    l->setAlpha(value.asDouble(0));
+    l->setBeta(0.0);
+  }
+  ITensor* y = l->getOutput(0);
+  if (isBool) {
+    ICastLayer* c = ctx.network().addCast(*y, DataType::kBOOL);
+    KO_RETURN_IF_ERROR(ctx.check(c, node, "to_bool"));
+    y = c->getOutput(0);
+  }
+  return ctx.setOutput(node, 0, y);
+}
+
+/// ConstantOfShape: folded when the shape is a constant, else a fill layer.
+Status importConstantOfShape(ImportContext& ctx, Node const& node) {
   Constant value;
   value.type = DataType::kFLOAT;
   value.dims = Dims{1, {1}};
@@ -27,39 +58,8 @@ Result<Constant> fillValue(Node const& node) {
     }
     value = std::move(r.value);
   }
-  return value;
-}
-
-/// Run-time shape: kLINSPACE fill with step 0 (integers exact through the int64 parameters), cast when the
-/// fill layer cannot produce the value's type itself.
-Status runtimeShape(ImportContext& ctx, Node const& node, Constant const& value) {
-  KO_ASSIGN_OR_RETURN(ITensor * shape, ctx.tensor(node, 0));
-  Dims const sd = shape->getDimensions();
-  if (sd.nbDims != 1 || sd.d[0] < 0) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                    "the shape input must be 1-D with a known length");
-  }
-  bool const isInt = value.type == DataType::kINT64 || value.type == DataType::kINT32 ||
-                     value.type == DataType::kINT8 || value.type == DataType::kUINT8 || value.type == DataType::kBOOL;
-  DataType const fillType = isInt ? DataType::kINT64 : DataType::kFLOAT;
-  IFillLayer* f = ctx.network().addFill(Dims{0, {}}, FillOperation::kLINSPACE, fillType);
-  KO_RETURN_IF_ERROR(ctx.check(f, node, "fill"));
-  f->setInput(0, *shape);
-  if (isInt) {
-    f->setAlphaInt64(value.asInt(0));
-    f->setBetaInt64(0);
-  } else {
-    f->setAlpha(value.asDouble(0));
-    f->setBeta(0.0);
-  }
-  KO_ASSIGN_OR_RETURN(ITensor * y, cast(ctx, node, f->getOutput(0), value.type));
-  return ctx.setOutput(node, 0, y);
-}
-
-Status importConstantOfShape(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(Constant value, fillValue(node));
   if (ctx.constant(node, 0) == nullptr) {
-    return runtimeShape(ctx, node, value);
+    return runtimeConstantOfShape(ctx, node, value);
   }
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> shape, constantInts(ctx, node, 0));
   if (shape.size() > static_cast<size_t>(Dims::MAX_DIMS)) {

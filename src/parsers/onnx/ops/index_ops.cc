@@ -1,5 +1,5 @@
 // ONNX indexing importers: ArgMax/ArgMin and TopK (ITopKLayer), Tile (wrapping slice), GatherElements/GatherND,
-// ScatterElements/ScatterND/Scatter (with reduction), OneHot, CumSum, NonZero, NonMaxSuppression, Einsum.
+// ScatterElements/ScatterND/Scatter (with reduction), OneHot, NonZero, NonMaxSuppression, Einsum.
 #include <algorithm>
 #include <cstring>
 
@@ -306,28 +306,6 @@ Status importOneHot(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 
-/// CumSum(x, axis): the axis must be a constant (0-D or one-element 1-D).
-Status importCumSum(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int64_t exclusive, attrInt(node, "exclusive", 0));
-  KO_ASSIGN_OR_RETURN(int64_t reverse, attrInt(node, "reverse", 0));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  Constant const* ac = ctx.constant(node, 1);
-  if (ac == nullptr || ac->count() != 1) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_INPUT, node,
-                                    "axis must be a one-element constant (a run-time axis is not supported yet)");
-  }
-  KO_ASSIGN_OR_RETURN(int32_t axis, normalizeAxis(node, ac->asInt(0), r));
-  KO_ASSIGN_OR_RETURN(Constant * a, ctx.newConstant(DataType::kINT64, Dims{0, {}}));
-  int64_t const v = axis;
-  std::memcpy(a->bytes.data(), &v, sizeof(v));
-  KO_ASSIGN_OR_RETURN(ITensor * at, ctx.constantTensor(a, node.name() + "_axis"));
-  ICumulativeLayer* l =
-      ctx.network().addCumulative(*x, *at, CumulativeOperation::kSUM, exclusive != 0, reverse != 0);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "cumsum"));
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
 Status importNonZero(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
   INonZeroLayer* l = ctx.network().addNonZero(*x, DataType::kINT64);
@@ -399,7 +377,6 @@ KILN_ONNX_REGISTER("", "ScatterElements", importScatter<ScatterMode::kELEMENT>);
 KILN_ONNX_REGISTER("", "Scatter", importScatter<ScatterMode::kELEMENT>);
 KILN_ONNX_REGISTER("", "ScatterND", importScatter<ScatterMode::kND>);
 KILN_ONNX_REGISTER("", "OneHot", importOneHot);
-KILN_ONNX_REGISTER("", "CumSum", importCumSum);
 KILN_ONNX_REGISTER("", "NonZero", importNonZero);
 KILN_ONNX_REGISTER("", "NonMaxSuppression", importNMS);
 KILN_ONNX_REGISTER("", "Einsum", importEinsum);

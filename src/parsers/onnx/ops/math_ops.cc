@@ -1,5 +1,5 @@
-// ONNX matrix, softmax, reduction and constant importers: MatMul, Gemm, Softmax, LogSoftmax, Reduce{Mean,Sum,
-// Max,Min,Prod}, Constant.
+// ONNX matrix, softmax and constant importers: MatMul, Gemm, Softmax, LogSoftmax, Constant (Reduce* live in
+// reduce_*.cc).
 #include <cstring>
 
 #include "parsers/onnx/import_context.h"
@@ -140,42 +140,6 @@ Status importSoftmax(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, y);
 }
 
-/// Reductions: axes attribute (or input 1 from opset 18; ReduceSum from 13), keepdims, noop_with_empty_axes.
-template <ReduceOperation kOp>
-Status importReduce(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  KO_ASSIGN_OR_RETURN(int64_t keep, attrInt(node, "keepdims", 1));
-  KO_ASSIGN_OR_RETURN(int64_t noop, attrInt(node, "noop_with_empty_axes", 0));
-  bool const axesAsInput = ctx.opset() >= 18 || (kOp == ReduceOperation::kSUM && ctx.opset() >= 13);
-  std::vector<int64_t> axes;
-  if (axesAsInput) {
-    if (ImportContext::hasInput(node, 1)) {
-      KO_ASSIGN_OR_RETURN(axes, constantInts(ctx, node, 1));
-    }
-  } else {
-    KO_ASSIGN_OR_RETURN(axes, attrInts(node, "axes"));
-  }
-  if (axes.empty()) {
-    if (noop != 0) {
-      IIdentityLayer* id = ctx.network().addIdentity(*x);
-      KO_RETURN_IF_ERROR(ctx.check(id, node, "identity"));
-      return ctx.setOutput(node, 0, id->getOutput(0));
-    }
-    for (int32_t i = 0; i < r; ++i) {
-      axes.push_back(i);
-    }
-  }
-  uint32_t mask = 0;
-  for (int64_t a : axes) {
-    KO_ASSIGN_OR_RETURN(int32_t n, normalizeAxis(node, a, r));
-    mask |= 1U << static_cast<uint32_t>(n);
-  }
-  IReduceLayer* l = ctx.network().addReduce(*x, kOp, mask, keep != 0);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "reduce"));
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
 Status importConstant(ImportContext& ctx, Node const& node) {
   if (node.attribute_size() != 1) {
     return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "needs exactly one attribute");
@@ -230,11 +194,6 @@ KILN_ONNX_REGISTER("", "MatMul", importMatMul);
 KILN_ONNX_REGISTER("", "Gemm", importGemm);
 KILN_ONNX_REGISTER("", "Softmax", importSoftmax<false>);
 KILN_ONNX_REGISTER("", "LogSoftmax", importSoftmax<true>);
-KILN_ONNX_REGISTER("", "ReduceMean", importReduce<ReduceOperation::kAVG>);
-KILN_ONNX_REGISTER("", "ReduceSum", importReduce<ReduceOperation::kSUM>);
-KILN_ONNX_REGISTER("", "ReduceMax", importReduce<ReduceOperation::kMAX>);
-KILN_ONNX_REGISTER("", "ReduceMin", importReduce<ReduceOperation::kMIN>);
-KILN_ONNX_REGISTER("", "ReduceProd", importReduce<ReduceOperation::kPROD>);
 KILN_ONNX_REGISTER("", "Constant", importConstant);
 
 }  // namespace

@@ -1,6 +1,6 @@
 // ONNX importers composed from Kiln layers or mapped onto the breadth layers: DepthToSpace/SpaceToDepth
 // (shuffles), Hardmax, LRN, MeanVarianceNormalization, GroupNormalization, ReverseSequence, GridSample, Mod,
-// IsInf, Celu/Mish/HardSwish, and ReduceL1/L2/LogSum/LogSumExp/SumSquare.
+// IsInf, Celu/Mish/HardSwish.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -393,78 +393,6 @@ Status importHardSwish(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, t);
 }
 
-/// Composite reductions: a pre-op, ReduceSum over the axes, a post-op.
-enum class Composite { kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
-
-template <Composite kKind>
-Status importCompositeReduce(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  KO_ASSIGN_OR_RETURN(int64_t keep, attrInt(node, "keepdims", 1));
-  KO_ASSIGN_OR_RETURN(int64_t noop, attrInt(node, "noop_with_empty_axes", 0));
-  std::vector<int64_t> axes;
-  if (ctx.opset() >= 18) {
-    if (ImportContext::hasInput(node, 1)) {
-      KO_ASSIGN_OR_RETURN(axes, constantInts(ctx, node, 1));
-    }
-  } else {
-    KO_ASSIGN_OR_RETURN(axes, attrInts(node, "axes"));
-  }
-  ITensor* t = x;
-  switch (kKind) {
-    case Composite::kL1: {
-      KO_ASSIGN_OR_RETURN(t, unary(ctx, node, x, UnaryOperation::kABS));
-      break;
-    }
-    case Composite::kL2:
-    case Composite::kSumSquare: {
-      KO_ASSIGN_OR_RETURN(t, ew(ctx, node, x, x, ElementWiseOperation::kPROD));
-      break;
-    }
-    case Composite::kLogSumExp: {
-      KO_ASSIGN_OR_RETURN(t, unary(ctx, node, x, UnaryOperation::kEXP));
-      break;
-    }
-    case Composite::kLogSum:
-      break;
-  }
-  if (!(axes.empty() && noop != 0)) {
-    if (axes.empty()) {
-      for (int32_t i = 0; i < r; ++i) {
-        axes.push_back(i);
-      }
-    }
-    uint32_t mask = 0;
-    for (int64_t a : axes) {
-      KO_ASSIGN_OR_RETURN(int32_t n, normalizeAxis(node, a, r));
-      mask |= 1U << static_cast<uint32_t>(n);
-    }
-    IReduceLayer* l = ctx.network().addReduce(*t, ReduceOperation::kSUM, mask, keep != 0);
-    KO_RETURN_IF_ERROR(ctx.check(l, node, "reduce"));
-    t = l->getOutput(0);
-  }
-  switch (kKind) {
-    case Composite::kL2: {
-      KO_ASSIGN_OR_RETURN(t, unary(ctx, node, t, UnaryOperation::kSQRT));
-      break;
-    }
-    case Composite::kLogSum:
-    case Composite::kLogSumExp: {
-      KO_ASSIGN_OR_RETURN(t, unary(ctx, node, t, UnaryOperation::kLOG));
-      break;
-    }
-    case Composite::kL1:
-    case Composite::kSumSquare:
-      break;
-  }
-  if (t == x) {
-    IIdentityLayer* id = ctx.network().addIdentity(*x);
-    KO_RETURN_IF_ERROR(ctx.check(id, node, "identity"));
-    t = id->getOutput(0);
-  }
-  return ctx.setOutput(node, 0, t);
-}
-
 KILN_ONNX_REGISTER("", "DepthToSpace", importDepthSpace<true>);
 KILN_ONNX_REGISTER("", "SpaceToDepth", importDepthSpace<false>);
 KILN_ONNX_REGISTER("", "Hardmax", importHardmax);
@@ -478,11 +406,6 @@ KILN_ONNX_REGISTER("", "IsInf", importIsInf);
 KILN_ONNX_REGISTER("", "Celu", importCelu);
 KILN_ONNX_REGISTER("", "Mish", importMish);
 KILN_ONNX_REGISTER("", "HardSwish", importHardSwish);
-KILN_ONNX_REGISTER("", "ReduceL1", importCompositeReduce<Composite::kL1>);
-KILN_ONNX_REGISTER("", "ReduceL2", importCompositeReduce<Composite::kL2>);
-KILN_ONNX_REGISTER("", "ReduceLogSum", importCompositeReduce<Composite::kLogSum>);
-KILN_ONNX_REGISTER("", "ReduceLogSumExp", importCompositeReduce<Composite::kLogSumExp>);
-KILN_ONNX_REGISTER("", "ReduceSumSquare", importCompositeReduce<Composite::kSumSquare>);
 
 }  // namespace
 }  // namespace kiln::onnx

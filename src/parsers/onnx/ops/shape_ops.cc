@@ -1,5 +1,5 @@
-// ONNX shape and data-movement importers: Identity, Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
-// Concat, Split, Gather, Shape, Cast, Expand, Where.
+// ONNX shape and data-movement importers: Identity, Reshape, Flatten, Transpose, Concat, Gather, Shape,
+// Cast, Where (Dropout, Squeeze, Unsqueeze, Split, Slice and Expand have their own files).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -120,69 +120,6 @@ Status importTranspose(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 
-/// Axes of Squeeze/Unsqueeze: attribute before opset 13, input 1 from 13.
-Result<std::vector<int64_t>> axesArg(ImportContext& ctx, Node const& node, bool* given) {
-  *given = true;
-  if (ctx.opset() < 13) {
-    auto const* a = findAttr(node, "axes");
-    *given = a != nullptr;
-    return attrInts(node, "axes");
-  }
-  if (!ImportContext::hasInput(node, 1)) {
-    *given = false;
-    return std::vector<int64_t>{};
-  }
-  return constantInts(ctx, node, 1);
-}
-
-Status importSqueeze(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  bool given = false;
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axesArg(ctx, node, &given));
-  Dims const in = x->getDimensions();
-  if (!given) {
-    for (int32_t i = 0; i < r; ++i) {
-      if (in.d[i] == 1) {
-        axes.push_back(i);
-      } else if (in.d[i] < 0) {
-        return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                        "squeeze without axes needs static extents");
-      }
-    }
-  }
-  for (auto& a : axes) {
-    KO_ASSIGN_OR_RETURN(int32_t n, normalizeAxis(node, a, r));
-    if (in.d[n] > 1) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "axis ", a, " has extent ", in.d[n], ", not 1");
-    }
-    a = n;
-  }
-  KO_ASSIGN_OR_RETURN(ITensor * axesT, ctx.int64Tensor(axes, node.name() + "_axes"));
-  ISqueezeLayer* l = ctx.network().addSqueeze(*x, *axesT);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "squeeze"));
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
-Status importUnsqueeze(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  bool given = false;
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axesArg(ctx, node, &given));
-  if (!given) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "axes are required");
-  }
-  int32_t const outRank = r + static_cast<int32_t>(axes.size());
-  for (auto& a : axes) {
-    KO_ASSIGN_OR_RETURN(int32_t n, normalizeAxis(node, a, outRank));
-    a = n;
-  }
-  KO_ASSIGN_OR_RETURN(ITensor * axesT, ctx.int64Tensor(axes, node.name() + "_axes"));
-  IUnsqueezeLayer* l = ctx.network().addUnsqueeze(*x, *axesT);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "unsqueeze"));
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
 Status importConcat(ImportContext& ctx, Node const& node) {
   auto const* a = findAttr(node, "axis");
   if (a == nullptr) {
@@ -203,65 +140,6 @@ Status importConcat(ImportContext& ctx, Node const& node) {
   KO_RETURN_IF_ERROR(ctx.check(l, node, "concat"));
   l->setAxis(axis);
   return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
-Status importSplit(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  KO_ASSIGN_OR_RETURN(int64_t axisAttr, attrInt(node, "axis", 0));
-  KO_ASSIGN_OR_RETURN(int32_t axis, normalizeAxis(node, axisAttr, r));
-  Dims const in = x->getDimensions();
-  if (in.d[axis] < 0) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                    "splitting a dynamic axis is not supported yet");
-  }
-  int const n = node.output_size();
-  std::vector<int64_t> split;
-  if (ctx.opset() < 13) {
-    KO_ASSIGN_OR_RETURN(split, attrInts(node, "split"));
-  } else if (ImportContext::hasInput(node, 1)) {
-    KO_ASSIGN_OR_RETURN(split, constantInts(ctx, node, 1));
-  }
-  if (split.empty()) {
-    int64_t const total = in.d[axis];
-    int64_t const chunk = (total + n - 1) / n;  // opset 18 num_outputs semantics: last chunk may be smaller
-    for (int i = 0; i < n; ++i) {
-      split.push_back(std::max<int64_t>(0, std::min(chunk, total - chunk * i)));
-    }
-  }
-  int64_t sum = 0;
-  for (int64_t s : split) {
-    if (s < 0) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "negative split size");
-    }
-    sum += s;
-  }
-  if (static_cast<int>(split.size()) != n || sum != in.d[axis]) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "split sizes do not cover axis ", axis, " (",
-                                    in.d[axis], ") over ", n, " outputs");
-  }
-  int64_t start = 0;
-  for (int i = 0; i < n; ++i) {
-    Dims st{r, {}};
-    Dims sz = in;
-    Dims stride{r, {}};
-    for (int32_t k = 0; k < r; ++k) {
-      stride.d[k] = 1;
-    }
-    st.d[axis] = start;
-    sz.d[axis] = split[static_cast<size_t>(i)];
-    ISliceLayer* l = ctx.network().addSlice(*x, st, sz, stride);
-    KO_RETURN_IF_ERROR(ctx.check(l, node, "split"));
-    for (int32_t k = 0; k < r; ++k) {
-      if (sz.d[k] < 0) {
-        return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                        "split of a tensor with dynamic extents is not supported yet");
-      }
-    }
-    KO_RETURN_IF_ERROR(ctx.setOutput(node, i, l->getOutput(0)));
-    start += split[static_cast<size_t>(i)];
-  }
-  return Status::success();
 }
 
 Status importGather(ImportContext& ctx, Node const& node) {
@@ -309,41 +187,6 @@ Status importCast(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 
-/// Expand: numpy broadcast to a constant shape, as a wrapping slice.
-Status importExpand(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> shape, constantInts(ctx, node, 1));
-  KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
-  int32_t const outRank = std::max<int32_t>(r, static_cast<int32_t>(shape.size()));
-  if (outRank > Dims::MAX_DIMS) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_SHAPE, node, "rank too large");
-  }
-  KO_ASSIGN_OR_RETURN(x, broadcastToRank(ctx, node, x, outRank));
-  Dims const in = x->getDimensions();
-  Dims st{outRank, {}};
-  Dims sz{outRank, {}};
-  Dims stride{outRank, {}};
-  size_t const off = static_cast<size_t>(outRank) - shape.size();
-  for (int32_t k = 0; k < outRank; ++k) {
-    int64_t want = static_cast<size_t>(k) >= off ? shape[static_cast<size_t>(k) - off] : 1;
-    if (in.d[k] < 0) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                      "expanding a dynamic extent is not supported yet");
-    }
-    if (in.d[k] != 1 && want != 1 && want != in.d[k]) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "cannot broadcast extent ", in.d[k], " to ",
-                                      want);
-    }
-    sz.d[k] = in.d[k] == 1 ? want : in.d[k];
-    stride.d[k] = 1;
-  }
-  // Wrapping coordinates repeat extent-1 axes: a broadcast copy.
-  ISliceLayer* l = ctx.network().addSlice(*x, st, sz, stride);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "expand"));
-  l->setMode(SampleMode::kWRAP);
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
 Status importWhere(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * c, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(ITensor * a, ctx.tensor(node, 1));
@@ -364,14 +207,10 @@ KILN_ONNX_REGISTER("", "Identity", importIdentity);
 KILN_ONNX_REGISTER("", "Reshape", importReshape);
 KILN_ONNX_REGISTER("", "Flatten", importFlatten);
 KILN_ONNX_REGISTER("", "Transpose", importTranspose);
-KILN_ONNX_REGISTER("", "Squeeze", importSqueeze);
-KILN_ONNX_REGISTER("", "Unsqueeze", importUnsqueeze);
 KILN_ONNX_REGISTER("", "Concat", importConcat);
-KILN_ONNX_REGISTER("", "Split", importSplit);
 KILN_ONNX_REGISTER("", "Gather", importGather);
 KILN_ONNX_REGISTER("", "Shape", importShape);
 KILN_ONNX_REGISTER("", "Cast", importCast);
-KILN_ONNX_REGISTER("", "Expand", importExpand);
 KILN_ONNX_REGISTER("", "Where", importWhere);
 
 }  // namespace
