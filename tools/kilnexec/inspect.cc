@@ -19,7 +19,7 @@ bool readPlanPrefix(std::string const& path, std::vector<uint8_t>& bytes, uint64
   fileSize = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
   bytes.clear();
-  uint64_t want = 4096;
+  uint64_t want = 64;  // the fixed header; getPlanSummaryBytesNeeded() says what else
   for (int round = 0; round < 4; ++round) {
     uint64_t const target = std::min(want, fileSize);
     if (target > bytes.size()) {
