@@ -122,7 +122,7 @@ class Session {
       for (auto const& n : notes) warn(n);
       if (!built) return fail(error);
       char buf[128];
-      std::snprintf(buf, sizeof(buf), "Engine built in %.3f s, plan %zu bytes", secondsSince(start), plan.size());
+      std::snprintf(buf, sizeof(buf), "Engine built in %.1f ms, plan %zu bytes", 1000.0 * secondsSince(start), plan.size());
       info(buf);
       if (!o_.saveEngine.empty()) {
         if (!writeFile(o_.saveEngine, plan.data(), plan.size(), error)) return fail("--saveEngine: " + error);
@@ -137,8 +137,8 @@ class Session {
     std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan.data(), plan.size()));
     if (!engine) return fail("the plan does not load: " + logger_.lastError());
     char buf[160];
-    std::snprintf(buf, sizeof(buf), "Engine loaded in %.3f s: %d layers, %lld bytes of activation memory",
-                  secondsSince(loadStart), engine->getNbLayers(), static_cast<long long>(engine->getDeviceMemorySizeV2()));
+    std::snprintf(buf, sizeof(buf), "Engine loaded in %.1f ms: %d layers, %lld bytes of activation memory",
+                  1000.0 * secondsSince(loadStart), engine->getNbLayers(), static_cast<long long>(engine->getDeviceMemorySizeV2()));
     info(buf);
     for (int32_t i = 0; i < engine->getNbIOTensors(); ++i) {
       char const* name = engine->getIOTensorName(i);
@@ -196,6 +196,9 @@ class Session {
       data.title = "Kiln engine report: " + std::string(engine->getName());
       std::string error;
       if (!layersFromInspector(engineJson, data.layers, error)) return fail("--report: " + error);
+      if (engine->getProfilingVerbosity() != kiln::ProfilingVerbosity::kDETAILED)
+        warn("--report: the plan keeps layer names only; build it with --profilingVerbosity=detailed to see types, "
+             "tactics, precisions and shapes");
       if (bench.profiled) attachProfile(data.layers, layerTimes(bench.profiler));
       for (int32_t i = 0; i < engine->getNbIOTensors(); ++i) {
         char const* name = engine->getIOTensorName(i);
