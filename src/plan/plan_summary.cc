@@ -69,8 +69,8 @@ Result<PlanSummary> readPlanSummary(void const* data, size_t size) {
     s.sectionVerified[i] = true;
   }
   if (!s.sectionVerified[0])
-    return invalidPlan("truncated: the graph section ends at byte ", secs[0].offset + std::min(secs[0].size, ~secs[0].offset),
-                       ", only ", size, " bytes given");
+    return invalidPlan("truncated: the graph section ends at byte ",
+                       secs[0].offset + std::min(secs[0].size, ~secs[0].offset), ", only ", size, " bytes given");
   uint8_t const* graphBytes = bytes + secs[0].offset;
   size_t const graphSize = secs[0].size;
   if (graphSize >= FLATBUFFERS_MAX_BUFFER_SIZE) return invalidPlan("graph section is too large");
@@ -115,7 +115,8 @@ Result<PlanSummary> readPlanSummary(void const* data, size_t size) {
     std::string precision = "none";
     if (n->outputs() && n->outputs()->size() > 0) {
       int32_t const id = n->outputs()->Get(0);
-      if (id >= 0 && static_cast<uint32_t>(id) < values->size()) precision = dtypeName(values->Get(static_cast<uint32_t>(id))->dtype());
+      if (id >= 0 && static_cast<uint32_t>(id) < values->size())
+        precision = dtypeName(values->Get(static_cast<uint32_t>(id))->dtype());
     }
     ++precisions[precision];
   }

@@ -48,14 +48,37 @@ std::string hex64(uint64_t v) {
 }
 
 // BuilderFlag names by bit, TensorRT's order (see kiln_base.h).
-constexpr char const* kBuilderFlagNames[] = {
-    "FP16", "INT8", "DEBUG", "GPU_FALLBACK", "REFIT", "DISABLE_TIMING_CACHE", "TF32", "SPARSE_WEIGHTS",
-    "SAFETY_SCOPE", "OBEY_PRECISION_CONSTRAINTS", "PREFER_PRECISION_CONSTRAINTS", "DIRECT_IO",
-    "REJECT_EMPTY_ALGORITHMS", "VERSION_COMPATIBLE", "EXCLUDE_LEAN_RUNTIME", "FP8", "ERROR_ON_TIMING_CACHE_MISS",
-    "BF16", "DISABLE_COMPILATION_CACHE", "STRIP_PLAN", "REFIT_IDENTICAL", "WEIGHT_STREAMING", "INT4",
-    "REFIT_INDIVIDUAL", "STRICT_NANS", "MONITOR_MEMORY", "FP4", "EDITABLE_TIMING_CACHE", "DISTRIBUTIVE_INDEPENDENCE"};
-constexpr char const* kTacticSourceNames[] = {"CUBLAS", "CUBLAS_LT", "CUDNN", "EDGE_MASK_CONVOLUTIONS",
-                                              "JIT_CONVOLUTIONS", "KILN", "ONEDNN", "REFERENCE"};
+constexpr char const* kBuilderFlagNames[] = {"FP16",
+                                             "INT8",
+                                             "DEBUG",
+                                             "GPU_FALLBACK",
+                                             "REFIT",
+                                             "DISABLE_TIMING_CACHE",
+                                             "TF32",
+                                             "SPARSE_WEIGHTS",
+                                             "SAFETY_SCOPE",
+                                             "OBEY_PRECISION_CONSTRAINTS",
+                                             "PREFER_PRECISION_CONSTRAINTS",
+                                             "DIRECT_IO",
+                                             "REJECT_EMPTY_ALGORITHMS",
+                                             "VERSION_COMPATIBLE",
+                                             "EXCLUDE_LEAN_RUNTIME",
+                                             "FP8",
+                                             "ERROR_ON_TIMING_CACHE_MISS",
+                                             "BF16",
+                                             "DISABLE_COMPILATION_CACHE",
+                                             "STRIP_PLAN",
+                                             "REFIT_IDENTICAL",
+                                             "WEIGHT_STREAMING",
+                                             "INT4",
+                                             "REFIT_INDIVIDUAL",
+                                             "STRICT_NANS",
+                                             "MONITOR_MEMORY",
+                                             "FP4",
+                                             "EDITABLE_TIMING_CACHE",
+                                             "DISTRIBUTIVE_INDEPENDENCE"};
+constexpr char const* kTacticSourceNames[] = {"CUBLAS",           "CUBLAS_LT", "CUDNN",  "EDGE_MASK_CONVOLUTIONS",
+                                              "JIT_CONVOLUTIONS", "KILN",      "ONEDNN", "REFERENCE"};
 constexpr char const* kVerbosityNames[] = {"LAYER_NAMES_ONLY", "NONE", "DETAILED"};
 
 template <size_t N>
@@ -86,8 +109,9 @@ std::string summaryJson(plan::PlanSummary const& s) {
   j += "  \"sections\": [";
   for (size_t i = 0; i < h.sections.size(); ++i) {
     auto const& sec = h.sections[i];
-    j += strCat(i ? ",\n    " : "\n    ", "{\"kind\": ", quote(sec.kind), ", \"offset\": ", sec.offset, ", \"size\": ", sec.size,
-                ", \"xxh3\": \"", hex64(sec.checksum), "\", \"verified\": ", s.sectionVerified[i] ? "true" : "false", "}");
+    j += strCat(i ? ",\n    " : "\n    ", "{\"kind\": ", quote(sec.kind), ", \"offset\": ", sec.offset,
+                ", \"size\": ", sec.size, ", \"xxh3\": \"", hex64(sec.checksum),
+                "\", \"verified\": ", s.sectionVerified[i] ? "true" : "false", "}");
   }
   j += "],\n";
   j += "  \"name\": " + quote(s.name) + ",\n";
@@ -100,8 +124,9 @@ std::string summaryJson(plan::PlanSummary const& s) {
   j += "  \"io\": [";
   for (size_t i = 0; i < s.io.size(); ++i) {
     auto const& t = s.io[i];
-    j += strCat(i ? ",\n    " : "\n    ", "{\"name\": ", quote(t.name), ", \"mode\": \"", t.isInput ? "input" : "output",
-                "\", \"dtype\": ", quote(dtypeName(t.dtype)), ", \"shape\": ", list(t.dims), "}");
+    j +=
+        strCat(i ? ",\n    " : "\n    ", "{\"name\": ", quote(t.name), ", \"mode\": \"", t.isInput ? "input" : "output",
+               "\", \"dtype\": ", quote(dtypeName(t.dtype)), ", \"shape\": ", list(t.dims), "}");
   }
   j += "],\n  \"profiles\": [";
   for (size_t p = 0; p < s.profiles.size(); ++p) {

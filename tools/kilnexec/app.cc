@@ -24,9 +24,12 @@ double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 
 std::string backendName(Backend b) {
   switch (b) {
-    case Backend::kCpu: return "cpu";
-    case Backend::kReference: return "reference";
-    case Backend::kCuda: return "cuda";
+    case Backend::kCpu:
+      return "cpu";
+    case Backend::kReference:
+      return "reference";
+    case Backend::kCuda:
+      return "cuda";
   }
   return "?";
 }
@@ -37,8 +40,8 @@ std::string dimsOf(kiln::Dims const& d) {
 }
 
 // Runs `plan` once on `inputs` and returns the outputs (for --check's reference side).
-bool runOnce(std::vector<uint8_t> const& plan, kiln::ILogger& logger, int32_t threads, std::vector<Tensor> const& inputs,
-             std::vector<Tensor>& outputs, std::string& error) {
+bool runOnce(std::vector<uint8_t> const& plan, kiln::ILogger& logger, int32_t threads,
+             std::vector<Tensor> const& inputs, std::vector<Tensor>& outputs, std::string& error) {
   std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
   if (!runtime) {
     error = "createInferRuntime failed";
@@ -59,7 +62,11 @@ bool runOnce(std::vector<uint8_t> const& plan, kiln::ILogger& logger, int32_t th
 class Session {
  public:
   Session(Options o, std::string commandLine, std::FILE* out, std::FILE* err, bool interactive)
-      : o_(std::move(o)), commandLine_(std::move(commandLine)), out_(out), err_(err), interactive_(interactive),
+      : o_(std::move(o)),
+        commandLine_(std::move(commandLine)),
+        out_(out),
+        err_(err),
+        interactive_(interactive),
         logger_(o_.verbose) {}
 
   int run() {
@@ -82,7 +89,8 @@ class Session {
 
   int body() {
     if (o_.backend == Backend::kCuda)
-      return fail("--backend=cuda: this build of Kiln has no CUDA backend yet; use --backend=cpu or --backend=reference");
+      return fail(
+          "--backend=cuda: this build of Kiln has no CUDA backend yet; use --backend=cpu or --backend=reference");
     if (!o_.backendGiven && gpuPresent())
       warn("a GPU is present, but this build of Kiln has no CUDA backend yet: running on the cpu backend");
     for (auto const& note : unsupportedFlagNotes(o_)) warn(note);
@@ -95,7 +103,8 @@ class Session {
     }
 
     // Build or load.
-    info("Backend: " + backendName(o_.backend) + (o_.threads > 0 ? ", " + std::to_string(o_.threads) + " threads" : ""));
+    info("Backend: " + backendName(o_.backend) +
+         (o_.threads > 0 ? ", " + std::to_string(o_.threads) + " threads" : ""));
     std::vector<uint8_t> plan;
     std::vector<std::pair<std::string, std::string>> layerOrder;
     if (!o_.loadEngine.empty()) {
@@ -107,8 +116,8 @@ class Session {
       std::string error;
       if (!createNetwork(o_, logger_, source, error)) return fail(error);
       info("Network: " + source.description + ", " + std::to_string(source.network->getNbLayers()) + " layers, " +
-           std::to_string(source.network->getNbInputs()) + " inputs, " + std::to_string(source.network->getNbOutputs()) +
-           " outputs");
+           std::to_string(source.network->getNbInputs()) + " inputs, " +
+           std::to_string(source.network->getNbOutputs()) + " outputs");
       if (o_.checkLayers) {
         layerOrder = markAllOutputs(*source.network);
         warn("--check-layers: every layer output is marked as a network output, which keeps layers from fusing");
@@ -122,7 +131,8 @@ class Session {
       for (auto const& n : notes) warn(n);
       if (!built) return fail(error);
       char buf[128];
-      std::snprintf(buf, sizeof(buf), "Engine built in %.1f ms, plan %zu bytes", 1000.0 * secondsSince(start), plan.size());
+      std::snprintf(buf, sizeof(buf), "Engine built in %.1f ms, plan %zu bytes", 1000.0 * secondsSince(start),
+                    plan.size());
       info(buf);
       if (!o_.saveEngine.empty()) {
         if (!writeFile(o_.saveEngine, plan.data(), plan.size(), error)) return fail("--saveEngine: " + error);
@@ -138,7 +148,8 @@ class Session {
     if (!engine) return fail("the plan does not load: " + logger_.lastError());
     char buf[160];
     std::snprintf(buf, sizeof(buf), "Engine loaded in %.1f ms: %d layers, %lld bytes of activation memory",
-                  1000.0 * secondsSince(loadStart), engine->getNbLayers(), static_cast<long long>(engine->getDeviceMemorySizeV2()));
+                  1000.0 * secondsSince(loadStart), engine->getNbLayers(),
+                  static_cast<long long>(engine->getDeviceMemorySizeV2()));
     info(buf);
     for (int32_t i = 0; i < engine->getNbIOTensors(); ++i) {
       char const* name = engine->getIOTensorName(i);
@@ -197,15 +208,17 @@ class Session {
       std::string error;
       if (!layersFromInspector(engineJson, data.layers, error)) return fail("--report: " + error);
       if (engine->getProfilingVerbosity() != kiln::ProfilingVerbosity::kDETAILED)
-        warn("--report: the plan keeps layer names only; build it with --profilingVerbosity=detailed to see types, "
-             "tactics, precisions and shapes");
+        warn(
+            "--report: the plan keeps layer names only; build it with --profilingVerbosity=detailed to see types, "
+            "tactics, precisions and shapes");
       if (bench.profiled) attachProfile(data.layers, layerTimes(bench.profiler));
       for (int32_t i = 0; i < engine->getNbIOTensors(); ++i) {
         char const* name = engine->getIOTensorName(i);
         (engine->getTensorIOMode(name) == kiln::TensorIOMode::kINPUT ? data.networkInputs : data.networkOutputs)
             .push_back(name);
       }
-      data.facts.emplace_back("Source", o_.loadEngine.empty() ? (o_.onnx.empty() ? "built-in network" : o_.onnx) : o_.loadEngine);
+      data.facts.emplace_back("Source",
+                              o_.loadEngine.empty() ? (o_.onnx.empty() ? "built-in network" : o_.onnx) : o_.loadEngine);
       data.facts.emplace_back("Backend", backendName(o_.backend));
       data.facts.emplace_back("Plan size", std::to_string(plan.size()) + " bytes");
       data.facts.emplace_back("Activation memory", std::to_string(engine->getDeviceMemorySizeV2()) + " bytes");
@@ -283,8 +296,8 @@ class Session {
       }
       if (lc.firstFailure >= 0) {
         auto const& [layer, c] = lc.tensors[static_cast<size_t>(lc.firstFailure)];
-        std::fprintf(err_, "[E] --check-layers: the first layer that diverges is '%s' (its output '%s')\n", layer.c_str(),
-                     c.name.c_str());
+        std::fprintf(err_, "[E] --check-layers: the first layer that diverges is '%s' (its output '%s')\n",
+                     layer.c_str(), c.name.c_str());
         pass = false;
       } else {
         info("--check-layers: all " + std::to_string(lc.tensors.size()) + " layer outputs match the reference");

@@ -33,7 +33,7 @@ std::string formatComparison(Comparison const& c);
 /// The result of --check-layers: the comparisons in layer order and the first failing one.
 struct LayerCheck {
   std::vector<std::pair<std::string, Comparison>> tensors;  ///< (producing layer, comparison), layer order
-  int64_t firstFailure = -1;                                  ///< index into tensors, -1 when all pass
+  int64_t firstFailure = -1;                                ///< index into tensors, -1 when all pass
 };
 
 /// Compares every tensor of `order` ((tensor, layer) in layer order) found in both `actual` and `reference`.

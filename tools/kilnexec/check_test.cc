@@ -54,8 +54,10 @@ TEST(Check, ZeroReferenceNanAndShape) {
 
 TEST(Check, FirstDivergingLayer) {
   std::vector<std::pair<std::string, std::string>> order = {{"a", "conv"}, {"b", "relu"}, {"c", "pool"}, {"d", "fc"}};
-  std::vector<Tensor> ref = {floats("a", {1}, {1}), floats("b", {1}, {2}), floats("c", {1}, {3}), floats("d", {1}, {4})};
-  std::vector<Tensor> out = {floats("d", {1}, {5}), floats("c", {1}, {3.5F}), floats("b", {1}, {2}), floats("a", {1}, {1})};
+  std::vector<Tensor> ref = {floats("a", {1}, {1}), floats("b", {1}, {2}), floats("c", {1}, {3}),
+                             floats("d", {1}, {4})};
+  std::vector<Tensor> out = {floats("d", {1}, {5}), floats("c", {1}, {3.5F}), floats("b", {1}, {2}),
+                             floats("a", {1}, {1})};
   LayerCheck lc = checkLayers(order, out, ref, 1e-3, 0);
   ASSERT_EQ(lc.tensors.size(), 4u);
   ASSERT_EQ(lc.firstFailure, 2);

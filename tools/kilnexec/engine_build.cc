@@ -17,11 +17,21 @@ void ToolLogger::log(Severity severity, kiln::AsciiChar const* msg) noexcept {
   if (quiet_) return;
   char const* tag = "[I]";
   switch (severity) {
-    case Severity::kINTERNAL_ERROR: tag = "[F]"; break;
-    case Severity::kERROR: tag = "[E]"; break;
-    case Severity::kWARNING: tag = "[W]"; break;
-    case Severity::kINFO: tag = "[I]"; break;
-    case Severity::kVERBOSE: tag = "[V]"; break;
+    case Severity::kINTERNAL_ERROR:
+      tag = "[F]";
+      break;
+    case Severity::kERROR:
+      tag = "[E]";
+      break;
+    case Severity::kWARNING:
+      tag = "[W]";
+      break;
+    case Severity::kINFO:
+      tag = "[I]";
+      break;
+    case Severity::kVERBOSE:
+      tag = "[V]";
+      break;
   }
   if (severity <= Severity::kWARNING || verbose_) std::fprintf(stderr, "%s [kiln] %s\n", tag, msg ? msg : "");
 }
@@ -47,7 +57,8 @@ bool createNetwork(Options const& options, kiln::ILogger& logger, NetworkSource&
     return false;
   }
   if (options.onnx.empty()) {
-    auto weights = std::make_shared<kiln_samples::ResNetWeights>(kiln_samples::makeResNetWeights(kiln_samples::smallResNetSpec()));
+    auto weights =
+        std::make_shared<kiln_samples::ResNetWeights>(kiln_samples::makeResNetWeights(kiln_samples::smallResNetSpec()));
     if (!kiln_samples::addResNet(*source.network, *weights)) {
       error = "could not define the built-in network";
       return false;
@@ -104,9 +115,7 @@ kiln::Dims toDims(std::vector<int64_t> const& v) {
   return d;
 }
 
-std::vector<int64_t> fromDims(kiln::Dims const& d) {
-  return std::vector<int64_t>(d.d, d.d + std::max(d.nbDims, 0));
-}
+std::vector<int64_t> fromDims(kiln::Dims const& d) { return std::vector<int64_t>(d.d, d.d + std::max(d.nbDims, 0)); }
 
 ShapeSpec const* findShape(std::vector<ShapeSpec> const& list, std::string const& name) {
   for (auto const& s : list)
@@ -135,8 +144,8 @@ bool profileShapes(Options const& o, kiln::ITensor const& input, std::vector<int
     for (auto& x : d)
       if (x < 0) x = 1;
     out[0] = out[1] = out[2] = d;
-    notes.push_back("dynamic input '" + name + "' (" + formatDims(declared) +
-                    ") has no shape given; using " + formatDims(d) + " (give --shapes or --optShapes)");
+    notes.push_back("dynamic input '" + name + "' (" + formatDims(declared) + ") has no shape given; using " +
+                    formatDims(d) + " (give --shapes or --optShapes)");
   }
   for (auto const& s : out) {
     if (s.size() != declared.size()) {
@@ -215,7 +224,8 @@ bool buildPlan(Options const& o, BuildRequest const& request, NetworkSource& sou
                                                kiln::OptProfileSelector::kMAX};
       for (int s = 0; s < 3; ++s)
         if (!profile->setDimensions(input.getName(), sel[s], toDims(shapes[s]))) {
-          error = "the optimization profile refused input '" + std::string(input.getName()) + "': " + logger.lastError();
+          error =
+              "the optimization profile refused input '" + std::string(input.getName()) + "': " + logger.lastError();
           return false;
         }
     }

@@ -15,12 +15,23 @@ std::string esc(std::string const& s) {
   std::string r;
   for (char c : s) {
     switch (c) {
-      case '&': r += "&amp;"; break;
-      case '<': r += "&lt;"; break;
-      case '>': r += "&gt;"; break;
-      case '"': r += "&quot;"; break;
-      case '\'': r += "&#39;"; break;
-      default: r += c;
+      case '&':
+        r += "&amp;";
+        break;
+      case '<':
+        r += "&lt;";
+        break;
+      case '>':
+        r += "&gt;";
+        break;
+      case '"':
+        r += "&quot;";
+        break;
+      case '\'':
+        r += "&#39;";
+        break;
+      default:
+        r += c;
     }
   }
   return r;
@@ -100,18 +111,19 @@ std::string graphSvg(ReportData const& d) {
       int const x1 = xOf(it->second.first, it->second.second) + kBoxW / 2, y1 = yOf(it->second.first) + kBoxH;
       int const x2 = xOf(boxes[i].rank, boxes[i].col) + kBoxW / 2, y2 = yOf(boxes[i].rank);
       int const my = (y1 + y2) / 2;
-      s += "<path class=\"edge\" d=\"M" + std::to_string(x1) + "," + std::to_string(y1) + " C" + std::to_string(x1) + "," +
-           std::to_string(my) + " " + std::to_string(x2) + "," + std::to_string(my) + " " + std::to_string(x2) + "," +
-           std::to_string(y2 - 2) + "\" fill=\"none\" stroke=\"#94a3b8\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\">" +
-           "<title>" + esc(t) + (shapeOf.count(t) ? " " + esc(shapeOf[t]) : "") + "</title></path>\n";
+      s += "<path class=\"edge\" d=\"M" + std::to_string(x1) + "," + std::to_string(y1) + " C" + std::to_string(x1) +
+           "," + std::to_string(my) + " " + std::to_string(x2) + "," + std::to_string(my) + " " + std::to_string(x2) +
+           "," + std::to_string(y2 - 2) +
+           "\" fill=\"none\" stroke=\"#94a3b8\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\">" + "<title>" + esc(t) +
+           (shapeOf.count(t) ? " " + esc(shapeOf[t]) : "") + "</title></path>\n";
     }
   for (size_t c = 0; c < d.networkInputs.size(); ++c) {
     int const x = xOf(0, static_cast<int>(c)), y = yOf(0);
     s += "<g class=\"netinput\"><rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y + 20) + "\" width=\"" +
          std::to_string(kBoxW) + "\" height=\"" + std::to_string(kBoxH - 20) +
          "\" rx=\"22\" fill=\"#f1f5f9\" stroke=\"#475569\"/><text x=\"" + std::to_string(x + kBoxW / 2) + "\" y=\"" +
-         std::to_string(y + 52) + "\" text-anchor=\"middle\" class=\"t1\">input " + esc(shorten(d.networkInputs[c], 26)) +
-         "</text></g>\n";
+         std::to_string(y + 52) + "\" text-anchor=\"middle\" class=\"t1\">input " +
+         esc(shorten(d.networkInputs[c], 26)) + "</text></g>\n";
   }
   for (size_t i = 0; i < d.layers.size(); ++i) {
     ReportLayer const& l = d.layers[i];
@@ -162,8 +174,9 @@ std::string profileSvg(ReportData const& d) {
   for (auto* l : timed) maxMs = std::max(maxMs, l->timeMs);
   int const labelW = 260, barW = 520, rowH = 20;
   int const height = static_cast<int>(timed.size()) * rowH + 10;
-  std::string s = "<svg id=\"profile\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(labelW + barW + 150) +
-                  "\" height=\"" + std::to_string(height) + "\" role=\"img\" aria-label=\"layer time profile\">\n";
+  std::string s = "<svg id=\"profile\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                  std::to_string(labelW + barW + 150) + "\" height=\"" + std::to_string(height) +
+                  "\" role=\"img\" aria-label=\"layer time profile\">\n";
   for (size_t i = 0; i < timed.size(); ++i) {
     ReportLayer const& l = *timed[i];
     int const y = static_cast<int>(i) * rowH + 5;
@@ -235,11 +248,13 @@ bool layersFromInspector(std::string const& engineJson, std::vector<ReportLayer>
     r.type = plain(l.value("LayerType", nlohmann::json("")));
     r.precision = plain(l.value("Precision", nlohmann::json("")));
     r.tactic = plain(l.value("TacticName", nlohmann::json("")));
-    for (auto const& t : l.value("Inputs", nlohmann::json::array())) r.inputs.push_back(plain(t.value("Name", nlohmann::json(""))));
+    for (auto const& t : l.value("Inputs", nlohmann::json::array()))
+      r.inputs.push_back(plain(t.value("Name", nlohmann::json(""))));
     for (auto const& t : l.value("Outputs", nlohmann::json::array())) {
       r.outputs.push_back(plain(t.value("Name", nlohmann::json(""))));
       std::string shape;
-      for (auto const& d : t.value("Dimensions", nlohmann::json::array())) shape += (shape.empty() ? "" : "x") + plain(d);
+      for (auto const& d : t.value("Dimensions", nlohmann::json::array()))
+        shape += (shape.empty() ? "" : "x") + plain(d);
       r.outputShapes.push_back(shape.empty() ? "scalar" : shape);
     }
     for (auto const& f : l.value("FusedLayers", nlohmann::json::array())) r.fused.push_back(plain(f));
@@ -274,7 +289,8 @@ std::string renderHtmlReport(ReportData const& d) {
        "highlight. <span id=\"selection\"></span></p>\n<div class=\"scroll\">\n" +
        graphSvg(d) + "</div>\n";
   h += "<h2>Layer time profile</h2>\n<div class=\"scroll\">\n" + profileSvg(d) + "</div>\n";
-  h += "<h2>Layers</h2>\n<table id=\"layers\">\n<tr><th>#</th><th>Name</th><th>Type</th><th>Precision</th><th>Tactic</th>"
+  h += "<h2>Layers</h2>\n<table "
+       "id=\"layers\">\n<tr><th>#</th><th>Name</th><th>Type</th><th>Precision</th><th>Tactic</th>"
        "<th>Output shapes</th><th>Fused from</th><th>Avg. ms</th><th>%</th></tr>\n";
   for (size_t i = 0; i < d.layers.size(); ++i) {
     ReportLayer const& l = d.layers[i];

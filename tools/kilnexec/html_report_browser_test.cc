@@ -44,7 +44,7 @@ std::string slurp(std::filesystem::path const& p) {
 
 struct PageResult {
   int exitCode = -1;
-  std::string dom;                       // the DOM after scripts ran (--dump-dom)
+  std::string dom;                        // the DOM after scripts ran (--dump-dom)
   std::vector<std::string> consoleLines;  // Chromium's log lines for console messages
 };
 
@@ -56,7 +56,8 @@ PageResult openInChromium(std::string const& chromium, std::filesystem::path con
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start; the page is our own file.
   std::string const cmd = "timeout 120 '" + chromium +
                           "' --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
-                          "--user-data-dir='" + (dir / "profile").string() +
+                          "--user-data-dir='" +
+                          (dir / "profile").string() +
                           "' --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom 'file://" +
                           page.string() + "' > '" + dom.string() + "' 2> '" + log.string() + "'";
   PageResult r;
@@ -115,8 +116,8 @@ TEST_F(Browser, EngineReportRendersWithTheRightLayerCountAndNoScriptError) {
   std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
   ReportData data;
   data.title = "Kiln engine report: " + std::string(engine->getName());
-  ASSERT_TRUE(layersFromInspector(inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON), data.layers,
-                                  error))
+  ASSERT_TRUE(
+      layersFromInspector(inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON), data.layers, error))
       << error;
   std::vector<Tensor> inputs;
   ASSERT_TRUE(prepareInputs(*engine, o, inputs, error)) << error;

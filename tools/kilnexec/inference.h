@@ -83,10 +83,10 @@ struct InferenceTime {
 /// What the benchmark measured.
 struct BenchmarkResult {
   std::vector<InferenceTime> times;
-  double walltimeMs = 0;  ///< from the first timed inference's start to the last one's end
+  double walltimeMs = 0;  ///< from the start of the timed phase to the last inference's end
   int32_t warmUpRuns = 0;
   double warmUpMs = 0;
-  LayerProfiler profiler;   ///< filled when profiling was asked for
+  LayerProfiler profiler;  ///< filled when profiling was asked for
   bool profiled = false;
 };
 

@@ -64,8 +64,8 @@ Tensor floats(std::string name, std::vector<int64_t> dims, std::vector<float> co
 
 TEST(Inference, ConvertsDoublesToEveryType) {
   Tensor h{"h", kiln::DataType::kHALF, {3}, std::vector<uint8_t>(6)};
-  setElementFromDouble(h, 0, 1.0 / 3);    // fp16 0x3555
-  setElementFromDouble(h, 1, 1e6);        // overflows to +inf 0x7c00
+  setElementFromDouble(h, 0, 1.0 / 3);           // fp16 0x3555
+  setElementFromDouble(h, 1, 1e6);               // overflows to +inf 0x7c00
   setElementFromDouble(h, 2, 1.0 + 1.0 / 2048);  // halfway between 1 and 1+2^-10: ties to even, 1.0 = 0x3c00
   EXPECT_EQ(h.bytes, (std::vector<uint8_t>{0x55, 0x35, 0x00, 0x7c, 0x00, 0x3c}));
   Tensor b{"b", kiln::DataType::kBF16, {1}, std::vector<uint8_t>(2)};
@@ -146,7 +146,7 @@ TEST(Inference, BenchmarkStopsAfterIterationsAndDurationAndProfiles) {
   ASSERT_TRUE(benchmark(runner, o, true, r, error, [&](std::string const& s) { trace.push_back(s); })) << error;
   EXPECT_EQ(r.times.size(), 25u);  // duration 0: exactly the iterations
   EXPECT_EQ(r.warmUpRuns, 1);
-  EXPECT_EQ(trace.size(), 2u);     // averages after runs 10 and 20
+  EXPECT_EQ(trace.size(), 2u);  // averages after runs 10 and 20
   EXPECT_EQ(r.profiler.runs(), 25u);
   ASSERT_EQ(r.profiler.layers().size(), 3u);
   EXPECT_EQ(r.profiler.layers()[0].name, "mul");

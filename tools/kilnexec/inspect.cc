@@ -76,24 +76,29 @@ bool formatPlanSummary(std::string const& json, uint64_t fileSize, uint64_t byte
   std::string t;
   t += "[I] === Plan " + plain(j.value("name", nlohmann::json(""))) + " ===\n";
   t += "[I] Format: " + plain(j.value("format", nlohmann::json("?"))) + ", written by Kiln " +
-       plain(j.value("kilnVersion", nlohmann::json("?"))) + ", target " + plain(j.value("target", nlohmann::json("?"))) + "\n";
+       plain(j.value("kilnVersion", nlohmann::json("?"))) + ", target " +
+       plain(j.value("target", nlohmann::json("?"))) + "\n";
   t += "[I] Builder flags (precisions): " + joined("builderFlags") + "\n";
   t += "[I] Optimization level: " + str("optimizationLevel") + ", profiling verbosity " +
-       plain(j.value("profilingVerbosity", nlohmann::json("?"))) + ", tactic sources: " + joined("tacticSources") + "\n";
-  t += "[I] Layers: " + str("layers") + " (+ " + str("constants") + " constants); by precision: " + counts("precisions") + "\n";
+       plain(j.value("profilingVerbosity", nlohmann::json("?"))) + ", tactic sources: " + joined("tacticSources") +
+       "\n";
+  t += "[I] Layers: " + str("layers") + " (+ " + str("constants") +
+       " constants); by precision: " + counts("precisions") + "\n";
   t += "[I] Layer types: " + counts("layerTypes") + "\n";
   t += "[I] Plugins: " + joined("plugins") + "\n";
   if (j.contains("io"))
     for (auto const& io : j["io"])
-      t += "[I] " + std::string(io.value("mode", "") == "input" ? "Input  " : "Output ") + plain(io.value("name", nlohmann::json(""))) +
-           ": " + plain(io.value("dtype", nlohmann::json(""))) + " " + dims(io.value("shape", nlohmann::json::array())) + "\n";
+      t += "[I] " + std::string(io.value("mode", "") == "input" ? "Input  " : "Output ") +
+           plain(io.value("name", nlohmann::json(""))) + ": " + plain(io.value("dtype", nlohmann::json(""))) + " " +
+           dims(io.value("shape", nlohmann::json::array())) + "\n";
   if (j.contains("profiles")) {
     size_t p = 0;
     for (auto const& prof : j["profiles"]) {
       for (auto const& in : prof)
         t += "[I] Profile " + std::to_string(p) + " " + plain(in.value("input", nlohmann::json(""))) + ": min " +
-             dims(in.value("min", nlohmann::json::array())) + ", opt " + dims(in.value("opt", nlohmann::json::array())) +
-             ", max " + dims(in.value("max", nlohmann::json::array())) + "\n";
+             dims(in.value("min", nlohmann::json::array())) + ", opt " +
+             dims(in.value("opt", nlohmann::json::array())) + ", max " +
+             dims(in.value("max", nlohmann::json::array())) + "\n";
       ++p;
     }
     if (p == 0) t += "[I] Profiles: none (static shapes)\n";
@@ -101,8 +106,9 @@ bool formatPlanSummary(std::string const& json, uint64_t fileSize, uint64_t byte
   t += "[I] Memory: activations " + str("activationBytes") + " bytes, weights " + str("weightsBytes") + " bytes\n";
   if (j.contains("sections"))
     for (auto const& s : j["sections"])
-      t += "[I] Section " + plain(s.value("kind", nlohmann::json(""))) + ": offset " + plain(s.value("offset", nlohmann::json(0))) +
-           ", " + plain(s.value("size", nlohmann::json(0))) + " bytes, XXH3-64 " + plain(s.value("xxh3", nlohmann::json(""))) +
+      t += "[I] Section " + plain(s.value("kind", nlohmann::json(""))) + ": offset " +
+           plain(s.value("offset", nlohmann::json(0))) + ", " + plain(s.value("size", nlohmann::json(0))) +
+           " bytes, XXH3-64 " + plain(s.value("xxh3", nlohmann::json(""))) +
            (s.value("verified", false) ? " (verified)" : " (not read)") + "\n";
   t += "[I] File: " + std::to_string(fileSize) + " bytes, of which " + std::to_string(bytesRead) +
        " were read (header and graph section; the weights were not loaded)\n";

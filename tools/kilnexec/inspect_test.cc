@@ -53,13 +53,13 @@ TEST_F(Inspect, Summary) {
   ASSERT_NE(engine, nullptr);
   std::string text, error;
   ASSERT_TRUE(inspectPlan(path_, logger_, text, error)) << error;
-  for (std::string const& s : {std::string("=== Plan small_resnet ==="), std::string("target cpu"),
-                               std::string("Builder flags (precisions): FP16, TF32"),
-                               "Layers: " + std::to_string(engine->getNbLayers()) + " (",
-                               std::string("Input  input: float32 1x3x64x64"), std::string("Output probs: float32 1x10"),
-                               std::string("Plugins: none"), std::string("Profile 0 input: min 1x3x64x64, opt 1x3x64x64, max 1x3x64x64"),
-                               std::string("Section graph"), std::string("(verified)"), std::string("(not read)"),
-                               "File: " + std::to_string(plan_.size()) + " bytes"})
+  for (std::string const& s :
+       {std::string("=== Plan small_resnet ==="), std::string("target cpu"),
+        std::string("Builder flags (precisions): FP16, TF32"),
+        "Layers: " + std::to_string(engine->getNbLayers()) + " (", std::string("Input  input: float32 1x3x64x64"),
+        std::string("Output probs: float32 1x10"), std::string("Plugins: none"),
+        std::string("Profile 0 input: min 1x3x64x64, opt 1x3x64x64, max 1x3x64x64"), std::string("Section graph"),
+        std::string("(verified)"), std::string("(not read)"), "File: " + std::to_string(plan_.size()) + " bytes"})
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
 }
 

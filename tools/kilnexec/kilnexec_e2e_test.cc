@@ -3,8 +3,8 @@
 // forward pass computed here, exit codes (0 ok, 1 failure, 2 usage) and the notes for flags this build cannot
 // act on.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -45,9 +45,8 @@ std::vector<float> const kB = {0.1F, -0.2F, 0.3F};
 class Kilnexec : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("kilnexec_e2e_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("kilnexec_e2e_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -110,18 +109,19 @@ void forward(std::vector<float> const& x, size_t n, std::vector<double>& y, std:
 TEST_F(Kilnexec, NoModelBuildsAndBenchmarksTheBuiltInNetwork) {
   Result r = run(std::string("--percentile=50,99") + kQuick);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  for (char const* s : {"&&&& RUNNING Kiln kilnexec", "built-in network small_resnet", "Backend: cpu", "Throughput: ",
-                        "Latency: min = ", "percentile(50%)", "percentile(99%)", "Enqueue Time:", "H2D Latency:",
-                        "Compute Time:", "D2H Latency:", "Total Host Walltime:", "Coefficient of variation",
-                        "&&&& PASSED Kiln kilnexec"})
+  for (char const* s : {"&&&& RUNNING Kiln kilnexec", "built-in network small_resnet", "Backend: cpu",
+                        "Throughput: ", "Latency: min = ", "percentile(50%)", "percentile(99%)",
+                        "Enqueue Time:", "H2D Latency:", "Compute Time:", "D2H Latency:", "Total Host Walltime:",
+                        "Coefficient of variation", "&&&& PASSED Kiln kilnexec"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   EXPECT_EQ(r.out.find('\r'), std::string::npos) << "no progress bar when stdout is not a terminal";
 }
 
 TEST_F(Kilnexec, OnnxBuildSaveLoadRunAndExport) {
   REQUIRE_MODEL();
-  Result b = run("--onnx=m.onnx --minShapes=x:1x4 --optShapes=x:2x4 --maxShapes=x:8x4 --saveEngine=m.plan "
-              "--skipInference");
+  Result b =
+      run("--onnx=m.onnx --minShapes=x:1x4 --optShapes=x:2x4 --maxShapes=x:8x4 --saveEngine=m.plan "
+          "--skipInference");
   ASSERT_EQ(b.code, 0) << b.out << b.err;
   EXPECT_NE(b.out.find("Saved plan to m.plan"), std::string::npos) << b.out;
   EXPECT_EQ(b.out.find("Throughput"), std::string::npos) << "--skipInference runs nothing";
@@ -136,10 +136,11 @@ TEST_F(Kilnexec, OnnxBuildSaveLoadRunAndExport) {
   std::string error;
   ASSERT_TRUE(writeFile(path("x.npy"), npy.data(), npy.size(), error));
 
-  Result r = run(std::string("--loadEngine=m.plan --loadInputs=x:x.npy --exportOutput=out.json --exportTimes=times.json "
-                          "--exportProfile=profile.json --exportLayerInfo=layers.json --dumpOutput --dumpProfile "
-                          "--dumpLayerInfo --separateProfileRun") +
-              kQuick);
+  Result r =
+      run(std::string("--loadEngine=m.plan --loadInputs=x:x.npy --exportOutput=out.json --exportTimes=times.json "
+                      "--exportProfile=profile.json --exportLayerInfo=layers.json --dumpOutput --dumpProfile "
+                      "--dumpLayerInfo --separateProfileRun") +
+          kQuick);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("Input 'x': 5x4 (loaded)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Output 'y' float32 5x3:"), std::string::npos) << r.out;
@@ -168,7 +169,8 @@ TEST_F(Kilnexec, OnnxBuildSaveLoadRunAndExport) {
   // Outputs as .npz read back, and raw input files.
   std::string const raw = path("x.raw");
   ASSERT_TRUE(writeFile(raw, x.data(), 80, error));
-  Result r2 = run(std::string("--loadEngine=m.plan --shapes=x:5x4 --loadInputs=x:x.raw --exportOutput=out.npz") + kQuick);
+  Result r2 =
+      run(std::string("--loadEngine=m.plan --shapes=x:5x4 --loadInputs=x:x.raw --exportOutput=out.npz") + kQuick);
   ASSERT_EQ(r2.code, 0) << r2.out << r2.err;
   std::vector<uint8_t> npz;
   ASSERT_TRUE(readFile(path("out.npz"), npz, error));
@@ -186,12 +188,13 @@ TEST_F(Kilnexec, OnnxBuildSaveLoadRunAndExport) {
 
 TEST_F(Kilnexec, InspectReadsTheHeaderOnly) {
   REQUIRE_MODEL();
-  ASSERT_EQ(run("--onnx=m.onnx --optShapes=x:2x4 --maxShapes=x:8x4 --fp16 --saveEngine=m.plan --skipInference").code, 0);
+  ASSERT_EQ(run("--onnx=m.onnx --optShapes=x:2x4 --maxShapes=x:8x4 --fp16 --saveEngine=m.plan --skipInference").code,
+            0);
   Result r = run("--inspect=m.plan");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  for (char const* s : {"Format: 1.", "target cpu", "Builder flags (precisions): FP16", "Plugins: none",
-                        "Input  x: float32 -1x4", "Profile 0 x: min 2x4, opt 2x4, max 8x4", "(verified)", "(not read)",
-                        "the weights were not loaded"})
+  for (char const* s :
+       {"Format: 1.", "target cpu", "Builder flags (precisions): FP16", "Plugins: none", "Input  x: float32 -1x4",
+        "Profile 0 x: min 2x4, opt 2x4, max 8x4", "(verified)", "(not read)", "the weights were not loaded"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   std::string error;
   ASSERT_TRUE(writeFile(path("junk.plan"), "junk", 4, error));
@@ -217,7 +220,8 @@ TEST_F(Kilnexec, CheckAgainstTheReference) {
 
   Result layers = run(std::string("--onnx=m.onnx --shapes=x:4x4 --fp16 --check-layers --atol=1e-9 --rtol=0") + kQuick);
   EXPECT_EQ(layers.code, 1) << layers.out << layers.err;
-  EXPECT_NE(layers.err.find("the first layer that diverges is 'matmul/"), std::string::npos) << layers.out << layers.err;
+  EXPECT_NE(layers.err.find("the first layer that diverges is 'matmul/"), std::string::npos)
+      << layers.out << layers.err;
   Result same = run(std::string("--onnx=m.onnx --shapes=x:4x4 --check-layers") + kQuick);
   EXPECT_EQ(same.code, 0) << same.out << same.err;
   EXPECT_NE(same.out.find("layer outputs match the reference"), std::string::npos) << same.out;
@@ -243,9 +247,9 @@ TEST_F(Kilnexec, BuildFlags) {
   ASSERT_EQ(fused.code, 0) << fused.err;
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_LT(layersOf(fused.out), layersOf(plain.out)) << "level 3 fuses the bias and the ReLU into the MatMul";
-  for (char const* flags : {"--bf16", "--stronglyTyped", "--best", "--memPoolSize=workspace:16M",
-                            "--profilingVerbosity=none --dumpLayerInfo", "--backend=reference --threads=2",
-                            "--verbose --avgRuns=1"}) {
+  for (char const* flags :
+       {"--bf16", "--stronglyTyped", "--best", "--memPoolSize=workspace:16M",
+        "--profilingVerbosity=none --dumpLayerInfo", "--backend=reference --threads=2", "--verbose --avgRuns=1"}) {
     Result r = run(std::string("--onnx=m.onnx --shapes=x:2x4 ") + flags + kQuick);
     EXPECT_EQ(r.code, 0) << flags << "\n" << r.out << r.err;
   }
@@ -258,11 +262,12 @@ TEST_F(Kilnexec, BuildFlags) {
 
 TEST_F(Kilnexec, FlagsThisBuildCannotActOnSaySo) {
   Result r = run(std::string("--useCudaGraph --noDataTransfers --infStreams=2 --device=0 --timingCacheFile=t.cache "
-                          "--staticPlugins=a.so --dynamicPlugins=b.so --int8") +
-              kQuick);
+                             "--staticPlugins=a.so --dynamicPlugins=b.so --int8") +
+                 kQuick);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  for (char const* s : {"--useCudaGraph: this build has no CUDA backend", "--noDataTransfers:", "--infStreams=2:",
-                        "--device=0: this build has no CUDA backend", "--timingCacheFile=t.cache: Kiln has no timing cache",
+  for (char const* s : {"--useCudaGraph: this build has no CUDA backend",
+                        "--noDataTransfers:", "--infStreams=2:", "--device=0: this build has no CUDA backend",
+                        "--timingCacheFile=t.cache: Kiln has no timing cache",
                         "--staticPlugins=a.so: Kiln cannot load plugin libraries yet",
                         "--dynamicPlugins=b.so: Kiln cannot load plugin libraries yet", "--int8: INT8"})
     EXPECT_NE(r.err.find(s), std::string::npos) << s << "\n" << r.err;

@@ -227,9 +227,12 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
     return true;
   };
   valueFlags["backend"] = [&o](std::string const& v, std::string& err) {
-    if (v == "cpu") o.backend = Backend::kCpu;
-    else if (v == "reference") o.backend = Backend::kReference;
-    else if (v == "cuda") o.backend = Backend::kCuda;
+    if (v == "cpu")
+      o.backend = Backend::kCpu;
+    else if (v == "reference")
+      o.backend = Backend::kReference;
+    else if (v == "cuda")
+      o.backend = Backend::kCuda;
     else {
       err = "expected cuda, cpu or reference, got '" + v + "'";
       return false;
@@ -265,13 +268,16 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
       bool known = false;
       for (char const* k : kPools) known = known || pool == k;
       if (!known) {
-        err = "expected pool:size with pool one of workspace, dlaSRAM, dlaLocalDRAM, dlaGlobalDRAM, tacticSharedMem; got '" +
-              entry + "'";
+        err =
+            "expected pool:size with pool one of workspace, dlaSRAM, dlaLocalDRAM, dlaGlobalDRAM, tacticSharedMem; got "
+            "'" +
+            entry + "'";
         return false;
       }
       int64_t bytes = 0;
       if (!parsePoolSize(entry.substr(colon + 1), bytes)) {
-        err = "bad size '" + entry.substr(colon + 1) + "' for pool " + pool + " (a number with B, K, M or G; default M)";
+        err =
+            "bad size '" + entry.substr(colon + 1) + "' for pool " + pool + " (a number with B, K, M or G; default M)";
         return false;
       }
       o.memPoolSizes.emplace_back(pool, bytes);
@@ -306,7 +312,8 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
       o.help = true;
       continue;
     }
-    if (arg.rfind("--", 0) != 0) return fail("unexpected argument '" + arg + "' (flags look like --name or --name=value)");
+    if (arg.rfind("--", 0) != 0)
+      return fail("unexpected argument '" + arg + "' (flags look like --name or --name=value)");
     std::string body = arg.substr(2);
     auto eq = body.find('=');
     std::string const name = body.substr(0, eq);
@@ -341,22 +348,27 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
                            !o.optShapes.empty() || !o.maxShapes.empty() || !o.memPoolSizes.empty() ||
                            !o.timingCacheFile.empty() || !o.saveEngine.empty() || !o.profilingVerbosity.empty();
     if (buildFlag)
-      return fail("--loadEngine runs an engine already built: build flags (--fp16, --bf16, --int8, --best, "
-                  "--stronglyTyped, --min/opt/maxShapes, --memPoolSize, --timingCacheFile, --profilingVerbosity, "
-                  "--saveEngine) have no effect on it");
+      return fail(
+          "--loadEngine runs an engine already built: build flags (--fp16, --bf16, --int8, --best, "
+          "--stronglyTyped, --min/opt/maxShapes, --memPoolSize, --timingCacheFile, --profilingVerbosity, "
+          "--saveEngine) have no effect on it");
     if (o.check) return fail("--check needs the network to build the reference from: use --onnx (or no model)");
   }
   if (o.stronglyTyped && (o.fp16 || o.bf16 || o.int8 || o.best))
-    return fail("--stronglyTyped takes precisions from the network: it does not combine with --fp16, --bf16, "
-                "--int8 or --best");
+    return fail(
+        "--stronglyTyped takes precisions from the network: it does not combine with --fp16, --bf16, "
+        "--int8 or --best");
   if (o.skipInference) {
     if (o.check) return fail("--skipInference does not run the engine, so --check cannot compare anything");
-    std::vector<std::pair<bool, char const*>> runFlags = {
-        {!o.exportTimes.empty(), "--exportTimes"}, {!o.exportProfile.empty(), "--exportProfile"},
-        {!o.exportOutput.empty(), "--exportOutput"}, {o.dumpOutput, "--dumpOutput"}, {o.dumpProfile, "--dumpProfile"},
-        {!o.loadInputs.empty(), "--loadInputs"}};
+    std::vector<std::pair<bool, char const*>> runFlags = {{!o.exportTimes.empty(), "--exportTimes"},
+                                                          {!o.exportProfile.empty(), "--exportProfile"},
+                                                          {!o.exportOutput.empty(), "--exportOutput"},
+                                                          {o.dumpOutput, "--dumpOutput"},
+                                                          {o.dumpProfile, "--dumpProfile"},
+                                                          {!o.loadInputs.empty(), "--loadInputs"}};
     for (auto const& [given, flag] : runFlags)
-      if (given) return fail(std::string("--skipInference does not run the engine, so ") + flag + " has nothing to show");
+      if (given)
+        return fail(std::string("--skipInference does not run the engine, so ") + flag + " has nothing to show");
   }
   bool const anyProfileShape = !o.minShapes.empty() || !o.optShapes.empty() || !o.maxShapes.empty();
   if (anyProfileShape && o.optShapes.empty())
@@ -378,7 +390,8 @@ std::vector<std::string> unsupportedFlagNotes(Options const& o) {
     notes.push_back(std::string(o.int8 ? "--int8" : "--best") +
                     ": INT8 calibration and INT8 kernels are not in Kiln yet; the engine is built without INT8");
   if (o.useCudaGraph)
-    notes.push_back("--useCudaGraph: this build has no CUDA backend; the " + backend + " backend runs without CUDA graphs");
+    notes.push_back("--useCudaGraph: this build has no CUDA backend; the " + backend +
+                    " backend runs without CUDA graphs");
   if (o.noDataTransfers)
     notes.push_back("--noDataTransfers: the " + backend +
                     " backend reads and writes host memory in place, so there are no transfers to leave out");

@@ -41,10 +41,10 @@ struct Options {
   std::string profilingVerbosity;  ///< "" (default), "layer_names_only", "detailed" or "none"
 
   // Inference.
-  int32_t iterations = 10;                    ///< at least this many timed inferences
-  double durationS = 3.0;                     ///< and run for at least this many seconds
-  double warmUpMs = 200.0;                    ///< warm up for this long before timing
-  int32_t avgRuns = 10;                       ///< runs averaged per line of the verbose trace
+  int32_t iterations = 10;  ///< at least this many timed inferences
+  double durationS = 3.0;   ///< and run for at least this many seconds
+  double warmUpMs = 200.0;  ///< warm up for this long before timing
+  int32_t avgRuns = 10;     ///< runs averaged per line of the verbose trace
   std::vector<double> percentiles{90, 95, 99};
   bool useCudaGraph = false, noDataTransfers = false, separateProfileRun = false, skipInference = false;
   int32_t infStreams = 1;

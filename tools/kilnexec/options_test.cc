@@ -26,17 +26,48 @@ TEST(Options, TrtexecDefaults) {
 }
 
 TEST(Options, EveryFlagIsAccepted) {
-  ParseResult r = parse({"--onnx=m.onnx", "--saveEngine=m.plan", "--fp16", "--bf16", "--int8", "--best",
-                         "--minShapes=x:1x3", "--optShapes=x:2x3", "--maxShapes=x:4x3", "--shapes=x:2x3",
+  ParseResult r = parse({"--onnx=m.onnx",
+                         "--saveEngine=m.plan",
+                         "--fp16",
+                         "--bf16",
+                         "--int8",
+                         "--best",
+                         "--minShapes=x:1x3",
+                         "--optShapes=x:2x3",
+                         "--maxShapes=x:4x3",
+                         "--shapes=x:2x3",
                          "--memPoolSize=workspace:64M,dlaSRAM:1G,tacticSharedMem:512K",
-                         "--builderOptimizationLevel=5", "--timingCacheFile=t.cache", "--staticPlugins=a.so,b.so",
-                         "--dynamicPlugins=c.so", "--iterations=7", "--duration=0.5", "--warmUp=12.5", "--avgRuns=3",
-                         "--percentile=50,99.9", "--useCudaGraph", "--noDataTransfers", "--infStreams=2",
-                         "--separateProfileRun", "--dumpProfile", "--exportProfile=p.json", "--exportTimes=t.json",
-                         "--dumpLayerInfo", "--exportLayerInfo=l.json", "--profilingVerbosity=detailed",
-                         "--loadInputs=x:in.npy", "--dumpOutput", "--exportOutput=o.json", "--verbose", "--device=1",
-                         "--backend=reference", "--threads=3", "--check", "--check-layers", "--atol=1e-3",
-                         "--rtol=0.01", "--report=r.html"});
+                         "--builderOptimizationLevel=5",
+                         "--timingCacheFile=t.cache",
+                         "--staticPlugins=a.so,b.so",
+                         "--dynamicPlugins=c.so",
+                         "--iterations=7",
+                         "--duration=0.5",
+                         "--warmUp=12.5",
+                         "--avgRuns=3",
+                         "--percentile=50,99.9",
+                         "--useCudaGraph",
+                         "--noDataTransfers",
+                         "--infStreams=2",
+                         "--separateProfileRun",
+                         "--dumpProfile",
+                         "--exportProfile=p.json",
+                         "--exportTimes=t.json",
+                         "--dumpLayerInfo",
+                         "--exportLayerInfo=l.json",
+                         "--profilingVerbosity=detailed",
+                         "--loadInputs=x:in.npy",
+                         "--dumpOutput",
+                         "--exportOutput=o.json",
+                         "--verbose",
+                         "--device=1",
+                         "--backend=reference",
+                         "--threads=3",
+                         "--check",
+                         "--check-layers",
+                         "--atol=1e-3",
+                         "--rtol=0.01",
+                         "--report=r.html"});
   ASSERT_TRUE(r.ok) << r.error;
   Options const& o = r.options;
   EXPECT_EQ(o.onnx, "m.onnx");
@@ -122,9 +153,9 @@ TEST(Options, RefusesContradictions) {
 }
 
 TEST(Options, NotesForFlagsThisBuildCannotActOn) {
-  ParseResult r = parse({"--int8", "--useCudaGraph", "--noDataTransfers", "--infStreams=4", "--device=2",
-                         "--timingCacheFile=t.cache", "--staticPlugins=a.so", "--dynamicPlugins=b.so",
-                         "--memPoolSize=dlaSRAM:1M"});
+  ParseResult r =
+      parse({"--int8", "--useCudaGraph", "--noDataTransfers", "--infStreams=4", "--device=2",
+             "--timingCacheFile=t.cache", "--staticPlugins=a.so", "--dynamicPlugins=b.so", "--memPoolSize=dlaSRAM:1M"});
   ASSERT_TRUE(r.ok) << r.error;
   std::vector<std::string> const notes = unsupportedFlagNotes(r.options);
   for (char const* flag : {"--int8", "--useCudaGraph", "--noDataTransfers", "--infStreams=4", "--device=2",

@@ -9,7 +9,8 @@ namespace kilnexec {
 std::string renderProgressLine(std::string const& phase, int32_t done, int32_t total, double elapsedS, int width) {
   double const frac = total > 0 ? std::clamp(static_cast<double>(done) / total, 0.0, 1.0) : 1.0;
   int const filled = static_cast<int>(std::floor(frac * width));
-  std::string bar = "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.') + "]";
+  std::string bar =
+      "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.') + "]";
   char buf[64];
   std::snprintf(buf, sizeof(buf), " %3d%% ", static_cast<int>(std::floor(frac * 100.0)));
   std::string line = bar + buf + phase + " " + std::to_string(done) + "/" + std::to_string(total);

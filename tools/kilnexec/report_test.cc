@@ -37,9 +37,9 @@ TEST(Report, PerformanceSummary) {
   EXPECT_DOUBLE_EQ(s.totalComputeMs, 20.0);
   EXPECT_EQ(s.h2d.max, 0);
   std::string const text = formatPerformanceSummary(s);
-  for (char const* key : {"Throughput: 173.91 qps", "Latency: min = 2 ms", "Enqueue Time:", "H2D Latency:",
-                          "Compute Time:", "D2H Latency:", "Total Host Walltime: 0.023 s", "Total Compute Time: 0.02 s",
-                          "Coefficient of variation"})
+  for (char const* key :
+       {"Throughput: 173.91 qps", "Latency: min = 2 ms", "Enqueue Time:", "H2D Latency:", "Compute Time:",
+        "D2H Latency:", "Total Host Walltime: 0.023 s", "Total Compute Time: 0.02 s", "Coefficient of variation"})
     EXPECT_NE(text.find(key), std::string::npos) << key << "\n" << text;
 }
 

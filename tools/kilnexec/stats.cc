@@ -33,8 +33,8 @@ Stats computeStats(std::vector<double> values, std::vector<double> const& percen
 
 std::string formatStats(Stats const& s) {
   char buf[128];
-  std::snprintf(buf, sizeof(buf), "min = %.5g ms, max = %.5g ms, mean = %.5g ms, median = %.5g ms", s.min, s.max, s.mean,
-                s.median);
+  std::snprintf(buf, sizeof(buf), "min = %.5g ms, max = %.5g ms, mean = %.5g ms, median = %.5g ms", s.min, s.max,
+                s.mean, s.median);
   std::string line = buf;
   for (auto const& [p, v] : s.percentiles) {
     std::snprintf(buf, sizeof(buf), ", percentile(%g%%) = %.5g ms", p, v);

@@ -10,8 +10,8 @@ namespace kilnexec {
 struct Stats {
   size_t count = 0;
   double min = 0, max = 0, mean = 0, median = 0, sum = 0;
-  double stddev = 0;  ///< population standard deviation
-  double cvPercent = 0;  ///< stddev / mean * 100 (0 when mean is 0)
+  double stddev = 0;                                   ///< population standard deviation
+  double cvPercent = 0;                                ///< stddev / mean * 100 (0 when mean is 0)
   std::vector<std::pair<double, double>> percentiles;  ///< (percentile, value)
 };
 

@@ -14,7 +14,9 @@ namespace {
 using kiln::DataType;
 
 uint16_t le16(uint8_t const* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t le32(uint8_t const* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
+uint32_t le32(uint8_t const* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
 uint64_t le64(uint8_t const* p) { return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32; }
 void put16(std::vector<uint8_t>& b, uint16_t v) {
   b.push_back(uint8_t(v));
@@ -58,9 +60,9 @@ struct Descr {
 // NumPy's descr strings for the types Kiln has ('<' little-endian, '|' byte-order free). bfloat16 and fp8 have
 // no NumPy type; they are read and written as raw 16/8-bit patterns (<u2, |u1) only through raw files.
 constexpr Descr kDescrs[] = {
-    {"<f4", DataType::kFLOAT},   {"<f2", DataType::kHALF},    {"|i1", DataType::kINT8},    {"<i4", DataType::kINT32},
-    {"|b1", DataType::kBOOL},    {"|u1", DataType::kUINT8},   {"<i8", DataType::kINT64},   {"<f8", DataType::kFLOAT64},
-    {"<i2", DataType::kINT16},   {"<u2", DataType::kUINT16},  {"<u4", DataType::kUINT32},  {"<u8", DataType::kUINT64},
+    {"<f4", DataType::kFLOAT}, {"<f2", DataType::kHALF},   {"|i1", DataType::kINT8},   {"<i4", DataType::kINT32},
+    {"|b1", DataType::kBOOL},  {"|u1", DataType::kUINT8},  {"<i8", DataType::kINT64},  {"<f8", DataType::kFLOAT64},
+    {"<i2", DataType::kINT16}, {"<u2", DataType::kUINT16}, {"<u4", DataType::kUINT32}, {"<u8", DataType::kUINT64},
 };
 
 // The value of key `key` in a NumPy header dict (Python literal syntax), e.g. "'<f4'", "False", "(2, 3)".
@@ -97,46 +99,80 @@ bool inflateRaw(uint8_t const* src, size_t srcSize, size_t outSize, std::vector<
 
 size_t elementSize(DataType type) {
   switch (type) {
-    case DataType::kFLOAT: return 4;
-    case DataType::kHALF: return 2;
-    case DataType::kINT8: return 1;
-    case DataType::kINT32: return 4;
-    case DataType::kBOOL: return 1;
-    case DataType::kUINT8: return 1;
-    case DataType::kFP8: return 1;
-    case DataType::kBF16: return 2;
-    case DataType::kINT64: return 8;
-    case DataType::kINT4: return 0;
-    case DataType::kFP4: return 0;
-    case DataType::kE8M0: return 1;
-    case DataType::kFLOAT64: return 8;
-    case DataType::kINT16: return 2;
-    case DataType::kUINT16: return 2;
-    case DataType::kUINT32: return 4;
-    case DataType::kUINT64: return 8;
+    case DataType::kFLOAT:
+      return 4;
+    case DataType::kHALF:
+      return 2;
+    case DataType::kINT8:
+      return 1;
+    case DataType::kINT32:
+      return 4;
+    case DataType::kBOOL:
+      return 1;
+    case DataType::kUINT8:
+      return 1;
+    case DataType::kFP8:
+      return 1;
+    case DataType::kBF16:
+      return 2;
+    case DataType::kINT64:
+      return 8;
+    case DataType::kINT4:
+      return 0;
+    case DataType::kFP4:
+      return 0;
+    case DataType::kE8M0:
+      return 1;
+    case DataType::kFLOAT64:
+      return 8;
+    case DataType::kINT16:
+      return 2;
+    case DataType::kUINT16:
+      return 2;
+    case DataType::kUINT32:
+      return 4;
+    case DataType::kUINT64:
+      return 8;
   }
   return 0;
 }
 
 std::string typeName(DataType type) {
   switch (type) {
-    case DataType::kFLOAT: return "float32";
-    case DataType::kHALF: return "float16";
-    case DataType::kINT8: return "int8";
-    case DataType::kINT32: return "int32";
-    case DataType::kBOOL: return "bool";
-    case DataType::kUINT8: return "uint8";
-    case DataType::kFP8: return "fp8e4m3";
-    case DataType::kBF16: return "bfloat16";
-    case DataType::kINT64: return "int64";
-    case DataType::kINT4: return "int4";
-    case DataType::kFP4: return "fp4";
-    case DataType::kE8M0: return "e8m0";
-    case DataType::kFLOAT64: return "float64";
-    case DataType::kINT16: return "int16";
-    case DataType::kUINT16: return "uint16";
-    case DataType::kUINT32: return "uint32";
-    case DataType::kUINT64: return "uint64";
+    case DataType::kFLOAT:
+      return "float32";
+    case DataType::kHALF:
+      return "float16";
+    case DataType::kINT8:
+      return "int8";
+    case DataType::kINT32:
+      return "int32";
+    case DataType::kBOOL:
+      return "bool";
+    case DataType::kUINT8:
+      return "uint8";
+    case DataType::kFP8:
+      return "fp8e4m3";
+    case DataType::kBF16:
+      return "bfloat16";
+    case DataType::kINT64:
+      return "int64";
+    case DataType::kINT4:
+      return "int4";
+    case DataType::kFP4:
+      return "fp4";
+    case DataType::kE8M0:
+      return "e8m0";
+    case DataType::kFLOAT64:
+      return "float64";
+    case DataType::kINT16:
+      return "int16";
+    case DataType::kUINT16:
+      return "uint16";
+    case DataType::kUINT32:
+      return "uint32";
+    case DataType::kUINT64:
+      return "uint64";
   }
   return "type" + std::to_string(static_cast<int>(type));
 }
@@ -163,21 +199,36 @@ double elementAsDouble(Tensor const& t, size_t i) {
       std::memcpy(&d, p, 8);
       return d;
     }
-    case DataType::kHALF: return halfToDouble(le16(p));
-    case DataType::kBF16: return bf16ToDouble(le16(p));
-    case DataType::kFP8: return fp8ToDouble(*p);
-    case DataType::kE8M0: return *p == 0xff ? std::nan("") : std::ldexp(1.0, int(*p) - 127);
-    case DataType::kINT8: return static_cast<int8_t>(*p);
-    case DataType::kUINT8: return *p;
-    case DataType::kBOOL: return *p ? 1.0 : 0.0;
-    case DataType::kINT16: return static_cast<int16_t>(le16(p));
-    case DataType::kUINT16: return le16(p);
-    case DataType::kINT32: return static_cast<int32_t>(le32(p));
-    case DataType::kUINT32: return le32(p);
-    case DataType::kINT64: return static_cast<double>(static_cast<int64_t>(le64(p)));
-    case DataType::kUINT64: return static_cast<double>(le64(p));
-    case DataType::kINT4: return 0;
-    case DataType::kFP4: return 0;
+    case DataType::kHALF:
+      return halfToDouble(le16(p));
+    case DataType::kBF16:
+      return bf16ToDouble(le16(p));
+    case DataType::kFP8:
+      return fp8ToDouble(*p);
+    case DataType::kE8M0:
+      return *p == 0xff ? std::nan("") : std::ldexp(1.0, int(*p) - 127);
+    case DataType::kINT8:
+      return static_cast<int8_t>(*p);
+    case DataType::kUINT8:
+      return *p;
+    case DataType::kBOOL:
+      return *p ? 1.0 : 0.0;
+    case DataType::kINT16:
+      return static_cast<int16_t>(le16(p));
+    case DataType::kUINT16:
+      return le16(p);
+    case DataType::kINT32:
+      return static_cast<int32_t>(le32(p));
+    case DataType::kUINT32:
+      return le32(p);
+    case DataType::kINT64:
+      return static_cast<double>(static_cast<int64_t>(le64(p)));
+    case DataType::kUINT64:
+      return static_cast<double>(le64(p));
+    case DataType::kINT4:
+      return 0;
+    case DataType::kFP4:
+      return 0;
   }
   return 0;
 }
@@ -279,7 +330,8 @@ std::vector<uint8_t> writeNpy(Tensor const& t) {
     if (d.type == t.type) descr = d.npy;
   if (t.type == DataType::kBF16) descr = "<u2";  // raw bit patterns: NumPy has no bfloat16
   std::string shape = "(";
-  for (size_t i = 0; i < t.dims.size(); ++i) shape += std::to_string(t.dims[i]) + (t.dims.size() == 1 ? "," : i + 1 < t.dims.size() ? ", " : "");
+  for (size_t i = 0; i < t.dims.size(); ++i)
+    shape += std::to_string(t.dims[i]) + (t.dims.size() == 1 ? "," : i + 1 < t.dims.size() ? ", " : "");
   shape += ")";
   std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad with spaces so that magic + length + header + '\n' is a multiple of 64.
@@ -401,10 +453,10 @@ std::vector<uint8_t> writeNpz(std::vector<Tensor> const& tensors) {
     uint32_t const crc = static_cast<uint32_t>(crc32(0L, data.data(), static_cast<uInt>(data.size())));
     uint32_t const offset = static_cast<uint32_t>(zip.size());
     put32(zip, 0x04034b50);
-    put16(zip, 20);  // version needed
-    put16(zip, 0);   // flags
-    put16(zip, 0);   // stored
-    put16(zip, 0);   // time
+    put16(zip, 20);    // version needed
+    put16(zip, 0);     // flags
+    put16(zip, 0);     // stored
+    put16(zip, 0);     // time
     put16(zip, 0x21);  // date: 1980-01-01
     put32(zip, crc);
     put32(zip, static_cast<uint32_t>(data.size()));
@@ -523,7 +575,8 @@ bool loadTensorFile(std::string const& path, std::string const& name, DataType t
   uint64_t const need = static_cast<uint64_t>(dims.empty() ? 1 : volume(dims)) * elementSize(type);
   if (bytes.size() != need) {
     error = path + ": raw input '" + name + "' needs " + std::to_string(need) + " bytes (" + typeName(type) + " " +
-            std::to_string(dims.empty() ? 1 : volume(dims)) + " elements), the file has " + std::to_string(bytes.size());
+            std::to_string(dims.empty() ? 1 : volume(dims)) + " elements), the file has " +
+            std::to_string(bytes.size());
     return false;
   }
   out.name = name;
