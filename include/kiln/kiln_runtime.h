@@ -377,6 +377,23 @@ class KILN_API IEngineInspector : public INoCopy {
   IEngineInspector() = default;
 };
 
+/// Kiln extension, not in TensorRT. How many leading bytes of a plan getPlanSummary() needs, judged from the
+/// `size` bytes at `blob`: a value larger than `size` means "read at least that many and ask again" (at most
+/// three rounds: fixed header, section table, graph section); a value no larger than `size` means the bytes
+/// given suffice. Returns -1 if the bytes given are not the start of a Kiln plan.
+KILN_API int64_t getPlanSummaryBytesNeeded(void const* blob, std::size_t size) noexcept;
+
+/// Kiln extension, not in TensorRT. Describes a plan from its header and graph section alone, without
+/// creating an engine, needing a device, or reading the weights: `blob` holds the plan's first `size` bytes,
+/// which need only reach the end of the graph section (see getPlanSummaryBytesNeeded()). The description is
+/// UTF-8 JSON text (not NUL-terminated) with the keys documented in docs/api-notes.md: format and Kiln
+/// versions, target, flags, sections (kind, offset, size, XXH3-64 checksum, whether it was verified), name,
+/// builder flags, precisions, tactic sources, optimization level, I/O tensors, profiles, layer counts per op and
+/// precision, plugins, activation memory and weight bytes. Returns a buffer owned by the caller, or nullptr
+/// when the header or graph section is missing, corrupt or fails verification; the reason goes to `logger`
+/// (kERROR) when it is not null.
+KILN_API IHostMemory* getPlanSummary(void const* blob, std::size_t size, ILogger* logger) noexcept;
+
 /// The library's KILN_VERSION (from the kiln_version.h it was built with).
 extern "C" KILN_API int32_t getInferLibVersion() noexcept;
 

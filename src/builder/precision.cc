@@ -195,7 +195,14 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
     Node* c = g.addNode(OpType::kCast, g.uniqueNodeName(v->name + "_output_cast"), {}, 1);
     c->attrs.setInt("to", static_cast<int64_t>(t));
     Value* out = c->outputs[0];
-    g.replaceAllUses(v, out);  // moves the output mark and name to `out`
+    // Only the output mark and name move to `out`: layers inside the network that read `v` keep reading it in
+    // its computed type (an intermediate tensor marked as an output, e.g. by kilnexec --check-layers).
+    std::vector<std::pair<Node*, size_t>> uses;
+    for (auto const& node : g.nodes())
+      for (size_t i = 0; i < node->inputs.size(); ++i)
+        if (node->inputs[i] == v) uses.emplace_back(node.get(), i);
+    g.replaceAllUses(v, out);
+    for (auto [node, i] : uses) node->inputs[i] = v;
     c->inputs = {v};
     out->dtype = t;
     out->shape = v->shape;

@@ -101,5 +101,29 @@ TEST(Precision, LayerPrecisionAndOutputTypeAreHonored) {
   EXPECT_EQ(g->outputs()[0]->dtype, DataType::kFLOAT);
 }
 
+// Regression: an intermediate tensor marked as a network output (kilnexec --check-layers marks them all) got
+// its float32 output cast wired into the layers that read it, which then mixed float32 and float16 inputs.
+TEST(Precision, IntermediateOutputKeepsConsumersInReducedType) {
+  constexpr char kTwoOutputs[] =
+      "graph {\n"
+      "  input x: f32[2,3]\n"
+      "  b: f32[2,3] = Constant \"b\" () {data=random(2)}\n"
+      "  r: f32[2,3] = Activation \"relu\" (x) {type=0}\n"
+      "  y: f32[2,3] = ElementWise \"add\" (r, b) {op=0}\n"
+      "  output r\n"
+      "  output y\n"
+      "}\n";
+  auto g = parse(kTwoOutputs);
+  PrecisionOptions opt;
+  opt.flags = 1u << static_cast<uint32_t>(BuilderFlag::kFP16);
+  ASSERT_TRUE(assignPrecision(*g, opt).isOk());
+  ir::Node const* add = g->findNode("add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->inputs[0]->dtype, DataType::kHALF);
+  EXPECT_EQ(add->inputs[0], g->findNode("relu")->outputs[0]);
+  for (ir::Value const* out : g->outputs()) EXPECT_EQ(out->dtype, DataType::kFLOAT) << out->name;
+  EXPECT_EQ(g->outputs()[0]->name, "r");
+}
+
 }  // namespace
 }  // namespace kiln::builder

@@ -65,6 +65,43 @@ struct PlanHeader {
   uint64_t totalSize = 0;
 };
 
+/// What inspection tools show of a plan without loading it: the header plus the light fields of the graph
+/// section (names, types, profiles, precisions, tactics). Weights sections are neither read nor needed.
+struct PlanSummary {
+  PlanHeader header;
+  std::vector<bool> sectionVerified;  // per section: its checksum was checked (false: its bytes were not given)
+  std::string name;
+  uint32_t builderFlags = 0;
+  int32_t optimizationLevel = 0;
+  int32_t profilingVerbosity = 0;
+  uint32_t tacticSources = 0;
+  struct Tensor {
+    std::string name;
+    int32_t dtype = 0;          // kiln::DataType
+    std::vector<int64_t> dims;  // -1: known at run time
+    bool isInput = false;
+  };
+  std::vector<Tensor> io;  // inputs, then outputs
+  std::vector<Profile> profiles;
+  int64_t layers = 0;     // nodes other than Constant
+  int64_t constants = 0;  // Constant nodes
+  std::vector<std::pair<std::string, int64_t>> precisions;  // layer count per precision name
+  std::vector<std::pair<std::string, int64_t>> ops;         // layer count per op name
+  std::vector<std::string> plugins;                         // plugin layers' names (none exist yet)
+  int64_t arenaSize = 0;
+  uint64_t weightsBytes = 0;  // sum of the weights sections' sizes
+};
+
+/// How many leading bytes of a plan readPlanSummary() needs, judged from the `size` bytes given: a number
+/// larger than `size` means "give me at least this many and ask again"; at most `size` means enough. Fails
+/// (kInvalidPlan) if the bytes already given are not the start of a Kiln plan header.
+Result<uint64_t> planSummaryBytesNeeded(void const* data, size_t size);
+
+/// Reads the header and the graph section (checksum and schema verified) of a plan whose first `size` bytes
+/// are given; weights sections past `size` are neither needed nor read. Refuses, naming the reason, a bad
+/// header or a graph section that is missing, corrupt or fails verification.
+Result<PlanSummary> readPlanSummary(void const* data, size_t size);
+
 /// Serializes a plan. The output buffer is charged to `budget` when given.
 Result<HostBuffer> writePlan(PlanInfo const& plan, MemoryBudget* budget = nullptr);
 

@@ -852,5 +852,79 @@ TEST(Plan, BrokenSubgraphIsRefused) {
   EXPECT_NE(w.status().message().find("not in the graph"), std::string::npos) << w.status().toString();
 }
 
+// readPlanSummary reads the header and graph section only: from a prefix that stops where the graph section
+// ends, it reports what the plan holds and marks the weights sections as not verified.
+TEST(PlanSummary, FromGraphSectionPrefix) {
+  PlanInfo plan = makeSamplePlan();
+  auto w = detail::writePlanWithLimit(plan, nullptr, 128);
+  ASSERT_TRUE(w.isOk()) << w.status().toString();
+  std::vector<uint8_t> bytes = toBytes(*w);
+
+  // Asking with too few bytes gives a larger count, until the count fits.
+  uint64_t have = 8;
+  for (int round = 0; round < 4; ++round) {
+    auto need = planSummaryBytesNeeded(bytes.data(), have);
+    ASSERT_TRUE(need.isOk()) << need.status().toString();
+    if (*need <= have) break;
+    have = *need;
+  }
+  auto header = readPlanHeader(bytes.data(), bytes.size());
+  ASSERT_TRUE(header.isOk());
+  ASSERT_GE(header->sections.size(), 3u);
+  EXPECT_EQ(have, header->sections[0].offset + header->sections[0].size);
+  ASSERT_LT(have, bytes.size());
+
+  auto s = readPlanSummary(bytes.data(), have);
+  ASSERT_TRUE(s.isOk()) << s.status().toString();
+  EXPECT_EQ(s->name, "sample network");
+  EXPECT_EQ(s->header.target, "sm_90");
+  EXPECT_EQ(s->builderFlags, 0x15u);
+  EXPECT_EQ(s->optimizationLevel, 3);
+  EXPECT_EQ(s->tacticSources, 0x7fu);
+  EXPECT_EQ(s->layers, 6);      // conv1, gather, slice, act, ew, cat
+  EXPECT_EQ(s->constants, 10);  // w, b, and the eight c_* constants
+  ASSERT_EQ(s->io.size(), 6u);  // inputs x, late; outputs ew, gather, act:1, cat
+  EXPECT_EQ(s->io[0].name, "x");
+  EXPECT_TRUE(s->io[0].isInput);
+  EXPECT_EQ(s->io[0].dims, (std::vector<int64_t>{-1, 3, 4, 4}));
+  EXPECT_FALSE(s->io[2].isInput);
+  ASSERT_EQ(s->profiles.size(), 2u);
+  EXPECT_EQ(s->profiles[0].inputs[0].max.d[0], 8);
+  EXPECT_EQ(s->arenaSize, 1 << 20);
+  ASSERT_EQ(s->sectionVerified.size(), header->sections.size());
+  EXPECT_TRUE(s->sectionVerified[0]);
+  for (size_t i = 1; i < s->sectionVerified.size(); ++i) EXPECT_FALSE(s->sectionVerified[i]) << i;
+  uint64_t weights = 0;
+  for (size_t i = 1; i < header->sections.size(); ++i) weights += header->sections[i].size;
+  EXPECT_EQ(s->weightsBytes, weights);
+
+  // The whole file verifies every section.
+  auto full = readPlanSummary(bytes.data(), bytes.size());
+  ASSERT_TRUE(full.isOk());
+  for (bool v : full->sectionVerified) EXPECT_TRUE(v);
+}
+
+TEST(PlanSummary, RefusesCorruptOrMissingGraph) {
+  auto w = writePlan(makeSamplePlan());
+  ASSERT_TRUE(w.isOk());
+  std::vector<uint8_t> bytes = toBytes(*w);
+  auto header = readPlanHeader(bytes.data(), bytes.size());
+  ASSERT_TRUE(header.isOk());
+  uint64_t const graphEnd = header->sections[0].offset + header->sections[0].size;
+  auto cut = readPlanSummary(bytes.data(), graphEnd - 1);
+  ASSERT_FALSE(cut.isOk());
+  EXPECT_NE(cut.status().message().find("truncated"), std::string::npos) << cut.status().toString();
+
+  std::vector<uint8_t> flipped = bytes;
+  flipped[header->sections[0].offset + 40] ^= 0x10;
+  auto bad = readPlanSummary(flipped.data(), flipped.size());
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("checksum"), std::string::npos) << bad.status().toString();
+
+  std::vector<uint8_t> notPlan(64, 'x');
+  EXPECT_FALSE(planSummaryBytesNeeded(notPlan.data(), notPlan.size()).isOk());
+  EXPECT_FALSE(readPlanSummary(notPlan.data(), notPlan.size()).isOk());
+}
+
 }  // namespace
 }  // namespace kiln::plan

@@ -1,5 +1,6 @@
 // IEngineInspector: per-layer information as one line of text or JSON (TensorRT's key names where they exist,
 // plus Kiln's "FusedLayers" and "Precision").
+#include <cmath>
 #include <new>
 #include <sstream>
 
@@ -36,10 +37,21 @@ std::string jsonDims(Dims const& d) {
   return s + "]";
 }
 
+// JSON has no NaN or infinity: those are written as the strings "nan", "inf", "-inf" (attributes such as
+// clip bounds hold infinities); finite values keep all 17 significant digits.
+std::string jsonNumber(double v) {
+  if (std::isnan(v)) return "\"nan\"";
+  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
 std::string attrJson(ir::AttrValue const& v) {
   std::ostringstream os;
   if (auto const* i = std::get_if<int64_t>(&v)) os << *i;
-  else if (auto const* f = std::get_if<double>(&v)) os << *f;
+  else if (auto const* f = std::get_if<double>(&v)) os << jsonNumber(*f);
   else if (auto const* s = std::get_if<std::string>(&v)) os << '"' << jsonEscape(*s) << '"';
   else if (auto const* l = std::get_if<std::vector<int64_t>>(&v)) {
     os << '[';
@@ -47,7 +59,7 @@ std::string attrJson(ir::AttrValue const& v) {
     os << ']';
   } else if (auto const* fl = std::get_if<std::vector<double>>(&v)) {
     os << '[';
-    for (size_t k = 0; k < fl->size(); ++k) os << (k ? "," : "") << (*fl)[k];
+    for (size_t k = 0; k < fl->size(); ++k) os << (k ? "," : "") << jsonNumber((*fl)[k]);
     os << ']';
   }
   return os.str();

@@ -2,6 +2,7 @@
 // strategies, destruction order, the inspector and the profiler.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +33,7 @@ struct Profiler : IProfiler {
 };
 
 // y = (x + c) as float32, through an activation that lives in the arena: x[-1,4] -> add -> t -> identity -> y.
-std::vector<uint8_t> makePlan() {
+std::vector<uint8_t> makePlan(bool detailedWithInfinity = false) {
   plan::PlanInfo p;
   p.name = "tiny";
   p.kilnVersion = "0.1.0";
@@ -47,6 +48,11 @@ std::vector<uint8_t> makePlan() {
   ir::Node* id = g.addNode(ir::OpType::kIdentity, "copy", {add->outputs[0]});
   id->tactic = "identity_reference";
   (void)g.renameValue(id->outputs[0], "y");
+  if (detailedWithInfinity) {
+    p.profilingVerbosity = static_cast<int32_t>(ProfilingVerbosity::kDETAILED);
+    add->attrs.setFloat("bound", -INFINITY);
+    add->attrs.set("limits", std::vector<double>{0.5, INFINITY, NAN});
+  }
   g.markOutput(id->outputs[0]);
   EXPECT_TRUE(ir::inferGraphInPlace(g, nullptr).isOk());
   p.profiles.push_back({{{"x", makeDims({1, 4}), makeDims({2, 4}), makeDims({3, 4})}}});
@@ -161,6 +167,20 @@ TEST(Runtime, MemoryLimitRefusesTheArena) {
   EXPECT_EQ(runtime->getMemoryLimit(), 0);
   std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
   EXPECT_TRUE(ctx);
+}
+
+// Regression: the inspector's JSON wrote non-finite float attributes as bare inf/nan, which is not JSON
+// (kilnexec's --report could not read such engines).
+TEST(Runtime, InspectorJsonWritesNonFiniteAttributesAsStrings) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makePlan(true);
+  std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(blob.data(), blob.size()));
+  ASSERT_TRUE(engine) << (logger.messages.empty() ? "" : logger.messages.back());
+  std::unique_ptr<IEngineInspector> inspector(engine->createEngineInspector());
+  std::string const info = inspector->getLayerInformation(0, LayerInformationFormat::kJSON);
+  EXPECT_NE(info.find("\"bound\": \"-inf\""), std::string::npos) << info;
+  EXPECT_NE(info.find("\"limits\": [0.5,\"inf\",\"nan\"]"), std::string::npos) << info;
 }
 
 }  // namespace
