@@ -173,7 +173,6 @@ KILN_ONNX_REGISTER("", "Add", importBinary<ElementWiseOperation::kSUM>);
 KILN_ONNX_REGISTER("", "Sub", importBinary<ElementWiseOperation::kSUB>);
 KILN_ONNX_REGISTER("", "Mul", importBinary<ElementWiseOperation::kPROD>);
 KILN_ONNX_REGISTER("", "Div", importBinary<ElementWiseOperation::kDIV>);
-KILN_ONNX_REGISTER("", "Pow", importBinary<ElementWiseOperation::kPOW>);
 KILN_ONNX_REGISTER("", "Equal", importBinary<ElementWiseOperation::kEQUAL>);
 KILN_ONNX_REGISTER("", "Greater", importBinary<ElementWiseOperation::kGREATER>);
 KILN_ONNX_REGISTER("", "Less", importBinary<ElementWiseOperation::kLESS>);
