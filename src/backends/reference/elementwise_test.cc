@@ -229,6 +229,25 @@ TEST(ElementWiseReference, Uint64IsExactPastTwoToThe63) {
   EXPECT_EQ(p.out.as<uint64_t>()[3], 1u);
 }
 
+// Min/Max on the integer types ONNX lists beyond the common ones, with values outside narrower types' ranges.
+TEST(ElementWiseReference, MinMaxOnInt16Uint16Uint32) {
+  struct Case {
+    DataType t;
+    int64_t a, b;
+  } cases[] = {{DataType::kINT16, -30000, 20000}, {DataType::kUINT16, 65535, 300}, {DataType::kUINT32, 4000000000, 70000}};
+  for (Case const& c : cases) {
+    SCOPED_TRACE(dataTypeName(c.t));
+    auto a = var(tensor(c.t, {1}, std::vector<int64_t>{c.a}));
+    auto b = var(tensor(c.t, {1}, std::vector<int64_t>{c.b}));
+    RunResult mx = runNode(OpType::kElementWise, opAttr(Op::kMAX), {a, b});
+    RunResult mn = runNode(OpType::kElementWise, opAttr(Op::kMIN), {a, b});
+    ASSERT_TRUE(mx.status.isOk()) << mx.status.toString();
+    ASSERT_TRUE(mn.status.isOk()) << mn.status.toString();
+    EXPECT_EQ(mx.out.intAt(0), std::max(c.a, c.b));
+    EXPECT_EQ(mn.out.intAt(0), std::min(c.a, c.b));
+  }
+}
+
 TEST(ElementWiseReference, IntegerBroadcastAgainstNaiveLoop) {
   std::vector<int64_t> sa{3, 1}, sb{1, 5};
   std::vector<int64_t> a{-4, 0, 9}, b{1, -2, 3, 7, -5};
