@@ -1,6 +1,7 @@
 // Tests of the fourth batch of ONNX op importers (spatial and integer math, composed from public layers): dilated
-// and integer MaxPool, ConvTranspose with output_shape / output_padding, MaxUnpool, RoiAlign, MatMulInteger,
-// QLinearMatMul, ConvInteger, QLinearConv and Unique; expected values from naive numpy loops (noted per test).
+// and integer MaxPool and its Indices, ConvTranspose with output_shape / output_padding, MaxUnpool, RoiAlign,
+// MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and Unique; expected values from naive numpy loops (noted per
+// test).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -58,6 +59,25 @@ TEST(OnnxOpsBatch4, MaxPoolDilatedAndUint8) {
   expectNear(outs["y"].v,
              {17, 24, 23, 24, 23, 10, 19, 16, 19, 16, 17, 24, 23, 24, 23, 10, 21, 15, 21, 15, 4, 18, 7, 20, 7});
   expectNear(outs["yu"].v, {200, 255, 50, 255});
+}
+
+TEST(OnnxOpsBatch4, MaxPoolIndicesRowAndColumnMajor) {
+  // Naive loop, first maximum of each 2x2 window (ties: 9 at (0,1) and (1,1) -> the first); flat index h*4+w
+  // (storage_order 0) or w*4+h (1).
+  ModelBuilder m;
+  m.input("x", {1, 1, 4, 4}).output("y").output("i", {}, TP::INT64).output("y1").output("i1", {}, TP::INT64);
+  auto& a = m.node("MaxPool", {"x"}, {"y", "i"});
+  attr(a, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(a, "strides", std::vector<int64_t>{2, 2});
+  auto& b = m.node("MaxPool", {"x"}, {"y1", "i1"});
+  attr(b, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(b, "strides", std::vector<int64_t>{2, 2});
+  attr(b, "storage_order", int64_t{1});
+  auto outs = run(m.bytes(), {{"x", {dims({1, 1, 4, 4}), {3, 9, 1, 2, 4, 9, 8, 0, 5, 6, 7, 7, 1, 2, 3, 0}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["y"].v, {9, 8, 6, 7});
+  expectNear(outs["i"].v, {1, 6, 9, 10});
+  expectNear(outs["i1"].v, {4, 9, 6, 10});
 }
 
 TEST(OnnxOpsBatch4, ConvTransposeOutputPaddingAndShape) {

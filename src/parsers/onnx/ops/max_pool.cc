@@ -1,6 +1,8 @@
-// ONNX MaxPool: the IPoolingLayer where it applies (float inputs, no dilation); dilated windows and integer inputs
-// are composed exactly instead: one strided kFILL slice per window offset (out-of-bounds elements take the type's
-// lowest value) and an element-wise max over the slices. The Indices output is not supported.
+// ONNX MaxPool: the IPoolingLayer where it applies (float inputs, no dilation, no Indices output); dilated windows,
+// integer inputs and the Indices output are composed exactly instead: one strided kFILL slice per window offset
+// (out-of-bounds elements take the type's lowest value) and an element-wise max over the slices; the Indices are
+// the same slices of a flat-index grid (storage_order 0: row-major, 1: spatial axes column-major), taken where a
+// later window element is strictly greater (the first maximum wins).
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -69,6 +71,8 @@ Status composedMaxPool(ImportContext& ctx, Node const& node, ITensor* x) {
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> dil, attrInts(node, "dilations"));
   KO_ASSIGN_OR_RETURN(std::string autoPad, attrString(node, "auto_pad", "NOTSET"));
   KO_ASSIGN_OR_RETURN(int64_t ceilMode, attrInt(node, "ceil_mode", 0));
+  KO_ASSIGN_OR_RETURN(int64_t storageOrder, attrInt(node, "storage_order", 0));
+  bool const wantIndices = node.output_size() > 1 && !node.output(1).empty();
   auto const n = static_cast<size_t>(nb);
   if (k.size() != n || (!st.empty() && st.size() != n) || (!pads.empty() && pads.size() != 2 * n) ||
       (!dil.empty() && dil.size() != n)) {
@@ -116,7 +120,34 @@ Status composedMaxPool(ImportContext& ctx, Node const& node, ITensor* x) {
   }
   DataType const t = x->getType();
   KO_ASSIGN_OR_RETURN(ITensor * fill, compose::scalar(ctx, node, t, lowest(t), "_pad_value"));
+  ITensor* grid = nullptr;  // flat index of every input element
+  ITensor* noIndex = nullptr;
+  if (wantIndices) {
+    // Steps per axis: n and c row-major over the whole tensor; the spatial axes row- or column-major.
+    std::vector<int64_t> steps(static_cast<size_t>(r), 1);
+    int64_t spatialCount = 1;
+    for (int32_t i = 2; i < r; ++i) {
+      spatialCount *= in.d[i];
+    }
+    steps[1] = spatialCount;
+    steps[0] = spatialCount * in.d[1];
+    int64_t acc = 1;
+    for (int32_t i = 0; i < nb; ++i) {
+      int32_t const axis = storageOrder != 0 ? 2 + i : r - 1 - i;
+      steps[static_cast<size_t>(axis)] = acc;
+      acc *= in.d[axis];
+    }
+    IFillLayer* f = ctx.network().addFill(in, FillOperation::kLINSPACE, DataType::kINT64);
+    KO_RETURN_IF_ERROR(ctx.check(f, node, "index_grid"));
+    KO_ASSIGN_OR_RETURN(ITensor * start, compose::scalar(ctx, node, DataType::kINT64, 0, "_index_start"));
+    KO_ASSIGN_OR_RETURN(ITensor * stepT, ctx.int64Tensor(steps, node.name() + "_index_steps"));
+    f->setInput(1, *start);
+    f->setInput(2, *stepT);
+    grid = f->getOutput(0);
+    KO_ASSIGN_OR_RETURN(noIndex, compose::scalar(ctx, node, DataType::kINT64, -1, "_no_index"));
+  }
   ITensor* y = nullptr;
+  ITensor* yIndex = nullptr;
   std::vector<int64_t> offset(n, 0);
   for (int64_t w = 0; w < windows; ++w) {
     Dims start{r, {}}, size{r, {}}, stride{r, {}};
@@ -134,9 +165,23 @@ Status composedMaxPool(ImportContext& ctx, Node const& node, ITensor* x) {
     KO_RETURN_IF_ERROR(ctx.check(s, node, "window"));
     s->setMode(SampleMode::kFILL);
     s->setInput(4, *fill);
+    ITensor* sIndex = nullptr;
+    if (wantIndices) {
+      ISliceLayer* si = ctx.network().addSlice(*grid, start, size, stride);
+      KO_RETURN_IF_ERROR(ctx.check(si, node, "window_index"));
+      si->setMode(SampleMode::kFILL);
+      si->setInput(4, *noIndex);
+      sIndex = si->getOutput(0);
+    }
     if (y == nullptr) {
       y = s->getOutput(0);
+      yIndex = sIndex;
     } else {
+      if (wantIndices) {
+        KO_ASSIGN_OR_RETURN(ITensor * later,
+                            compose::binary(ctx, node, s->getOutput(0), y, ElementWiseOperation::kGREATER));
+        KO_ASSIGN_OR_RETURN(yIndex, compose::select(ctx, node, later, sIndex, yIndex));
+      }
       KO_ASSIGN_OR_RETURN(y, compose::binary(ctx, node, y, s->getOutput(0), ElementWiseOperation::kMAX));
     }
     // Next window offset, last axis fastest.
@@ -147,21 +192,23 @@ Status composedMaxPool(ImportContext& ctx, Node const& node, ITensor* x) {
       offset[i] = 0;
     }
   }
-  return ctx.setOutput(node, 0, y);
+  KO_RETURN_IF_ERROR(ctx.setOutput(node, 0, y));
+  if (wantIndices) {
+    KO_RETURN_IF_ERROR(ctx.setOutput(node, 1, yIndex));
+  }
+  return Status::success();
 }
 
 Status importMaxPool(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(int32_t nbSpatial, spatial::spatialAxes(node, x));
-  if (node.output_size() > 1 && !node.output(1).empty()) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE, node, "the Indices output is not supported yet");
-  }
+  bool const wantIndices = node.output_size() > 1 && !node.output(1).empty();
   KO_ASSIGN_OR_RETURN(spatial::Spatial s, spatial::readSpatial(node, nbSpatial, {}));
   bool dilated = false;
   for (int32_t i = 0; i < s.dilations.nbDims; ++i) {
     dilated = dilated || s.dilations.d[i] != 1;
   }
-  if (dilated || !isFloatType(x->getType())) {
+  if (dilated || wantIndices || !isFloatType(x->getType())) {
     return composedMaxPool(ctx, node, x);
   }
   return spatial::pool(ctx, node, PoolingType::kMAX);
