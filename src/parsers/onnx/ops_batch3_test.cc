@@ -1,6 +1,6 @@
 // Tests of the third batch of ONNX op importers (Compress, Trilu, EyeLike, Size, Shrink, Det, BitShift, Mod, Pow
-// with mixed types, the cosine windows, dilated MaxPool, ConvTranspose output shapes): tiny models parsed, built
-// for the CPU reference backend and run; expected values computed independently with numpy (noted per test).
+// with mixed types, the cosine windows, MelWeightMatrix): tiny models parsed, built for the CPU reference backend
+// and run; expected values computed independently with numpy (noted per test).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -225,6 +225,23 @@ TEST(OnnxOpsBatch3, CosineWindowsOfRunTimeLength) {
   expectNear(outs["hann"].v, {0.0, 0.5, 1.0, 0.5, 0.0}, 1e-6);
   expectNear(outs["hamming"].v, {0.08695652173913043, 0.5434782608695652, 1.0, 0.5434782608695653}, 1e-12);
   expectNear(outs["blackman"].v, {0.0, 0.13, 0.63, 1.0, 0.63, 0.13}, 1e-6);
+}
+
+TEST(OnnxOpsBatch3, MelWeightMatrixOfRunTimeSizes) {
+  // ONNX's reference loop in numpy: 3 mel bins, dft_length 20, sample rate 1000, 100..480 Hz; band edges
+  // [2, 3, 4, 6, 8] in spectrogram bins.
+  ModelBuilder m;
+  m.input("nb", {}, TP::INT64).input("len", {}, TP::INT64).input("rate", {}, TP::INT64);
+  m.input("lo", {}).input("hi", {}).output("w", {-1, -1});
+  m.node("MelWeightMatrix", {"nb", "len", "rate", "lo", "hi"}, {"w"});
+  auto outs = run(m.bytes(), {{"lo", {dims({}), {100}}}, {"hi", {dims({}), {480}}}},
+                  {{"nb", {dims({}), {3}}}, {"len", {dims({}), {20}}}, {"rate", {dims({}), {1000}}}});
+  ASSERT_FALSE(outs.empty());
+  ASSERT_EQ(outs["w"].dims.nbDims, 2);
+  EXPECT_EQ(outs["w"].dims.d[0], 11);
+  EXPECT_EQ(outs["w"].dims.d[1], 3);
+  expectNear(outs["w"].v,
+             {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0});
 }
 
 }  // namespace
