@@ -1,6 +1,7 @@
 // Tests of the third batch of ONNX op importers (Compress, Trilu, EyeLike, Size, Shrink, Det, BitShift, Mod, Pow
 // with mixed types, the cosine windows, MelWeightMatrix): tiny models parsed, built for the CPU reference backend
 // and run; expected values computed independently with numpy (noted per test).
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -242,6 +243,56 @@ TEST(OnnxOpsBatch3, MelWeightMatrixOfRunTimeSizes) {
   EXPECT_EQ(outs["w"].dims.d[1], 3);
   expectNear(outs["w"].v,
              {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+}
+
+}  // namespace
+
+namespace {
+
+TEST(OnnxOpsBatch3, BadInputsAreParseErrorsNamingTheNode) {
+  struct Case {
+    char const* op;
+    std::vector<int64_t> shape;
+    int32_t type;
+    char const* needle;
+  } cases[] = {
+      {"Trilu", {4}, TP::FLOAT, "rank >= 2"},   {"Det", {2, 3}, TP::FLOAT, "square"},
+      {"Det", {8, 8}, TP::FLOAT, "order 8"},    {"EyeLike", {2, 2, 2}, TP::FLOAT, "2-D"},
+      {"BitShift", {3}, TP::INT32, "unsigned"},
+  };
+  for (Case const& c : cases) {
+    SCOPED_TRACE(c.op);
+    ModelBuilder m;
+    m.input("x", c.shape, c.type).output("y", {}, c.type);
+    auto& n = m.node(
+        c.op, std::string(c.op) == "BitShift" ? std::vector<std::string>{"x", "x"} : std::vector<std::string>{"x"},
+        {"y"}, "bad_node");
+    if (std::string(c.op) == "BitShift") {
+      attr(n, "direction", std::string("LEFT"));
+    }
+    ParseResult r = parseOnly(m.bytes());
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.desc.find(c.needle), std::string::npos) << r.desc;
+    EXPECT_NE(r.desc.find("bad_node"), std::string::npos) << r.desc;
+  }
+  ModelBuilder m;
+  m.input("x", {2, 3}).input("c", {2, 3}, TP::BOOL).output("y");
+  m.node("Compress", {"x", "c"}, {"y"}, "bad_compress");
+  ParseResult r = parseOnly(m.bytes());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("1-D"), std::string::npos) << r.desc;
+}
+
+TEST(OnnxOpsBatch3, EmptyWindowAndNegativeLengthDoNotCrash) {
+  ModelBuilder m;
+  m.input("n", {}, TP::INT64).output("w", {-1});
+  m.node("HannWindow", {"n"}, {"w"});
+  auto outs = run(m.bytes(), {}, {{"n", {dims({}), {0}}}});
+  ASSERT_FALSE(outs.empty());
+  EXPECT_EQ(outs["w"].dims.d[0], 0);
+  // A negative length fails the run with a message (run() reports it as a test failure).
+  std::string const bytes = m.bytes();
+  EXPECT_NONFATAL_FAILURE(run(bytes, {}, {{"n", {dims({}), {-3}}}}), "must be >= 0");
 }
 
 }  // namespace
