@@ -146,6 +146,36 @@ TEST(OnnxOpsBatch3, DetSingleAndBatched) {
   expectNear(outs["db"].v, {-2, -10});
 }
 
+TEST(OnnxOpsBatch3, DetByPivotedEliminationAboveOrderSix) {
+  // numpy.linalg.det of the float32-rounded inputs; the second 8x8 matrix is singular (row 5 = 2 * row 2).
+  std::vector<float> a{0.2F,   0.83F,  -0.84F, 0.04F,  1.57F,  1.59F,  -1.5F,  -1.17F, -1.79F, -0.24F,
+                       -1.88F, -0.17F, 0.6F,   -0.89F, 0.71F,  0.36F,  -1.9F,  0.24F,  -0.96F, -0.34F,
+                       -0.87F, 0.77F,  -0.24F, -1.37F, 0.18F,  1.12F,  -0.77F, -1.11F, -0.45F, 1.75F,
+                       1.9F,   0.69F,  1.61F,  1.38F,  -0.49F, -1.63F, 0.61F,  0.23F,  -0.55F, -1.1F,
+                       -0.37F, -0.12F, -0.92F, -0.83F, -0.17F, 1.44F,  0.35F,  -0.87F, -0.89F};
+  std::vector<float> b{-0.1F,  0.39F,  -1.73F, -1.71F, -1.2F,  -1.39F, -1.6F,  -1.48F, 0.99F,  0.76F,  0.76F,  -0.51F,
+                       0.67F,  -0.64F, 0.29F,  -0.7F,  -0.18F, -1.18F, -1.19F, 0.06F,  -1.65F, -0.07F, -0.55F, 0.83F,
+                       -0.22F, -1.75F, -1.03F, 1.89F,  -1.08F, 0.77F,  0.6F,   0.9F,   0.21F,  -1.25F, 1.81F,  0.73F,
+                       0.16F,  0.83F,  -0.94F, 1.71F,  1.36F,  0.91F,  -0.08F, 1.37F,  0.98F,  0.64F,  1.66F,  0.53F,
+                       -0.54F, 0.21F,  -1.21F, -1.23F, 0.9F,   1.14F,  1.89F,  1.4F,   0.17F,  -1.64F, -0.04F, 1.71F,
+                       1.15F,  -0.06F, -0.18F, -1.13F, -1.29F, -1.71F, 1.57F,  0.56F,  -1.43F, -0.34F, -1.8F,  -1.16F,
+                       0.92F,  0.6F,   -0.08F, -0.9F,  0.61F,  1.83F,  -0.26F, -1.72F, -1.77F, -1.67F, 1.84F,  0.16F,
+                       1.35F,  -1.32F, -0.96F, 0.77F,  1.58F,  -0.64F, -1.74F, 1.46F,  -0.84F, 0.96F,  -1.37F, 0.78F,
+                       1.37F,  0.91F,  -0.56F, 0.91F,  -1.44F, -0.74F, -0.32F, 1.51F,  -3.54F, -3.34F, 3.68F,  0.32F,
+                       2.7F,   -2.64F, -1.92F, 1.54F,  1.86F,  0.8F,   -0.07F, -0.85F, 1.33F,  1.49F,  -1.63F, -1.14F,
+                       1.33F,  1.39F,  -0.74F, -0.88F, -0.28F, 0.16F,  -1.62F, 1.35F};
+  ModelBuilder m;
+  m.input("a", {7, 7}).input("b", {2, 8, 8}).output("da").output("db");
+  m.node("Det", {"a"}, {"da"});
+  m.node("Det", {"b"}, {"db"});
+  auto outs = run(m.bytes(), {{"a", {dims({7, 7}), a}}, {"b", {dims({2, 8, 8}), b}}});
+  ASSERT_FALSE(outs.empty());
+  EXPECT_EQ(outs["da"].dims.nbDims, 0);
+  expectNear(outs["da"].v, {-85.56527833034632});
+  ASSERT_EQ(outs["db"].dims.nbDims, 1);
+  expectNear(outs["db"].v, {34.61888613135921, 0.0});
+}
+
 TEST(OnnxOpsBatch3, BitShiftUint8AndUint64) {
   // By hand: uint8 16 << {1, 4, 8} = {32, 0 (256 wraps), 0}; 200 >> {1, 3, 9} = {100, 25, 0};
   // uint64 (2^63 + 6) >> 1 = 2^62 + 3 and 3 << 62 = 2^63 + 2^62.
@@ -257,7 +287,7 @@ TEST(OnnxOpsBatch3, BadInputsAreParseErrorsNamingTheNode) {
     char const* needle;
   } cases[] = {
       {"Trilu", {4}, TP::FLOAT, "rank >= 2"},   {"Det", {2, 3}, TP::FLOAT, "square"},
-      {"Det", {8, 8}, TP::FLOAT, "order 8"},    {"EyeLike", {2, 2, 2}, TP::FLOAT, "2-D"},
+      {"Det", {65, 65}, TP::FLOAT, "order 65"}, {"EyeLike", {2, 2, 2}, TP::FLOAT, "2-D"},
       {"BitShift", {3}, TP::INT32, "unsigned"},
   };
   for (Case const& c : cases) {
