@@ -137,6 +137,28 @@ inline void attr(::onnx::NodeProto& n, char const* name, std::string const& v) {
   a->set_s(v);
 }
 
+/// Initializer of any ONNX type from the little-endian bytes of `v` (T matching `type`'s element).
+template <typename T>
+void initTyped(ModelBuilder& m, std::string const& name, int32_t type, std::vector<int64_t> const& dims,
+               std::vector<T> const& v) {
+  auto* t = m.graph().add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) {
+    t->add_dims(d);
+  }
+  t->set_raw_data(std::string(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(T)));
+}
+
+/// Dims from a list of extents.
+inline Dims dimsOf(std::vector<int64_t> const& v) {
+  Dims d{static_cast<int32_t>(v.size()), {}};
+  for (size_t i = 0; i < v.size(); ++i) {
+    d.d[i] = v[i];
+  }
+  return d;
+}
+
 /// Output memory for outputs of data-dependent shape; records the shape the runtime reports.
 class OutputBuffer : public kiln::IOutputAllocator {
  public:

@@ -16,27 +16,6 @@ using namespace kiln::onnx::test;  // NOLINT: test helpers
 using kiln::Dims;
 using TP = ::onnx::TensorProto;
 
-/// Initializer of any ONNX type from raw little-endian bytes.
-template <typename T>
-void initRaw(ModelBuilder& m, std::string const& name, int32_t type, std::vector<int64_t> const& dims,
-             std::vector<T> const& v) {
-  auto* t = m.graph().add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (auto d : dims) {
-    t->add_dims(d);
-  }
-  t->set_raw_data(std::string(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(T)));
-}
-
-Dims dims(std::vector<int64_t> const& v) {
-  Dims d{static_cast<int32_t>(v.size()), {}};
-  for (size_t i = 0; i < v.size(); ++i) {
-    d.d[i] = v[i];
-  }
-  return d;
-}
-
 TEST(OnnxOpsBatch3, CompressAlongAxisAndFlattened) {
   // numpy: np.compress([0,1,1], x, axis=0), np.compress([1,0,1,1], x, axis=-1), np.compress([0,1,0,0,1], x)
   ModelBuilder m;
@@ -48,9 +27,9 @@ TEST(OnnxOpsBatch3, CompressAlongAxisAndFlattened) {
   attr(m.node("Compress", {"x", "b0"}, {"a"}), "axis", int64_t{0});
   attr(m.node("Compress", {"x", "b1"}, {"b"}), "axis", int64_t{-1});
   m.node("Compress", {"x", "b2"}, {"f"});
-  auto outs =
-      run(m.bytes(), {{"x", {dims({3, 4}), iota(12, 1)}}},
-          {{"c0", {dims({3}), {0, 1, 1}}}, {"c1", {dims({4}), {1, 0, 1, 1}}}, {"c2", {dims({5}), {0, 1, 0, 0, 1}}}});
+  auto outs = run(
+      m.bytes(), {{"x", {dimsOf({3, 4}), iota(12, 1)}}},
+      {{"c0", {dimsOf({3}), {0, 1, 1}}}, {"c1", {dimsOf({4}), {1, 0, 1, 1}}}, {"c2", {dimsOf({5}), {0, 1, 0, 0, 1}}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["a"].dims.nbDims, 2);
   EXPECT_EQ(outs["a"].dims.d[0], 2);
@@ -71,8 +50,8 @@ TEST(OnnxOpsBatch3, TriluConstantAndRunTimeK) {
   attr(m.node("Trilu", {"x", "minus1"}, {"l"}), "upper", int64_t{0});
   m.node("Trilu", {"y", "k"}, {"r"});
   attr(m.node("Trilu", {"x"}, {"d"}), "upper", int64_t{0});
-  auto outs = run(m.bytes(), {{"x", {dims({3, 4}), iota(12, 1)}}, {"y", {dims({2, 3, 4}), iota(24, 1)}}},
-                  {{"k", {dims({}), {-1}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({3, 4}), iota(12, 1)}}, {"y", {dimsOf({2, 3, 4}), iota(24, 1)}}},
+                  {{"k", {dimsOf({}), {-1}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["u"].v, {0, 2, 3, 4, 0, 0, 7, 8, 0, 0, 0, 12});
   expectNear(outs["l"].v, {0, 0, 0, 0, 5, 0, 0, 0, 9, 10, 0, 0});
@@ -84,7 +63,7 @@ TEST(OnnxOpsBatch3, TriluZeroSize) {
   ModelBuilder m;
   m.input("x", {3, 0, 5}).output("y");
   m.node("Trilu", {"x"}, {"y"});
-  auto outs = run(m.bytes(), {{"x", {dims({3, 0, 5}), {}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({3, 0, 5}), {}}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["y"].dims.nbDims, 3);
   EXPECT_EQ(outs["y"].dims.d[1], 0);
@@ -99,7 +78,7 @@ TEST(OnnxOpsBatch3, EyeLikeWithKAndDtype) {
   auto& b = m.node("EyeLike", {"x"}, {"b"});
   attr(b, "k", int64_t{-2});
   attr(b, "dtype", int64_t{TP::INT64});
-  auto outs = run(m.bytes(), {{"x", {dims({3, 4}), iota(12)}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({3, 4}), iota(12)}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["a"].v, {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
   expectNear(outs["b"].v, {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0});
@@ -111,7 +90,7 @@ TEST(OnnxOpsBatch3, SizeStaticAndDynamic) {
   m.node("Size", {"x"}, {"a0"});
   m.node("Identity", {"a0"}, {"a"});
   m.node("Size", {"y"}, {"b"});
-  auto outs = run(m.bytes(), {{"x", {dims({2, 3, 4}), iota(24)}}, {"y", {dims({3, 5}), iota(15)}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({2, 3, 4}), iota(24)}}, {"y", {dimsOf({3, 5}), iota(15)}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["a"].dims.nbDims, 0);
   expectNear(outs["a"].v, {24});
@@ -126,9 +105,21 @@ TEST(OnnxOpsBatch3, Shrink) {
   auto& n = m.node("Shrink", {"x"}, {"y"});
   attr(n, "lambd", 1.0F);
   attr(n, "bias", 0.25F);
-  auto outs = run(m.bytes(), {{"x", {dims({6}), {-2, -0.5F, 0, 0.3F, 1.5F, 3}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({6}), {-2, -0.5F, 0, 0.3F, 1.5F, 3}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["y"].v, {-1.75, 0, 0, 0, 1.25, 2.75});
+}
+
+TEST(OnnxOpsBatch3, ShrinkOnUint8SaturatesTheNegativeBound) {
+  // numpy: np.where(x < -2, x, np.where(x > 2, x, 0)) on uint8 [0, 1, 2, 3, 200] = [0, 0, 0, 3, 200]; the bound -2
+  // becomes the uint8 constant 0 (saturated, not an out-of-range conversion).
+  ModelBuilder m;
+  m.input("x", {5}).output("y", {}, TP::UINT8);
+  attr(m.node("Cast", {"x"}, {"x8"}), "to", int64_t{TP::UINT8});
+  attr(m.node("Shrink", {"x8"}, {"y"}), "lambd", 2.0F);
+  auto outs = run(m.bytes(), {{"x", {dimsOf({5}), {0, 1, 2, 3, 200}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["y"].v, {0, 0, 0, 3, 200});
 }
 
 TEST(OnnxOpsBatch3, DetSingleAndBatched) {
@@ -137,8 +128,8 @@ TEST(OnnxOpsBatch3, DetSingleAndBatched) {
   m.input("a", {3, 3}).input("b", {2, 2, 2}).output("da").output("db");
   m.node("Det", {"a"}, {"da"});
   m.node("Det", {"b"}, {"db"});
-  auto outs = run(m.bytes(), {{"a", {dims({3, 3}), {2, -1, 0.5F, 1, 3, 2, 0, 1, 4}}},
-                              {"b", {dims({2, 2, 2}), {1, 2, 3, 4, 0, 5, 2, 1}}}});
+  auto outs = run(m.bytes(), {{"a", {dimsOf({3, 3}), {2, -1, 0.5F, 1, 3, 2, 0, 1, 4}}},
+                              {"b", {dimsOf({2, 2, 2}), {1, 2, 3, 4, 0, 5, 2, 1}}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["da"].dims.nbDims, 0);
   expectNear(outs["da"].v, {24.5});
@@ -168,7 +159,7 @@ TEST(OnnxOpsBatch3, DetByPivotedEliminationAboveOrderSix) {
   m.input("a", {7, 7}).input("b", {2, 8, 8}).output("da").output("db");
   m.node("Det", {"a"}, {"da"});
   m.node("Det", {"b"}, {"db"});
-  auto outs = run(m.bytes(), {{"a", {dims({7, 7}), a}}, {"b", {dims({2, 8, 8}), b}}});
+  auto outs = run(m.bytes(), {{"a", {dimsOf({7, 7}), a}}, {"b", {dimsOf({2, 8, 8}), b}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["da"].dims.nbDims, 0);
   expectNear(outs["da"].v, {-85.56527833034632});
@@ -180,12 +171,12 @@ TEST(OnnxOpsBatch3, BitShiftUint8AndUint64) {
   // By hand: uint8 16 << {1, 4, 8} = {32, 0 (256 wraps), 0}; 200 >> {1, 3, 9} = {100, 25, 0};
   // uint64 (2^63 + 6) >> 1 = 2^62 + 3 and 3 << 62 = 2^63 + 2^62.
   ModelBuilder m;
-  initRaw<uint8_t>(m, "x8", TP::UINT8, {3}, {16, 16, 16});
-  initRaw<uint8_t>(m, "s8", TP::UINT8, {3}, {1, 4, 8});
-  initRaw<uint8_t>(m, "r8", TP::UINT8, {3}, {200, 200, 200});
-  initRaw<uint8_t>(m, "t8", TP::UINT8, {3}, {1, 3, 9});
-  initRaw<uint64_t>(m, "x64", TP::UINT64, {2}, {(uint64_t{1} << 63) + 6, 3});
-  initRaw<uint64_t>(m, "s64", TP::UINT64, {2}, {1, 62});
+  initTyped<uint8_t>(m, "x8", TP::UINT8, {3}, {16, 16, 16});
+  initTyped<uint8_t>(m, "s8", TP::UINT8, {3}, {1, 4, 8});
+  initTyped<uint8_t>(m, "r8", TP::UINT8, {3}, {200, 200, 200});
+  initTyped<uint8_t>(m, "t8", TP::UINT8, {3}, {1, 3, 9});
+  initTyped<uint64_t>(m, "x64", TP::UINT64, {2}, {(uint64_t{1} << 63) + 6, 3});
+  initTyped<uint64_t>(m, "s64", TP::UINT64, {2}, {1, 62});
   m.input("dummy", {1}).output("dout");  // a run-time input keeps the network from being all constants
   m.node("Identity", {"dummy"}, {"dout"});
   m.output("l8", {}, TP::UINT8)
@@ -196,7 +187,7 @@ TEST(OnnxOpsBatch3, BitShiftUint8AndUint64) {
   attr(m.node("BitShift", {"r8", "t8"}, {"rr8"}), "direction", std::string("RIGHT"));
   attr(m.node("BitShift", {"x64", "s64"}, {"r64"}), "direction", std::string("RIGHT"));
   attr(m.node("BitShift", {"x64", "s64"}, {"l64"}), "direction", std::string("LEFT"));
-  auto outs = run(m.bytes(), {{"dummy", {dims({1}), {0}}}});
+  auto outs = run(m.bytes(), {{"dummy", {dimsOf({1}), {0}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["l8"].v, {32, 0, 0});
   expectNear(outs["rr8"].v, {100, 25, 0});
@@ -212,7 +203,7 @@ TEST(OnnxOpsBatch3, ModFloatSignsAndFloat64) {
   m.input("a", {4}).input("b", {4}).output("m").output("f");
   m.node("Mod", {"a", "b"}, {"m"});
   attr(m.node("Mod", {"a", "b"}, {"f"}), "fmod", int64_t{1});
-  auto outs = run(m.bytes(), {{"a", {dims({4}), {-7.5F, 7.5F, -3, 3}}}, {"b", {dims({4}), {2, -2, 2, 2}}}});
+  auto outs = run(m.bytes(), {{"a", {dimsOf({4}), {-7.5F, 7.5F, -3, 3}}}, {"b", {dimsOf({4}), {2, -2, 2, 2}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["m"].v, {0.5, -0.5, 1, 1});
   expectNear(outs["f"].v, {-1.5, 1.5, -1, 1});
@@ -222,7 +213,7 @@ TEST(OnnxOpsBatch3, ModFloatSignsAndFloat64) {
   attr(d.node("Cast", {"a"}, {"a64"}), "to", int64_t{TP::DOUBLE});
   attr(d.node("Cast", {"b"}, {"b64"}), "to", int64_t{TP::DOUBLE});
   d.node("Mod", {"a64", "b64"}, {"m"});
-  auto o64 = run(d.bytes(), {{"a", {dims({4}), {-7.5F, 7.5F, -3, 3}}}, {"b", {dims({4}), {2, -2, 2, 2}}}});
+  auto o64 = run(d.bytes(), {{"a", {dimsOf({4}), {-7.5F, 7.5F, -3, 3}}}, {"b", {dimsOf({4}), {2, -2, 2, 2}}}});
   ASSERT_FALSE(o64.empty());
   expectNear(o64["m"].v, {0.5, -0.5, 1, 1});
 }
@@ -231,12 +222,12 @@ TEST(OnnxOpsBatch3, PowMixedTypes) {
   // numpy: np.power([2, 3, 4] (int32), [0.5, 2, 1.5] (float32)).astype(int32) = [1, 9, 8];
   // [1.5, 2, -3] (float32) ** [2, 3, 3] (int64) = [2.25, 8, -27]
   ModelBuilder m;
-  initRaw<int32_t>(m, "ib", TP::INT32, {3}, {2, 3, 4});
-  initRaw<int64_t>(m, "ie", TP::INT64, {3}, {2, 3, 3});
+  initTyped<int32_t>(m, "ib", TP::INT32, {3}, {2, 3, 4});
+  initTyped<int64_t>(m, "ie", TP::INT64, {3}, {2, 3, 3});
   m.input("fe", {3}).input("fb", {3}).output("a", {}, TP::INT32).output("b");
   m.node("Pow", {"ib", "fe"}, {"a"});
   m.node("Pow", {"fb", "ie"}, {"b"});
-  auto outs = run(m.bytes(), {{"fe", {dims({3}), {0.5F, 2, 1.5F}}}, {"fb", {dims({3}), {1.5F, 2, -3}}}});
+  auto outs = run(m.bytes(), {{"fe", {dimsOf({3}), {0.5F, 2, 1.5F}}}, {"fb", {dimsOf({3}), {1.5F, 2, -3}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["a"].v, {1, 9, 8});
   expectNear(outs["b"].v, {2.25, 8, -27});
@@ -251,7 +242,7 @@ TEST(OnnxOpsBatch3, CosineWindowsOfRunTimeLength) {
   attr(m.node("HannWindow", {"n5"}, {"hann"}), "periodic", int64_t{0});
   attr(m.node("HammingWindow", {"n4"}, {"hamming"}), "output_datatype", int64_t{TP::DOUBLE});
   m.node("BlackmanWindow", {"n6"}, {"blackman"});
-  auto outs = run(m.bytes(), {}, {{"n5", {dims({}), {5}}}, {"n4", {dims({}), {4}}}, {"n6", {dims({}), {6}}}});
+  auto outs = run(m.bytes(), {}, {{"n5", {dimsOf({}), {5}}}, {"n4", {dimsOf({}), {4}}}, {"n6", {dimsOf({}), {6}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["hann"].v, {0.0, 0.5, 1.0, 0.5, 0.0}, 1e-6);
   expectNear(outs["hamming"].v, {0.08695652173913043, 0.5434782608695652, 1.0, 0.5434782608695653}, 1e-12);
@@ -265,8 +256,8 @@ TEST(OnnxOpsBatch3, MelWeightMatrixOfRunTimeSizes) {
   m.input("nb", {}, TP::INT64).input("len", {}, TP::INT64).input("rate", {}, TP::INT64);
   m.input("lo", {}).input("hi", {}).output("w", {-1, -1});
   m.node("MelWeightMatrix", {"nb", "len", "rate", "lo", "hi"}, {"w"});
-  auto outs = run(m.bytes(), {{"lo", {dims({}), {100}}}, {"hi", {dims({}), {480}}}},
-                  {{"nb", {dims({}), {3}}}, {"len", {dims({}), {20}}}, {"rate", {dims({}), {1000}}}});
+  auto outs = run(m.bytes(), {{"lo", {dimsOf({}), {100}}}, {"hi", {dimsOf({}), {480}}}},
+                  {{"nb", {dimsOf({}), {3}}}, {"len", {dimsOf({}), {20}}}, {"rate", {dimsOf({}), {1000}}}});
   ASSERT_FALSE(outs.empty());
   ASSERT_EQ(outs["w"].dims.nbDims, 2);
   EXPECT_EQ(outs["w"].dims.d[0], 11);
@@ -317,12 +308,12 @@ TEST(OnnxOpsBatch3, EmptyWindowAndNegativeLengthDoNotCrash) {
   ModelBuilder m;
   m.input("n", {}, TP::INT64).output("w", {-1});
   m.node("HannWindow", {"n"}, {"w"});
-  auto outs = run(m.bytes(), {}, {{"n", {dims({}), {0}}}});
+  auto outs = run(m.bytes(), {}, {{"n", {dimsOf({}), {0}}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["w"].dims.d[0], 0);
   // A negative length fails the run with a message (run() reports it as a test failure).
   std::string const bytes = m.bytes();
-  EXPECT_NONFATAL_FAILURE(run(bytes, {}, {{"n", {dims({}), {-3}}}}), "must be >= 0");
+  EXPECT_NONFATAL_FAILURE(run(bytes, {}, {{"n", {dimsOf({}), {-3}}}}), "must be >= 0");
 }
 
 }  // namespace

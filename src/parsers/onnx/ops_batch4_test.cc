@@ -1,7 +1,6 @@
 // Tests of the fourth batch of ONNX op importers (spatial and integer math, composed from public layers): dilated
 // and integer MaxPool and its Indices, ConvTranspose with output_shape / output_padding, MaxUnpool, RoiAlign,
-// MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and Unique; expected values from naive numpy loops (noted per
-// test).
+// MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and Unique; expected values from naive numpy loops.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,26 +14,6 @@ namespace {
 using namespace kiln::onnx::test;  // NOLINT: test helpers
 using kiln::Dims;
 using TP = ::onnx::TensorProto;
-
-template <typename T>
-void initRaw(ModelBuilder& m, std::string const& name, int32_t type, std::vector<int64_t> const& dims,
-             std::vector<T> const& v) {
-  auto* t = m.graph().add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (auto d : dims) {
-    t->add_dims(d);
-  }
-  t->set_raw_data(std::string(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(T)));
-}
-
-Dims dims(std::vector<int64_t> const& v) {
-  Dims d{static_cast<int32_t>(v.size()), {}};
-  for (size_t i = 0; i < v.size(); ++i) {
-    d.d[i] = v[i];
-  }
-  return d;
-}
 
 /// Casts graph input `from` (fed as float) to `type` under the name `to`.
 void castNode(ModelBuilder& m, std::string const& from, std::string const& to, int32_t type) {
@@ -52,8 +31,8 @@ TEST(OnnxOpsBatch4, MaxPoolDilatedAndUint8) {
   castNode(m, "u", "u8", TP::UINT8);
   attr(m.node("MaxPool", {"u8"}, {"yu"}), "kernel_shape", std::vector<int64_t>{2, 2});
   std::vector<float> x{5, 2, 19, 16, 11, 22, 17, 24, 23, 14, 1, 10, 13, 8, 6, 18, 4, 9, 7, 20, 3, 0, 21, 15, 12};
-  auto outs =
-      run(m.bytes(), {{"x", {dims({1, 1, 5, 5}), x}}, {"u", {dims({1, 1, 3, 3}), {3, 200, 7, 50, 9, 255, 0, 1, 2}}}});
+  auto outs = run(m.bytes(),
+                  {{"x", {dimsOf({1, 1, 5, 5}), x}}, {"u", {dimsOf({1, 1, 3, 3}), {3, 200, 7, 50, 9, 255, 0, 1, 2}}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["y"].dims.d[2], 5);
   expectNear(outs["y"].v,
@@ -73,7 +52,7 @@ TEST(OnnxOpsBatch4, MaxPoolIndicesRowAndColumnMajor) {
   attr(b, "kernel_shape", std::vector<int64_t>{2, 2});
   attr(b, "strides", std::vector<int64_t>{2, 2});
   attr(b, "storage_order", int64_t{1});
-  auto outs = run(m.bytes(), {{"x", {dims({1, 1, 4, 4}), {3, 9, 1, 2, 4, 9, 8, 0, 5, 6, 7, 7, 1, 2, 3, 0}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({1, 1, 4, 4}), {3, 9, 1, 2, 4, 9, 8, 0, 5, 6, 7, 7, 1, 2, 3, 0}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["y"].v, {9, 8, 6, 7});
   expectNear(outs["i"].v, {1, 6, 9, 10});
@@ -92,7 +71,7 @@ TEST(OnnxOpsBatch4, ConvTransposeOutputPaddingAndShape) {
   auto& b = m.node("ConvTranspose", {"x", "w", "b"}, {"s"});
   attr(b, "strides", std::vector<int64_t>{2, 2});
   attr(b, "output_shape", std::vector<int64_t>{3, 3});
-  auto outs = run(m.bytes(), {{"x", {dims({1, 1, 2, 2}), {1, 2, 3, 4}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({1, 1, 2, 2}), {1, 2, 3, 4}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["p"].v, {1.25,  -0.75, 2.25, -1.75, 0.25, 2.25, 0.75, 4.25, 1.25, 0.25, 3.25, -2.75, 4.25,
                            -3.75, 0.25,  6.25, 1.75,  8.25, 2.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25});
@@ -110,8 +89,8 @@ TEST(OnnxOpsBatch4, MaxUnpoolWithAndWithoutOutputShape) {
   auto& b = m.node("MaxUnpool", {"x", "i", "shape"}, {"b"});
   attr(b, "kernel_shape", std::vector<int64_t>{2, 2});
   attr(b, "strides", std::vector<int64_t>{2, 2});
-  auto outs = run(m.bytes(), {{"x", {dims({1, 1, 2, 2}), {1, 2, 3, 4}}}},
-                  {{"i", {dims({1, 1, 2, 2}), {5, 7, 13, 15}}}, {"shape", {dims({4}), {1, 1, 5, 5}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({1, 1, 2, 2}), {1, 2, 3, 4}}}},
+                  {{"i", {dimsOf({1, 1, 2, 2}), {5, 7, 13, 15}}}, {"shape", {dimsOf({4}), {1, 1, 5, 5}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["a"].v, {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4});
   EXPECT_EQ(outs["b"].dims.d[3], 5);
@@ -137,10 +116,10 @@ TEST(OnnxOpsBatch4, RoiAlignHalfPixelAndOutputHalfPixel) {
   attr(c, "sampling_ratio", int64_t{2});
   attr(c, "coordinate_transformation_mode", std::string("output_half_pixel"));
   auto outs = run(m.bytes(),
-                  {{"x", {dims({1, 1, 4, 5}), x}},
-                   {"rois", {dims({3, 4}), {0.5F, 0.5F, 3.2F, 2.7F, -1.5F, 0, 2, 3.8F, 3.5F, -2.5F, 7, 1}}},
-                   {"r1", {dims({1, 4}), {1, 1, 1.5F, 2}}}},
-                  {{"b", {dims({3}), {0, 0, 0}}}, {"b1", {dims({1}), {0}}}});
+                  {{"x", {dimsOf({1, 1, 4, 5}), x}},
+                   {"rois", {dimsOf({3, 4}), {0.5F, 0.5F, 3.2F, 2.7F, -1.5F, 0, 2, 3.8F, 3.5F, -2.5F, 7, 1}}},
+                   {"r1", {dimsOf({1, 4}), {1, 1, 1.5F, 2}}}},
+                  {{"b", {dimsOf({3}), {0, 0, 0}}}, {"b1", {dimsOf({1}), {0}}}});
   ASSERT_FALSE(outs.empty());
   EXPECT_EQ(outs["y"].dims.nbDims, 4);
   expectNear(outs["y"].v,
@@ -157,11 +136,11 @@ TEST(OnnxOpsBatch4, MatMulIntegerPerRowAndPerColumnZeroPoints) {
   m.input("a", {4, 3}).input("b", {3, 2}).output("y", {}, TP::INT32);
   castNode(m, "a", "a8", TP::UINT8);
   castNode(m, "b", "b8", TP::UINT8);
-  initRaw<uint8_t>(m, "azp", TP::UINT8, {4}, {12, 10, 8, 6});
-  initRaw<uint8_t>(m, "bzp", TP::UINT8, {2}, {0, 2});
+  initTyped<uint8_t>(m, "azp", TP::UINT8, {4}, {12, 10, 8, 6});
+  initTyped<uint8_t>(m, "bzp", TP::UINT8, {2}, {0, 2});
   m.node("MatMulInteger", {"a8", "b8", "azp", "bzp"}, {"y"});
-  auto outs = run(m.bytes(), {{"a", {dims({4, 3}), {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}}},
-                              {"b", {dims({3, 2}), {1, 4, 2, 5, 3, 6}}}});
+  auto outs = run(m.bytes(), {{"a", {dimsOf({4, 3}), {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}}},
+                              {"b", {dimsOf({3, 2}), {1, 4, 2, 5, 3, 6}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["y"].v, {-38, -53, -32, -44, -26, -35, -20, -26});
 }
@@ -173,11 +152,12 @@ TEST(OnnxOpsBatch4, QLinearMatMulToInt8Saturates) {
   castNode(m, "a", "a8", TP::UINT8);
   castNode(m, "b", "b8", TP::UINT8);
   m.initF("as", {}, {0.05F}).initF("bs", {}, {0.02F}).initF("ys", {}, {0.1F});
-  initRaw<uint8_t>(m, "azp", TP::UINT8, {}, {128});
-  initRaw<uint8_t>(m, "bzp", TP::UINT8, {}, {100});
-  initRaw<int8_t>(m, "yzp", TP::INT8, {}, {-3});
+  initTyped<uint8_t>(m, "azp", TP::UINT8, {}, {128});
+  initTyped<uint8_t>(m, "bzp", TP::UINT8, {}, {100});
+  initTyped<int8_t>(m, "yzp", TP::INT8, {}, {-3});
   m.node("QLinearMatMul", {"a8", "as", "azp", "b8", "bs", "bzp", "ys", "yzp"}, {"y"});
-  auto outs = run(m.bytes(), {{"a", {dims({2, 2}), {100, 150, 20, 255}}}, {"b", {dims({2, 2}), {30, 200, 90, 10}}}});
+  auto outs =
+      run(m.bytes(), {{"a", {dimsOf({2, 2}), {100, 150, 20, 255}}}, {"b", {dimsOf({2, 2}), {30, 200, 90, 10}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["y"].v, {14, -51, 60, -128});
 }
@@ -189,15 +169,15 @@ TEST(OnnxOpsBatch4, ConvIntegerAndQLinearConvPerChannel) {
   m.input("x", {1, 1, 3, 3}).input("w", {2, 1, 2, 2}).output("c", {}, TP::INT32).output("q", {}, TP::UINT8);
   castNode(m, "x", "x8", TP::UINT8);
   castNode(m, "w", "w8", TP::UINT8);
-  initRaw<uint8_t>(m, "xzp", TP::UINT8, {}, {5});
-  initRaw<uint8_t>(m, "wzp", TP::UINT8, {2}, {1, 2});
-  initRaw<uint8_t>(m, "yzp", TP::UINT8, {}, {128});
-  initRaw<int32_t>(m, "bias", TP::INT32, {2}, {10, -20});
+  initTyped<uint8_t>(m, "xzp", TP::UINT8, {}, {5});
+  initTyped<uint8_t>(m, "wzp", TP::UINT8, {2}, {1, 2});
+  initTyped<uint8_t>(m, "yzp", TP::UINT8, {}, {128});
+  initTyped<int32_t>(m, "bias", TP::INT32, {2}, {10, -20});
   m.initF("xs", {}, {0.5F}).initF("ws", {2}, {0.1F, 0.2F}).initF("ys", {}, {0.25F});
   m.node("ConvInteger", {"x8", "w8", "xzp", "wzp"}, {"c"});
   m.node("QLinearConv", {"x8", "xs", "xzp", "w8", "ws", "wzp", "ys", "yzp", "bias"}, {"q"});
-  auto outs = run(m.bytes(), {{"x", {dims({1, 1, 3, 3}), {7, 8, 9, 4, 5, 6, 1, 2, 3}}},
-                              {"w", {dims({2, 1, 2, 2}), {1, 2, 3, 4, 2, 2, 0, 5}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({1, 1, 3, 3}), {7, 8, 9, 4, 5, 6, 1, 2, 3}}},
+                              {"w", {dimsOf({2, 1, 2, 2}), {1, 2, 3, 4, 2, 2, 0, 5}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["c"].v, {1, 7, -17, -11, 2, 3, -1, 0});
   expectNear(outs["q"].v, {130, 131, 127, 128, 121, 121, 120, 120});
@@ -217,9 +197,9 @@ TEST(OnnxOpsBatch4, UniqueSortedUnsortedAndAlongAxes) {
   attr(m.node("Unique", {"x"}, {"uy", "ui", "uv", "un"}), "sorted", int64_t{0});
   attr(m.node("Unique", {"r"}, {"ay", "ai", "av", "an"}), "axis", int64_t{0});
   attr(m.node("Unique", {"c"}, {"by", "bi", "bv", "bn"}), "axis", int64_t{-1});
-  auto outs = run(m.bytes(), {{"x", {dims({6}), {2, 1, 1, 3, 4, 3}}},
-                              {"r", {dims({4, 3}), {1, 0, 0, 1, 0, 0, 2, 3, 4, 0, 5, 1}}},
-                              {"c", {dims({2, 3}), {1, 0, 1, 2, 3, 2}}}});
+  auto outs = run(m.bytes(), {{"x", {dimsOf({6}), {2, 1, 1, 3, 4, 3}}},
+                              {"r", {dimsOf({4, 3}), {1, 0, 0, 1, 0, 0, 2, 3, 4, 0, 5, 1}}},
+                              {"c", {dimsOf({2, 3}), {1, 0, 1, 2, 3, 2}}}});
   ASSERT_FALSE(outs.empty());
   expectNear(outs["sy"].v, {1, 2, 3, 4});
   expectNear(outs["si"].v, {1, 0, 3, 4});

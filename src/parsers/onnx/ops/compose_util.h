@@ -4,8 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "parsers/onnx/import_context.h"
@@ -82,8 +84,24 @@ inline Result<ITensor*> select(ImportContext& ctx, Node const& node, ITensor* co
   return l->getOutput(0);
 }
 
-/// A 0-D constant of `type` holding `v` (integer types get v truncated; 16-bit floats through a float and a
-/// Cast layer, since the parser has no fp16 encoder of its own).
+/// `v` truncated toward zero and saturated to integer type T (NaN gives 0): a plain cast of an out-of-range
+/// double is undefined behaviour.
+template <typename T>
+T saturatingCast(double v) {
+  if (std::isnan(v)) {
+    return T{0};
+  }
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+    return std::numeric_limits<T>::lowest();
+  }
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) {
+    return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
+
+/// A 0-D constant of `type` holding `v` (integer types get v truncated and saturated; 16-bit floats through a
+/// float and a Cast layer, since the parser has no fp16 encoder of its own).
 inline Result<ITensor*> scalar(ImportContext& ctx, Node const& node, DataType type, double v, char const* tag) {
   DataType stored = (type == DataType::kHALF || type == DataType::kBF16) ? DataType::kFLOAT : type;
   KO_ASSIGN_OR_RETURN(Constant * c, ctx.newConstant(stored, Dims{0, {}}));
@@ -96,31 +114,31 @@ inline Result<ITensor*> scalar(ImportContext& ctx, Node const& node, DataType ty
       put(v);
       break;
     case DataType::kINT8:
-      put(static_cast<int8_t>(v));
+      put(saturatingCast<int8_t>(v));
       break;
     case DataType::kUINT8:
-      put(static_cast<uint8_t>(v));
+      put(saturatingCast<uint8_t>(v));
       break;
     case DataType::kBOOL:
       put(static_cast<uint8_t>(v != 0.0));
       break;
     case DataType::kINT16:
-      put(static_cast<int16_t>(v));
+      put(saturatingCast<int16_t>(v));
       break;
     case DataType::kUINT16:
-      put(static_cast<uint16_t>(v));
+      put(saturatingCast<uint16_t>(v));
       break;
     case DataType::kINT32:
-      put(static_cast<int32_t>(v));
+      put(saturatingCast<int32_t>(v));
       break;
     case DataType::kUINT32:
-      put(static_cast<uint32_t>(v));
+      put(saturatingCast<uint32_t>(v));
       break;
     case DataType::kINT64:
-      put(static_cast<int64_t>(v));
+      put(saturatingCast<int64_t>(v));
       break;
     case DataType::kUINT64:
-      put(static_cast<uint64_t>(v));
+      put(saturatingCast<uint64_t>(v));
       break;
     case DataType::kHALF:
     case DataType::kBF16:

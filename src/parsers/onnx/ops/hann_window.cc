@@ -1,5 +1,5 @@
-// ONNX HannWindow: a generalized-cosine window of run-time length (see window_functions.h).
-#include "parsers/onnx/ops/window_functions.h"
+// ONNX HannWindow: a generalized-cosine window of run-time length (see cosine_window_util.h).
+#include "parsers/onnx/ops/cosine_window_util.h"
 
 namespace kiln::onnx {
 namespace {
