@@ -1,6 +1,6 @@
 // ONNX BitShift on unsigned integers, composed exactly: x << y = x * 2^y and x >> y = x / 2^y, where 2^y is an
-// integer power in x's type (it wraps to 0 once y reaches the bit width, and the reference ElementWise defines
-// x / 0 as 0, so shifts by the width or more give 0, as the wrapped product does).
+// integer power in x's type; shifts by the bit width or more give 0 through an explicit Select (not through how
+// a backend wraps the power or divides by zero).
 #include "parsers/onnx/import_context.h"
 #include "parsers/onnx/ops/compose_util.h"
 
@@ -28,6 +28,11 @@ Status importBitShift(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * out,
                       compose::binary(ctx, node, x, scale,
                                       direction == "LEFT" ? ElementWiseOperation::kPROD : ElementWiseOperation::kDIV));
+  int64_t const width = static_cast<int64_t>(elementSize(t)) * 8;
+  KO_ASSIGN_OR_RETURN(ITensor * widthT, compose::scalar(ctx, node, t, static_cast<double>(width), "_width"));
+  KO_ASSIGN_OR_RETURN(ITensor * inRange, compose::binary(ctx, node, y, widthT, ElementWiseOperation::kLESS));
+  KO_ASSIGN_OR_RETURN(ITensor * zero, compose::scalar(ctx, node, t, 0, "_zero"));
+  KO_ASSIGN_OR_RETURN(out, compose::select(ctx, node, inRange, out, zero));
   return ctx.setOutput(node, 0, out);
 }
 
