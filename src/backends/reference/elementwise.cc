@@ -1,5 +1,6 @@
 // Reference kernel of ElementWise: numpy broadcasting; floats computed in double and rounded once on store,
-// integers exactly in int64 (wrapping like the storage type), bool for logical ops and comparisons.
+// integers exactly in int64 (wrapping like the storage type), uint64 exactly in uint64 (its values past 2^63 do
+// not fit int64's order and division), bool for logical ops and comparisons.
 #include <cmath>
 #include <cstdint>
 
@@ -97,6 +98,49 @@ int64_t intOp(Op op, int64_t a, int64_t b) {
   return 0;
 }
 
+// uint64 arithmetic: wraps modulo 2^64 as the type does; division by zero is 0 (see truncDiv); kFLOOR_DIV equals
+// kDIV for unsigned values.
+uint64_t uintOp(Op op, uint64_t a, uint64_t b) {
+  switch (op) {
+    case Op::kSUM:
+      return a + b;
+    case Op::kPROD:
+      return a * b;
+    case Op::kMAX:
+      return a > b ? a : b;
+    case Op::kMIN:
+      return a < b ? a : b;
+    case Op::kSUB:
+      return a - b;
+    case Op::kDIV:
+    case Op::kFLOOR_DIV:
+      return b == 0 ? 0 : a / b;
+    case Op::kPOW: {
+      uint64_t result = 1, base = a;
+      while (b > 0) {
+        if (b & 1)
+          result *= base;
+        base *= base;
+        b >>= 1;
+      }
+      return result;
+    }
+    case Op::kAND:
+      return (a != 0) && (b != 0);
+    case Op::kOR:
+      return (a != 0) || (b != 0);
+    case Op::kXOR:
+      return (a != 0) != (b != 0);
+    case Op::kEQUAL:
+      return a == b;
+    case Op::kGREATER:
+      return a > b;
+    case Op::kLESS:
+      return a < b;
+  }
+  return 0;
+}
+
 // kMAX/kMIN propagate NaN (IEEE 754-2019 maximum/minimum), unlike fmax/fmin.
 double floatOp(Op op, double a, double b) {
   switch (op) {
@@ -133,10 +177,9 @@ double floatOp(Op op, double a, double b) {
 }
 
 bool isArithmetic(DataType t) {
-  // uint64 is left out: its values past 2^63 do not fit the exact int64 arithmetic used for integers.
   return typeIn(t, {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kFLOAT64, DataType::kINT8,
                     DataType::kUINT8, DataType::kINT16, DataType::kUINT16, DataType::kINT32, DataType::kUINT32,
-                    DataType::kINT64});
+                    DataType::kINT64, DataType::kUINT64});
 }
 
 // The output type of `op` on inputs of type `t`, or nullopt when the reference does not run it.
@@ -195,6 +238,17 @@ Tactic elementWiseTactic() {
           if (isFloatType(a.dtype)) {
             forEachIndex<2>(y.shape, strides, [&](int64_t lin, std::array<int64_t, 2> const& off) {
               storeFromDouble(y, lin, floatOp(op, loadAsDouble(a, off[0]), loadAsDouble(b, off[1])));
+            });
+          } else if (a.dtype == DataType::kUINT64) {
+            auto const* pa = static_cast<uint64_t const*>(a.data);
+            auto const* pb = static_cast<uint64_t const*>(b.data);
+            forEachIndex<2>(y.shape, strides, [&](int64_t lin, std::array<int64_t, 2> const& off) {
+              uint64_t r = uintOp(op, pa[off[0]], pb[off[1]]);
+              if (y.dtype == DataType::kUINT64) {
+                static_cast<uint64_t*>(y.data)[lin] = r;
+              } else {
+                storeFromInt(y, lin, static_cast<int64_t>(r));  // comparisons: bool 0/1
+              }
             });
           } else {
             forEachIndex<2>(y.shape, strides, [&](int64_t lin, std::array<int64_t, 2> const& off) {

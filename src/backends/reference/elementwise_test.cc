@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "backends/backend.h"
@@ -186,6 +187,65 @@ TEST(ElementWiseReference, IntegerEdgeCasesNeverTrap) {
                          var(tensor(DataType::kUINT8, {1}, std::vector<int64_t>{5}))});
   ASSERT_TRUE(u.status.isOk());
   EXPECT_EQ(u.out.as<uint8_t>()[0], 254);
+}
+
+// uint64 runs in uint64 (values past 2^63 order, divide and wrap as unsigned); expectations by hand.
+TEST(ElementWiseReference, Uint64IsExactPastTwoToThe63) {
+  uint64_t const top = ~uint64_t{0}, half = uint64_t{1} << 63;
+  auto u64 = [](std::vector<uint64_t> const& v) {
+    HostTensor t = tensor(DataType::kUINT64, {static_cast<int64_t>(v.size())}, std::vector<int64_t>(v.size(), 0));
+    std::memcpy(t.mutableData(), v.data(), v.size() * sizeof(uint64_t));
+    return var(t);
+  };
+  std::vector<uint64_t> a{top, half + 5, 7, 10}, b{1, half, 0, 3};
+  struct Want {
+    Op op;
+    std::vector<uint64_t> y;
+  } wants[] = {
+      {Op::kMAX, {top, half + 5, 7, 10}}, {Op::kMIN, {1, half, 0, 3}},        {Op::kDIV, {top, 1, 0, 3}},
+      {Op::kFLOOR_DIV, {top, 1, 0, 3}},   {Op::kSUM, {0, 5, 7, 13}},           {Op::kSUB, {top - 1, 5, 7, 7}},
+      {Op::kPROD, {top, half, 0, 30}},
+  };
+  for (Want const& w : wants) {
+    SCOPED_TRACE(static_cast<int>(w.op));
+    RunResult r = runNode(OpType::kElementWise, opAttr(w.op), {u64(a), u64(b)});
+    ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+    for (size_t i = 0; i < w.y.size(); ++i)
+      EXPECT_EQ(r.out.as<uint64_t>()[i], w.y[i]) << i;
+  }
+  RunResult g = runNode(OpType::kElementWise, opAttr(Op::kGREATER), {u64(a), u64(b)});
+  ASSERT_TRUE(g.status.isOk()) << g.status.toString();
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(g.out.intAt(i), 1) << i;
+  RunResult l = runNode(OpType::kElementWise, opAttr(Op::kLESS), {u64(b), u64(a)});
+  ASSERT_TRUE(l.status.isOk());
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(l.out.intAt(i), 1) << i;
+  RunResult p = runNode(OpType::kElementWise, opAttr(Op::kPOW), {u64({2, 2, 3, 0}), u64({63, 64, 3, 0})});
+  ASSERT_TRUE(p.status.isOk());
+  EXPECT_EQ(p.out.as<uint64_t>()[0], half);
+  EXPECT_EQ(p.out.as<uint64_t>()[1], 0u);  // wraps
+  EXPECT_EQ(p.out.as<uint64_t>()[2], 27u);
+  EXPECT_EQ(p.out.as<uint64_t>()[3], 1u);
+}
+
+// Min/Max on the integer types ONNX lists beyond the common ones, with values outside narrower types' ranges.
+TEST(ElementWiseReference, MinMaxOnInt16Uint16Uint32) {
+  struct Case {
+    DataType t;
+    int64_t a, b;
+  } cases[] = {{DataType::kINT16, -30000, 20000}, {DataType::kUINT16, 65535, 300}, {DataType::kUINT32, 4000000000, 70000}};
+  for (Case const& c : cases) {
+    SCOPED_TRACE(dataTypeName(c.t));
+    auto a = var(tensor(c.t, {1}, std::vector<int64_t>{c.a}));
+    auto b = var(tensor(c.t, {1}, std::vector<int64_t>{c.b}));
+    RunResult mx = runNode(OpType::kElementWise, opAttr(Op::kMAX), {a, b});
+    RunResult mn = runNode(OpType::kElementWise, opAttr(Op::kMIN), {a, b});
+    ASSERT_TRUE(mx.status.isOk()) << mx.status.toString();
+    ASSERT_TRUE(mn.status.isOk()) << mn.status.toString();
+    EXPECT_EQ(mx.out.intAt(0), std::max(c.a, c.b));
+    EXPECT_EQ(mn.out.intAt(0), std::min(c.a, c.b));
+  }
 }
 
 TEST(ElementWiseReference, IntegerBroadcastAgainstNaiveLoop) {

@@ -137,6 +137,44 @@ inline void attr(::onnx::NodeProto& n, char const* name, std::string const& v) {
   a->set_s(v);
 }
 
+/// Initializer of any ONNX type from the little-endian bytes of `v` (T matching `type`'s element).
+template <typename T>
+void initTyped(ModelBuilder& m, std::string const& name, int32_t type, std::vector<int64_t> const& dims,
+               std::vector<T> const& v) {
+  auto* t = m.graph().add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (auto d : dims) {
+    t->add_dims(d);
+  }
+  t->set_raw_data(std::string(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(T)));
+}
+
+/// Dims from a list of extents.
+inline Dims dimsOf(std::vector<int64_t> const& v) {
+  Dims d{static_cast<int32_t>(v.size()), {}};
+  for (size_t i = 0; i < v.size(); ++i) {
+    d.d[i] = v[i];
+  }
+  return d;
+}
+
+/// Output memory for outputs of data-dependent shape; records the shape the runtime reports.
+class OutputBuffer : public kiln::IOutputAllocator {
+ public:
+  void* reallocateOutputAsync(char const*, void*, uint64_t size, uint64_t, cudaStream_t) override {
+    bytes.assign(static_cast<size_t>(size) + 8, 0);
+    return bytes.data();
+  }
+  void notifyShape(char const*, Dims const& dims) noexcept override {
+    shape = dims;
+    notified = true;
+  }
+  std::vector<uint8_t> bytes;
+  Dims shape{};
+  bool notified = false;
+};
+
 /// Output of a run: shape and values as double.
 struct Out {
   Dims dims{};
@@ -202,6 +240,7 @@ inline std::map<std::string, Out> run(std::string const& bytes, Inputs ins, Int6
   }
   std::map<std::string, std::vector<uint8_t>> buffers;
   std::map<std::string, Out> outs;
+  std::map<std::string, OutputBuffer> dynamicOuts;  // outputs whose shape is known only while running
   for (int32_t i = 0; i < engine->getNbIOTensors(); ++i) {
     char const* name = engine->getIOTensorName(i);
     if (engine->getTensorIOMode(name) != kiln::TensorIOMode::kOUTPUT) {
@@ -209,8 +248,14 @@ inline std::map<std::string, Out> run(std::string const& bytes, Inputs ins, Int6
     }
     Dims d = context->getTensorShape(name);
     int64_t n = 1;
+    bool known = d.nbDims >= 0;
     for (int32_t k = 0; k < d.nbDims; ++k) {
+      known = known && d.d[k] >= 0;
       n *= d.d[k];
+    }
+    if (!known) {
+      EXPECT_TRUE(context->setOutputAllocator(name, &dynamicOuts[name]));
+      continue;
     }
     buffers[name].assign(static_cast<size_t>(std::max<int64_t>(n, 1) * 8), 0);
     outs[name].dims = d;
@@ -219,6 +264,11 @@ inline std::map<std::string, Out> run(std::string const& bytes, Inputs ins, Int6
   if (!context->enqueueV3(nullptr)) {
     ADD_FAILURE() << "enqueue failed: " << logger.last;
     return {};
+  }
+  for (auto& [name, b] : dynamicOuts) {
+    EXPECT_TRUE(b.notified) << name;
+    outs[name].dims = b.shape;
+    buffers[name] = b.bytes;
   }
   for (auto& [name, o] : outs) {
     DataType t = engine->getTensorDataType(name.c_str());
@@ -239,6 +289,22 @@ inline std::map<std::string, Out> run(std::string const& bytes, Inputs ins, Int6
       } else if (t == DataType::kINT32) {
         int32_t x;
         std::memcpy(&x, p + i * 4, 4);
+        o.v.push_back(x);
+      } else if (t == DataType::kFLOAT64) {
+        double x;
+        std::memcpy(&x, p + i * 8, 8);
+        o.v.push_back(x);
+      } else if (t == DataType::kUINT64) {
+        uint64_t x;
+        std::memcpy(&x, p + i * 8, 8);
+        o.v.push_back(static_cast<double>(x));
+      } else if (t == DataType::kUINT32) {
+        uint32_t x;
+        std::memcpy(&x, p + i * 4, 4);
+        o.v.push_back(x);
+      } else if (t == DataType::kUINT16) {
+        uint16_t x;
+        std::memcpy(&x, p + i * 2, 2);
         o.v.push_back(x);
       } else if (t == DataType::kBOOL || t == DataType::kUINT8) {
         o.v.push_back(p[i]);

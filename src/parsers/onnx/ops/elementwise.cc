@@ -137,7 +137,6 @@ KILN_ONNX_REGISTER("", "PRelu", importPRelu);
 KILN_ONNX_REGISTER("", "Add", importBinary<ElementWiseOperation::kSUM>);
 KILN_ONNX_REGISTER("", "Mul", importBinary<ElementWiseOperation::kPROD>);
 KILN_ONNX_REGISTER("", "Div", importBinary<ElementWiseOperation::kDIV>);
-KILN_ONNX_REGISTER("", "Pow", importBinary<ElementWiseOperation::kPOW>);
 KILN_ONNX_REGISTER("", "Equal", importBinary<ElementWiseOperation::kEQUAL>);
 KILN_ONNX_REGISTER("", "Greater", importBinary<ElementWiseOperation::kGREATER>);
 KILN_ONNX_REGISTER("", "Less", importBinary<ElementWiseOperation::kLESS>);

@@ -3,35 +3,13 @@
 #include <cstring>
 
 #include "parsers/onnx/import_context.h"
+#include "parsers/onnx/ops/composition_util.h"
 
 namespace kiln::onnx {
 namespace {
 
 using Node = ::onnx::NodeProto;
-
-Result<ITensor*> matmul(ImportContext& ctx, Node const& node, ITensor* a, MatrixOperation opA, ITensor* b,
-                        MatrixOperation opB) {
-  KO_ASSIGN_OR_RETURN(int32_t ra, rankOf(node, a));
-  KO_ASSIGN_OR_RETURN(int32_t rb, rankOf(node, b));
-  if (ra == 0 || rb == 0) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "MatMul inputs must have rank >= 1");
-  }
-  if (ra == 1) {
-    opA = MatrixOperation::kVECTOR;
-  }
-  if (rb == 1) {
-    opB = MatrixOperation::kVECTOR;
-  }
-  // Batch axes broadcast numpy-style: bring both to the same rank (vectors keep theirs).
-  if (ra > 1 && rb > 1 && ra != rb) {
-    int32_t const r = std::max(ra, rb);
-    KO_ASSIGN_OR_RETURN(a, broadcastToRank(ctx, node, a, r));
-    KO_ASSIGN_OR_RETURN(b, broadcastToRank(ctx, node, b, r));
-  }
-  IMatrixMultiplyLayer* l = ctx.network().addMatrixMultiply(*a, opA, *b, opB);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "matmul"));
-  return l->getOutput(0);
-}
+using compose::matmul;
 
 Status importMatMul(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * a, ctx.tensor(node, 0));

@@ -1,5 +1,5 @@
 // ONNX importers composed from Kiln layers or mapped onto the breadth layers: DepthToSpace/SpaceToDepth
-// (shuffles), Hardmax, LRN, MeanVarianceNormalization, GroupNormalization, ReverseSequence, GridSample, Mod,
+// (shuffles), Hardmax, LRN, MeanVarianceNormalization, GroupNormalization, ReverseSequence, GridSample,
 // IsInf, Celu/Mish/HardSwish.
 #include <algorithm>
 #include <cstring>
@@ -310,33 +310,6 @@ Status importGridSample(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 
-bool isFloatType(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
-
-/// Mod: fmod = 0 takes the divisor's sign (a - b * floor(a / b)); fmod = 1 the dividend's (a - b * trunc(a / b)).
-Status importMod(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * a, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(ITensor * b, ctx.tensor(node, 1));
-  KO_ASSIGN_OR_RETURN(int64_t fmod, attrInt(node, "fmod", 0));
-  ITensor* q = nullptr;
-  if (isFloatType(a->getType())) {
-    KO_ASSIGN_OR_RETURN(q, ew(ctx, node, a, b, ElementWiseOperation::kDIV));
-    if (fmod != 0) {
-      KO_ASSIGN_OR_RETURN(ITensor * s, unary(ctx, node, q, UnaryOperation::kSIGN));
-      KO_ASSIGN_OR_RETURN(ITensor * m, unary(ctx, node, q, UnaryOperation::kABS));
-      KO_ASSIGN_OR_RETURN(m, unary(ctx, node, m, UnaryOperation::kFLOOR));
-      KO_ASSIGN_OR_RETURN(q, ew(ctx, node, s, m, ElementWiseOperation::kPROD));
-    } else {
-      KO_ASSIGN_OR_RETURN(q, unary(ctx, node, q, UnaryOperation::kFLOOR));
-    }
-  } else {
-    KO_ASSIGN_OR_RETURN(
-        q, ew(ctx, node, a, b, fmod != 0 ? ElementWiseOperation::kDIV : ElementWiseOperation::kFLOOR_DIV));
-  }
-  KO_ASSIGN_OR_RETURN(ITensor * bq, ew(ctx, node, b, q, ElementWiseOperation::kPROD));
-  KO_ASSIGN_OR_RETURN(ITensor * y, ew(ctx, node, a, bq, ElementWiseOperation::kSUB));
-  return ctx.setOutput(node, 0, y);
-}
-
 Status importIsInf(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(int64_t neg, attrInt(node, "detect_negative", 1));
@@ -401,7 +374,6 @@ KILN_ONNX_REGISTER("", "MeanVarianceNormalization", importMVN);
 KILN_ONNX_REGISTER("", "GroupNormalization", importGroupNorm);
 KILN_ONNX_REGISTER("", "ReverseSequence", importReverseSequence);
 KILN_ONNX_REGISTER("", "GridSample", importGridSample);
-KILN_ONNX_REGISTER("", "Mod", importMod);
 KILN_ONNX_REGISTER("", "IsInf", importIsInf);
 KILN_ONNX_REGISTER("", "Celu", importCelu);
 KILN_ONNX_REGISTER("", "Mish", importMish);
