@@ -1,5 +1,5 @@
 // ONNX shape and data-movement importers: Identity, Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
-// Concat, Split, Slice, Gather, Shape, Cast, Expand, Where.
+// Concat, Split, Slice, Gather, Shape, Expand, Where.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -373,22 +373,6 @@ Status importShape(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, y);
 }
 
-Status importCast(ImportContext& ctx, Node const& node) {
-  auto const* a = findAttr(node, "to");
-  if (a == nullptr) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute 'to' is required");
-  }
-  KO_ASSIGN_OR_RETURN(int64_t to, attrInt(node, "to", 0));
-  auto type = fromOnnxType(static_cast<int32_t>(to));
-  if (!type.ok()) {
-    return ImportContext::nodeError(type.status.code, node, type.status.message);
-  }
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  ICastLayer* l = ctx.network().addCast(*x, type.value);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "cast"));
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
 /// Expand: numpy broadcast to a constant shape, as a wrapping slice.
 Status importExpand(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
@@ -451,7 +435,6 @@ KILN_ONNX_REGISTER("", "Split", importSplit);
 KILN_ONNX_REGISTER("", "Slice", importSlice);
 KILN_ONNX_REGISTER("", "Gather", importGather);
 KILN_ONNX_REGISTER("", "Shape", importShape);
-KILN_ONNX_REGISTER("", "Cast", importCast);
 KILN_ONNX_REGISTER("", "Expand", importExpand);
 KILN_ONNX_REGISTER("", "Where", importWhere);
 
