@@ -25,14 +25,13 @@ Status importAffineGrid(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> size, constantInts(ctx, node, 1));
   KO_ASSIGN_OR_RETURN(int64_t align, attrInt(node, "align_corners", 0));
   if (size.size() != 4 && size.size() != 5) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "size must have 4 or 5 entries, got ",
-                                    size.size());
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "size must have 4 or 5 entries, got ", size.size());
   }
   auto const r = static_cast<int32_t>(size.size()) - 2;  // spatial rank
   Dims const td = theta->getDimensions();
   if (td.nbDims != 3 || td.d[1] != r || td.d[2] != r + 1) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "theta ", dimsString(td), " does not fit a ",
-                                    r, "-D grid");
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "theta ", dimsString(td), " does not fit a ", r,
+                                    "-D grid");
   }
   int64_t points = 1;
   for (int32_t i = 0; i < r; ++i) {

@@ -19,8 +19,8 @@ Status importCenterCropPad(ImportContext& ctx, Node const& node) {
     for (int32_t a = 0; a < r; ++a) axes.push_back(a);
   }
   if (axes.size() != shape.size()) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "shape has ", shape.size(),
-                                    " entries for ", axes.size(), " axes");
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "shape has ", shape.size(), " entries for ",
+                                    axes.size(), " axes");
   }
   Dims const in = x->getDimensions();
   Dims start{r, {}};
@@ -38,8 +38,7 @@ Status importCenterCropPad(ImportContext& ctx, Node const& node) {
       return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "negative target extent ", shape[i]);
     }
     if (in.d[a] < 0) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node, "axis ", a,
-                                      " has a dynamic extent");
+      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node, "axis ", a, " has a dynamic extent");
     }
     // Truncation toward zero: cropping by d starts at floor(d / 2); padding by d starts at -floor(d / 2).
     start.d[a] = (in.d[a] - shape[i]) / 2;
@@ -47,8 +46,7 @@ Status importCenterCropPad(ImportContext& ctx, Node const& node) {
   }
   for (int32_t k = 0; k < r; ++k) {
     if (size.d[k] < 0) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node, "axis ", k,
-                                      " has a dynamic extent");
+      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node, "axis ", k, " has a dynamic extent");
     }
   }
   ISliceLayer* l = ctx.network().addSlice(*x, start, size, stride);

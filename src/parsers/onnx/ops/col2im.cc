@@ -51,8 +51,8 @@ Status importCol2Im(ImportContext& ctx, Node const& node) {
     dilations.d[i] = dil[i];
   }
   if (in.d[1] % k != 0 || in.d[2] != blocks) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "input ", dimsString(in), " does not hold ",
-                                    blocks, " blocks of ", k, " values per channel");
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "input ", dimsString(in), " does not hold ", blocks,
+                                    " blocks of ", k, " values per channel");
   }
   int64_t const c = in.d[1] / k;
   if (c * k * k > kMaxConstantElements) {
@@ -68,10 +68,12 @@ Status importCol2Im(ImportContext& ctx, Node const& node) {
   for (int64_t ch = 0; ch < c * k; ++ch) {
     std::memcpy(w->bytes.data() + (ch * k + ch % k) * 4, &one, 4);  // [ch, 0, j] with j = ch mod K
   }
-  IDeconvolutionLayer* l =
-      ctx.network().addDeconvolutionNd(*cols, c, kernel, w->weights(), Weights{DataType::kFLOAT, nullptr, 0});
+  // Weights are set after the group count: their shape [C * K, C / groups = 1, block...] depends on it.
+  IDeconvolutionLayer* l = ctx.network().addDeconvolutionNd(*cols, c, kernel, Weights{DataType::kFLOAT, nullptr, 0},
+                                                            Weights{DataType::kFLOAT, nullptr, 0});
   KO_RETURN_IF_ERROR(ctx.check(l, node, "col2im"));
   l->setNbGroups(c);
+  l->setKernelWeights(w->weights());
   l->setStrideNd(strides);
   l->setDilationNd(dilations);
   // Canvas [N, C, padded - remainder...] -> image: start at the begin pads, read image extents (zeros past the end).

@@ -48,8 +48,7 @@ Status importDeformConv(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> dil, attrInts(node, "dilations", {1, 1}));
   KO_ASSIGN_OR_RETURN(int64_t groups, attrInt(node, "group", 1));
   KO_ASSIGN_OR_RETURN(int64_t og, attrInt(node, "offset_group", 1));
-  if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil.size() != 2 || k[0] != wd.d[2] ||
-      k[1] != wd.d[3]) {
+  if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil.size() != 2 || k[0] != wd.d[2] || k[1] != wd.d[3]) {
     return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "kernel_shape/strides/pads/dilations do not ",
                                     "describe a 2-D kernel of W ", dimsString(wd));
   }
@@ -72,8 +71,8 @@ Status importDeformConv(ImportContext& ctx, Node const& node) {
   }
   int64_t const oh = out[0], ow = out[1], taps = k[0] * k[1], positions = oh * ow;
   if (od.d[0] != n || od.d[1] != og * taps * 2 || od.d[2] != oh || od.d[3] != ow) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "offset ", dimsString(od), " should be [", n,
-                                    ", ", og * taps * 2, ", ", oh, ", ", ow, "]");
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "offset ", dimsString(od), " should be [", n, ", ",
+                                    og * taps * 2, ", ", oh, ", ", ow, "]");
   }
   DataType const t = x->getType();
   // Grid coordinates for GridSample's align_corners = 0: g = (2 * p + 1) / extent - 1 with p = base + offset,
@@ -130,8 +129,8 @@ Status importDeformConv(ImportContext& ctx, Node const& node) {
     KO_ASSIGN_OR_RETURN(ITensor * mask, ctx.tensor(node, 4));
     Dims const md = mask->getDimensions();
     if (md.nbDims != 4 || md.d[0] != n || md.d[1] != og * taps || md.d[2] != oh || md.d[3] != ow) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "mask ", dimsString(md), " should be [", n,
-                                      ", ", og * taps, ", ", oh, ", ", ow, "]");
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "mask ", dimsString(md), " should be [", n, ", ",
+                                      og * taps, ", ", oh, ", ", ow, "]");
     }
     KO_ASSIGN_OR_RETURN(mask, reshape(ctx, node, mask, Dims{5, {n, og, 1, taps, positions}}, false));
     KO_ASSIGN_OR_RETURN(cols, elementwise(ctx, node, cols, mask, ElementWiseOperation::kPROD));
@@ -139,7 +138,8 @@ Status importDeformConv(ImportContext& ctx, Node const& node) {
   // Columns ordered (channel, tap) as W's [C / groups, kh, kw] flattening.
   KO_ASSIGN_OR_RETURN(cols, reshape(ctx, node, cols, Dims{4, {n, groups, c / groups * taps, positions}}, false));
   KO_ASSIGN_OR_RETURN(ITensor * wm, reshape(ctx, node, w, Dims{4, {1, groups, m / groups, c / groups * taps}}, false));
-  IMatrixMultiplyLayer* mm = ctx.network().addMatrixMultiply(*wm, MatrixOperation::kNONE, *cols, MatrixOperation::kNONE);
+  IMatrixMultiplyLayer* mm =
+      ctx.network().addMatrixMultiply(*wm, MatrixOperation::kNONE, *cols, MatrixOperation::kNONE);
   KO_RETURN_IF_ERROR(ctx.check(mm, node, "deform_conv_matmul"));
   KO_ASSIGN_OR_RETURN(ITensor * y, reshape(ctx, node, mm->getOutput(0), Dims{4, {n, m, oh, ow}}, false));
   if (ImportContext::hasInput(node, 3)) {

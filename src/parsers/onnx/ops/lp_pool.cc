@@ -36,8 +36,8 @@ Status importLpPool(ImportContext& ctx, Node const& node) {
     p = pa->type() == ::onnx::AttributeProto::FLOAT ? static_cast<double>(pa->f()) : static_cast<double>(pa->i());
   }
   if (k.size() != n || st.size() != n || pads.size() != 2 * n || dil.size() != n) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node,
-                                    "kernel_shape/strides/pads/dilations do not match ", n, " spatial axes");
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "kernel_shape/strides/pads/dilations do not match ",
+                                    n, " spatial axes");
   }
   if (!(p > 0.0) || !std::isfinite(p)) {
     return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "p must be positive, got ", p);
