@@ -438,6 +438,11 @@ enum class ElementWiseOperation : int32_t {
   kEQUAL = 11,     ///< a == b.
   kGREATER = 12,   ///< a > b.
   kLESS = 13,      ///< a < b.
+  // Kiln extensions, not in TensorRT: bitwise operations on integer inputs of one type (ONNX BitwiseAnd/Or/Xor).
+  // They lie outside EnumMax<ElementWiseOperation>(), which keeps TensorRT's value.
+  kBITWISE_AND = 100,  ///< a & b on the two's-complement bits. Kiln extension.
+  kBITWISE_OR = 101,   ///< a | b. Kiln extension.
+  kBITWISE_XOR = 102,  ///< a ^ b. Kiln extension.
 };
 
 namespace impl {
@@ -492,6 +497,8 @@ enum class UnaryOperation : int32_t {
   kROUND = 22,  ///< Round to nearest, ties to even.
   kISINF = 23,  ///< True where x is +/-infinity.
   kISNAN = 24,  ///< True where x is NaN.
+  // Kiln extension, not in TensorRT (outside EnumMax<UnaryOperation>(), which keeps TensorRT's value).
+  kBITWISE_NOT = 100,  ///< ~x on the bits of an integer input (ONNX BitwiseNot). Kiln extension.
 };
 
 namespace impl {
@@ -2023,7 +2030,8 @@ class KILN_API INetworkDefinition : public INoCopy {
   /// Adds an unsqueeze inserting the axes listed by `axes`.
   virtual IUnsqueezeLayer* addUnsqueeze(ITensor& input, ITensor& axes) noexcept = 0;
 
-  /// Adds a grid sample (kLINEAR, unaligned corners, kFILL).
+  /// Adds a grid sample (kLINEAR, unaligned corners, kFILL): input [N, C, H, W], grid [N, H_out, W_out, 2]. Kiln
+  /// extension: a volumetric input [N, C, D, H, W] with grid [N, D_out, H_out, W_out, 3] (kLINEAR or kNEAREST).
   virtual IGridSampleLayer* addGridSample(ITensor& input, ITensor& grid) noexcept = 0;
 
   /// Adds a reverse-sequence layer (batch axis 1, sequence axis 0).

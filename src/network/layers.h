@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/extension_enums.h"
 #include "network/network.h"
 
 namespace kiln::network {
@@ -33,6 +34,9 @@ inline bool validEnum(DataType t) {
   auto v = static_cast<int32_t>(t);
   return (v >= 0 && v < EnumMax<DataType>()) || isSupportedType(t);
 }
+/// ElementWiseOperation and UnaryOperation also have Kiln's bitwise extension values (past EnumMax).
+inline bool validEnum(ElementWiseOperation op) { return ir::isValidElementWiseOperation(static_cast<int64_t>(op)); }
+inline bool validEnum(UnaryOperation op) { return ir::isValidUnaryOperation(static_cast<int64_t>(op)); }
 /// Shape of a convolution kernel constant of `count` values: [K, count / (K * kernel volume), k...], given the
 /// data input's shape `x` (channels at x.d[x.nbDims - kernel.size() - 1] when known). nbDims == -1, with
 /// `why` set, when the count cannot be such a kernel (not a multiple of K * kernel volume, or C / groups

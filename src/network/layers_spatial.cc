@@ -423,10 +423,15 @@ IGridSampleLayer* addGridSampleLayer(NetworkImpl& net, ITensor& input, ITensor& 
   TensorImpl* g = x ? net.own(grid, "addGridSample") : nullptr;
   if (!g) return nullptr;
   Dims xd = x->getDimensions(), gd = g->getDimensions();
-  if ((xd.nbDims >= 0 && xd.nbDims != 4) || (gd.nbDims >= 0 && (gd.nbDims != 4 || gd.d[3] != 2))) {
+  // 4-D as TensorRT; 5-D (volumetric, grid [N, D_out, H_out, W_out, 3]) is a Kiln extension.
+  int32_t const rank = xd.nbDims >= 0 ? xd.nbDims : gd.nbDims;
+  bool const rankOk = rank < 0 || rank == 4 || rank == 5;
+  if (!rankOk || (xd.nbDims >= 0 && xd.nbDims != rank) ||
+      (gd.nbDims >= 0 && (gd.nbDims != rank || (gd.d[rank - 1] >= 0 && gd.d[rank - 1] != rank - 2)))) {
     net.reporter().fail(invalidArgument("addGridSample: layer '", net.nextLayerName(LayerType::kGRID_SAMPLE),
                                         "': input ", dimsToString(xd), " must be [N, C, H, W] and grid ",
-                                        dimsToString(gd), " [N, H_out, W_out, 2]"));
+                                        dimsToString(gd), " [N, H_out, W_out, 2] (or [N, C, D, H, W] and ",
+                                        "[N, D_out, H_out, W_out, 3])"));
     return nullptr;
   }
   ir::Node* n = net.addLayerNode(ir::OpType::kGridSample, LayerType::kGRID_SAMPLE, {x->value(), g->value()});

@@ -1,10 +1,12 @@
 // Reference kernel of ElementWise: numpy broadcasting; floats computed in double and rounded once on store,
 // integers exactly in int64 (wrapping like the storage type), uint64 exactly in uint64 (its values past 2^63 do
-// not fit int64's order and division), bool for logical ops and comparisons.
+// not fit int64's order and division), bool for logical ops and comparisons; Kiln's bitwise extensions on every
+// integer type.
 #include <cmath>
 #include <cstdint>
 
 #include "backends/reference/reference_util.h"
+#include "ir/extension_enums.h"
 
 namespace kiln::backends::reference {
 namespace {
@@ -94,6 +96,14 @@ int64_t intOp(Op op, int64_t a, int64_t b) {
       return a > b;
     case Op::kLESS:
       return a < b;
+    // On the int64 image of the value: the low bits are the storage type's bits (uint64 included), and the
+    // store narrows back to them.
+    case Op::kBITWISE_AND:
+      return a & b;
+    case Op::kBITWISE_OR:
+      return a | b;
+    case Op::kBITWISE_XOR:
+      return a ^ b;
   }
   return 0;
 }
@@ -137,6 +147,12 @@ uint64_t uintOp(Op op, uint64_t a, uint64_t b) {
       return a > b;
     case Op::kLESS:
       return a < b;
+    case Op::kBITWISE_AND:
+      return a & b;
+    case Op::kBITWISE_OR:
+      return a | b;
+    case Op::kBITWISE_XOR:
+      return a ^ b;
   }
   return 0;
 }
@@ -172,6 +188,10 @@ double floatOp(Op op, double a, double b) {
       return a > b;
     case Op::kLESS:
       return a < b;
+    case Op::kBITWISE_AND:
+    case Op::kBITWISE_OR:
+    case Op::kBITWISE_XOR:
+      break;  // integers only (outputType refuses floats)
   }
   return 0.0;
 }
@@ -203,11 +223,15 @@ std::optional<DataType> outputType(Op op, DataType t) {
     case Op::kGREATER:
     case Op::kLESS:
       return isArithmetic(t) ? std::optional<DataType>(DataType::kBOOL) : std::nullopt;
+    case Op::kBITWISE_AND:
+    case Op::kBITWISE_OR:
+    case Op::kBITWISE_XOR:
+      return ir::isBitwiseType(t) ? std::optional<DataType>(t) : std::nullopt;
   }
   return std::nullopt;
 }
 
-bool validOp(int64_t v) { return v >= 0 && v < EnumMax<ElementWiseOperation>(); }
+bool validOp(int64_t v) { return ir::isValidElementWiseOperation(v); }
 
 Tactic elementWiseTactic() {
   return makeTactic(

@@ -63,6 +63,9 @@ double naiveFloat(Op op, double a, double b) {
     case Op::kAND:
     case Op::kOR:
     case Op::kXOR:
+    case Op::kBITWISE_AND:
+    case Op::kBITWISE_OR:
+    case Op::kBITWISE_XOR:
       break;
   }
   return 0;
@@ -273,6 +276,44 @@ TEST(ElementWiseReference, BoolLogicAndEquality) {
     EXPECT_EQ(r.dtype, DataType::kBOOL);
     EXPECT_EQ(r.out.toInt64Vector(), c.want);
   }
+}
+
+TEST(ElementWiseReference, BitwiseOnEveryIntegerType) {
+  // Hand-computed on the two's-complement bits: 0b1100 & 0b1010 = 0b1000, | = 0b1110, ^ = 0b0110; with a
+  // negative operand (-2 = ...1110): -2 & 5 = 4, -2 | 5 = -1, -2 ^ 5 = -5.
+  struct {
+    Op op;
+    std::vector<int64_t> want;
+  } cases[] = {{Op::kBITWISE_AND, {8, 4}}, {Op::kBITWISE_OR, {14, -1}}, {Op::kBITWISE_XOR, {6, -5}}};
+  for (DataType t : {DataType::kINT8, DataType::kINT16, DataType::kINT32, DataType::kINT64}) {
+    for (auto const& c : cases) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " op ", static_cast<int>(c.op)));
+      RunResult r = runNode(OpType::kElementWise, opAttr(c.op),
+                            {var(tensor(t, {2}, std::vector<int64_t>{12, -2})),
+                             var(tensor(t, {2}, std::vector<int64_t>{10, 5}))});
+      ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+      EXPECT_EQ(r.dtype, t);
+      EXPECT_EQ(r.out.toInt64Vector(), c.want);
+    }
+  }
+  // Unsigned types keep their full width: 0xF0 ^ 0x3C = 0xCC; uint64's top bit survives (broadcast too).
+  RunResult u8 = runNode(OpType::kElementWise, opAttr(Op::kBITWISE_XOR),
+                         {var(tensor(DataType::kUINT8, {1}, std::vector<int64_t>{0xF0})),
+                          var(tensor(DataType::kUINT8, {2}, std::vector<int64_t>{0x3C, 0xFF}))});
+  ASSERT_TRUE(u8.status.isOk()) << u8.status.toString();
+  EXPECT_EQ(u8.out.toInt64Vector(), (std::vector<int64_t>{0xCC, 0x0F}));
+  HostTensor big = tensor(DataType::kUINT64, {1}, std::vector<int64_t>{0});
+  static_cast<uint64_t*>(big.mutableData())[0] = 0x8000000000000001ULL;
+  RunResult u64 = runNode(OpType::kElementWise, opAttr(Op::kBITWISE_OR),
+                          {var(big), var(tensor(DataType::kUINT64, {1}, std::vector<int64_t>{6}))});
+  ASSERT_TRUE(u64.status.isOk()) << u64.status.toString();
+  EXPECT_EQ(u64.out.as<uint64_t>()[0], 0x8000000000000007ULL);
+  // Floats and bool are refused.
+  HostTensor f = tensor(DataType::kFLOAT, {1}, std::vector<double>{1});
+  HostTensor b = tensor(DataType::kBOOL, {1}, std::vector<int64_t>{1});
+  EXPECT_FALSE(runNode(OpType::kElementWise, opAttr(Op::kBITWISE_AND), {var(f), var(f)}).status.isOk());
+  EXPECT_FALSE(runNode(OpType::kElementWise, opAttr(Op::kBITWISE_OR), {var(b), var(b)}).status.isOk());
+  EXPECT_FALSE(runNode(OpType::kElementWise, attrs({{"op", int64_t{103}}}), {var(f), var(f)}).status.isOk());
 }
 
 TEST(ElementWiseReference, EdgeShapes) {

@@ -1,5 +1,6 @@
-// Reference kernel of GridSample (ONNX GridSample 2-D, as PyTorch's grid_sample): nearest (round half to even),
-// bilinear or bicubic (A = -0.75) sampling with zeros (kFILL), border (kCLAMP) or reflection (kREFLECT) padding.
+// Reference kernel of GridSample (ONNX GridSample, as PyTorch's grid_sample): nearest (round half to even),
+// bilinear or bicubic (A = -0.75) sampling with zeros (kFILL), border (kCLAMP) or reflection (kREFLECT) padding;
+// volumes (Kiln extension, ONNX opset 20): nearest or trilinear sampling of [N, C, D, H, W] at (x, y, z) points.
 #include <array>
 #include <cmath>
 #include <vector>
@@ -119,6 +120,54 @@ Status runGridSample(GridParams const& p, LaunchContext const& ctx) {
   return Status::ok();
 }
 
+// The volumetric form: x [N, C, D, H, W], grid [N, Do, Ho, Wo, 3] holding (x, y, z); nearest or trilinear.
+Status runGridSample3d(GridParams const& p, LaunchContext const& ctx) {
+  TensorView const& x = ctx.inputs[0];
+  TensorView const& grid = ctx.inputs[1];
+  TensorView const& y = ctx.outputs[0];
+  if (x.shape.nbDims != 5 || grid.shape.nbDims != 5 || y.shape.nbDims != 5 || grid.shape.d[4] != 3 ||
+      grid.shape.d[0] != x.shape.d[0] || y.shape.d[0] != x.shape.d[0] || y.shape.d[1] != x.shape.d[1] ||
+      y.shape.d[2] != grid.shape.d[1] || y.shape.d[3] != grid.shape.d[2] || y.shape.d[4] != grid.shape.d[3])
+    return invalidArgument(p.who, ": shapes x ", dimsToString(x.shape), ", grid ", dimsToString(grid.shape), ", y ",
+                           dimsToString(y.shape), " do not agree");
+  if (p.mode == InterpolationMode::kCUBIC) return unsupported(p.who, ": cubic sampling of a volume");
+  int64_t n = x.shape.d[0], c = x.shape.d[1], d = x.shape.d[2], h = x.shape.d[3], w = x.shape.d[4];
+  int64_t dout = y.shape.d[2], ho = y.shape.d[3], wo = y.shape.d[4];
+  if ((d == 0 || h == 0 || w == 0) && y.count() > 0)
+    return invalidArgument(p.who, ": cannot sample an empty volume ", dimsToString(x.shape));
+  auto at = [&](int64_t b, int64_t ch, int64_t iz, int64_t iy, int64_t ix) {
+    if (iz < 0 || iz >= d || iy < 0 || iy >= h || ix < 0 || ix >= w) return 0.0;
+    return loadAsDouble(x, (((b * c + ch) * d + iz) * h + iy) * w + ix);
+  };
+  int64_t const points = dout * ho * wo;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t pt = 0; pt < points; ++pt) {
+      int64_t gi = (b * points + pt) * 3;
+      double px = padCoordinate(unnormalize(loadAsDouble(grid, gi), w, p.alignCorners), w, p);
+      double py = padCoordinate(unnormalize(loadAsDouble(grid, gi + 1), h, p.alignCorners), h, p);
+      double pz = padCoordinate(unnormalize(loadAsDouble(grid, gi + 2), d, p.alignCorners), d, p);
+      for (int64_t ch = 0; ch < c; ++ch) {
+        double v = 0.0;
+        if (p.mode == InterpolationMode::kNEAREST) {
+          v = at(b, ch, static_cast<int64_t>(std::nearbyint(pz)), static_cast<int64_t>(std::nearbyint(py)),
+                 static_cast<int64_t>(std::nearbyint(px)));
+        } else {
+          double x0 = std::floor(px), y0 = std::floor(py), z0 = std::floor(pz);
+          double tx = px - x0, ty = py - y0, tz = pz - z0;
+          auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0), iz = static_cast<int64_t>(z0);
+          for (int64_t k = 0; k < 2; ++k)
+            for (int64_t j = 0; j < 2; ++j)
+              for (int64_t i = 0; i < 2; ++i) {
+                double wgt = (k ? tz : 1 - tz) * (j ? ty : 1 - ty) * (i ? tx : 1 - tx);
+                v += wgt * at(b, ch, iz + k, iy + j, ix + i);
+              }
+        }
+        storeFromDouble(y, (b * c + ch) * points + pt, v);
+      }
+    }
+  return Status::ok();
+}
+
 Tactic gridSampleTactic() {
   return makeTactic(
       "grid_sample_reference", OpType::kGridSample,
@@ -133,7 +182,9 @@ Tactic gridSampleTactic() {
         p.sample = static_cast<SampleMode>(node.attrs.getInt("sample_mode", static_cast<int64_t>(SampleMode::kFILL)));
         if (p.sample != SampleMode::kFILL && p.sample != SampleMode::kCLAMP && p.sample != SampleMode::kREFLECT)
           return invalidGraph(p.who, ": sample_mode must be kFILL, kCLAMP or kREFLECT");
-        return makeKernel([p](LaunchContext const& ctx) { return runGridSample(p, ctx); });
+        return makeKernel([p](LaunchContext const& ctx) {
+          return ctx.inputs[0].shape.nbDims == 5 ? runGridSample3d(p, ctx) : runGridSample(p, ctx);
+        });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
         return in.size() == 2 && out.size() == 1 && isFloatOrDouble(in[0].dtype) && isFloatOrDouble(in[1].dtype) &&

@@ -171,6 +171,47 @@ TEST(GridSampleReference, OutputShapeAndEmptyGrid) {
   EXPECT_EQ(dimsToString(out->shape()), dimsToString(makeDims({1, 2, 0, 5})));
 }
 
+// Volumetric (Kiln extension): x [1, 1, 2, 2, 2] = 0..7 (index = 4z + 2y + x), align_corners 1 so that -1 and 1
+// are the corner voxels. Hand-computed: corners give 0 and 7; the center is the mean 3.5; (0, -1, 1) lies between
+// voxels 4 and 5 -> 4.5; (3, 0, 0) is past the x edge (pixel 2) -> 0 with zeros padding, and with border padding
+// clamps to x = 1: mean of voxels 1, 3, 5, 7 = 4. Nearest at (0.2, -1, 1): pixel x 0.6 rounds to 1 -> voxel 5.
+TEST(GridSampleReference, Volumetric) {
+  std::vector<double> vol{0, 1, 2, 3, 4, 5, 6, 7};
+  auto sample3d = [&](std::vector<double> const& grid, InterpolationMode mode, SampleMode sm) {
+    ir::Graph g;
+    auto pts = static_cast<int64_t>(grid.size()) / 3;
+    ir::Node* n = g.addNode(OpType::kGridSample, "gs",
+                            {constant(g, "x", DataType::kFLOAT64, {1, 1, 2, 2, 2}, vol),
+                             constant(g, "grid", DataType::kFLOAT64, {1, 1, 1, pts, 3}, grid)});
+    n->attrs.setInt("mode", static_cast<int64_t>(mode));
+    n->attrs.setInt("align_corners", 1);
+    n->attrs.setInt("sample_mode", static_cast<int64_t>(sm));
+    auto out = run(g, n);
+    EXPECT_TRUE(out.isOk()) << out.status().toString();
+    if (out.isOk()) {
+      EXPECT_EQ(dimsToString(out->shape()), dimsToString(makeDims({1, 1, 1, 1, pts})));
+    }
+    return out.isOk() ? values(*out) : std::vector<double>{};
+  };
+  using IM = InterpolationMode;
+  EXPECT_EQ(sample3d({-1, -1, -1, 1, 1, 1, 0, 0, 0, 0, -1, 1, 3, 0, 0}, IM::kLINEAR, SampleMode::kFILL),
+            (std::vector<double>{0, 7, 3.5, 4.5, 0}));
+  EXPECT_EQ(sample3d({3, 0, 0}, IM::kLINEAR, SampleMode::kCLAMP), std::vector<double>{4});
+  EXPECT_EQ(sample3d({0.2, -1, 1}, IM::kNEAREST, SampleMode::kFILL), std::vector<double>{5});
+  // Cubic is not defined for volumes; a 5-D input needs a 5-D grid of 3-vectors.
+  ir::Graph g;
+  ir::Node* n = g.addNode(OpType::kGridSample, "gs",
+                          {constant(g, "x", DataType::kFLOAT, {1, 1, 2, 2, 2}, vol),
+                           constant(g, "grid", DataType::kFLOAT, {1, 1, 1, 1, 3}, std::vector<double>{0, 0, 0})});
+  n->attrs.setInt("mode", static_cast<int64_t>(IM::kCUBIC));
+  EXPECT_FALSE(ir::inferGraphInPlace(g, nullptr).isOk());
+  ir::Graph g2;
+  g2.addNode(OpType::kGridSample, "gs",
+             {constant(g2, "x", DataType::kFLOAT, {1, 1, 2, 2, 2}, vol),
+              constant(g2, "grid", DataType::kFLOAT, {1, 1, 1, 1, 2}, std::vector<double>{0, 0})});
+  EXPECT_FALSE(ir::inferGraphInPlace(g2, nullptr).isOk());
+}
+
 TEST(GridSampleInfer, Errors) {
   auto infer = [](std::vector<int64_t> xs, std::vector<int64_t> gs, DataType gt, SampleMode sm) {
     ir::Graph g;

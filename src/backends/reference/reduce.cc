@@ -1,6 +1,7 @@
 // Reference kernel of Reduce (sum, product, max, min, average over `axes` -- the attribute, or input 1 read at
-// enqueue --, keeping the reduced dims as 1 or not):
-// fp64 for float types; exact int64 arithmetic for int32/int64, where kAVG divides truncating toward zero.
+// enqueue --, keeping the reduced dims as 1 or not): fp64 for float types; exact int64 arithmetic for
+// int32/int64, where kAVG divides truncating toward zero; kMAX (any) and kMIN (all) on bool, false and true over
+// an empty set.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -79,7 +80,8 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
     return invalidArgument(rp.who, ": y ", dimsToString(y.shape), " does not match the reduction of ",
                            dimsToString(x.shape));
   int64_t n = static_cast<int64_t>(inner.size());
-  bool isInt = x.dtype == DataType::kINT32 || x.dtype == DataType::kINT64;
+  bool const isBool = x.dtype == DataType::kBOOL;
+  bool isInt = x.dtype == DataType::kINT32 || x.dtype == DataType::kINT64 || isBool;
   for (size_t o = 0; o < outer.size(); ++o) {
     if (isInt) {
       int64_t acc = 0;
@@ -92,10 +94,10 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
           acc = 1;
           break;
         case ReduceOperation::kMAX:
-          acc = std::numeric_limits<int64_t>::min();
+          acc = isBool ? 0 : std::numeric_limits<int64_t>::min();
           break;
         case ReduceOperation::kMIN:
-          acc = std::numeric_limits<int64_t>::max();
+          acc = isBool ? 1 : std::numeric_limits<int64_t>::max();
           break;
       }
       for (int64_t i = 0; i < n; ++i) {
@@ -177,11 +179,16 @@ Tactic reduceTactic() {
         rp.axes = node.attrs.getInts("axes");
         return makeKernel([rp](LaunchContext const& ctx) { return runReduce(rp, ctx); });
       },
-      [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
+      [](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
         if (in.empty() || in.size() > 2 || out.size() != 1)
           return false;
         if (in.size() == 2 && !typeIn(in[1].dtype, {DataType::kINT32, DataType::kINT64}))
           return false;
+        if (in[0].dtype == DataType::kBOOL) {
+          int64_t const op = node.attrs.getInt("op", 0);
+          return out[0].dtype == DataType::kBOOL && (op == static_cast<int64_t>(ReduceOperation::kMAX) ||
+                                                     op == static_cast<int64_t>(ReduceOperation::kMIN));
+        }
         if (isComputeFloat(in[0].dtype))
           return isComputeFloat(out[0].dtype);
         return typeIn(in[0].dtype, {DataType::kINT32, DataType::kINT64, DataType::kINT16, DataType::kUINT16,

@@ -155,6 +155,24 @@ TEST(Reduce, IntegersAreExact) {
   EXPECT_EQ(out->toInt64Vector(), (std::vector<int64_t>{big + 2}));
 }
 
+// kMAX is "any" and kMIN "all" on bool (ONNX ReduceMax/ReduceMin-20); over an empty set false and true.
+TEST(Reduce, BoolMaxAndMin) {
+  std::vector<double> xv{0, 1, 0, 0, 0, 0};  // [[F, T, F], [F, F, F]]
+  auto mx = runReduce(DataType::kBOOL, {2, 3}, xv, 2, {1}, false);
+  ASSERT_TRUE(mx.isOk()) << mx.status().toString();
+  EXPECT_EQ(mx->dtype(), DataType::kBOOL);
+  EXPECT_EQ(mx->toInt64Vector(), (std::vector<int64_t>{1, 0}));
+  auto mn = runReduce(DataType::kBOOL, {2, 3}, {1, 1, 0, 1, 1, 1}, 3, {1}, true);
+  ASSERT_TRUE(mn.isOk()) << mn.status().toString();
+  EXPECT_EQ(dimsToString(mn->shape()), "[2,1]");
+  EXPECT_EQ(mn->toInt64Vector(), (std::vector<int64_t>{0, 1}));
+  auto any0 = runReduce(DataType::kBOOL, {2, 0}, {}, 2, {1}, false);
+  auto all0 = runReduce(DataType::kBOOL, {2, 0}, {}, 3, {1}, false);
+  ASSERT_TRUE(any0.isOk() && all0.isOk());
+  EXPECT_EQ(any0->toInt64Vector(), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(all0->toInt64Vector(), (std::vector<int64_t>{1, 1}));
+}
+
 TEST(Reduce, ZeroSizedOutputAndNaN) {
   auto out = runReduce(DataType::kFLOAT, {0, 3}, {}, 0, {1}, true);
   ASSERT_TRUE(out.isOk()) << out.status().toString();

@@ -1,9 +1,11 @@
 // Reference kernel of Unary: float math in double rounded once on store; kABS/kNEG/kSIGN also exact on signed
-// integers (wrapping: |INT_MIN| stays INT_MIN as in two's complement); kNOT on bool; kISINF/kISNAN give bool.
+// integers (wrapping: |INT_MIN| stays INT_MIN as in two's complement); kNOT on bool; kISINF/kISNAN give bool;
+// Kiln's kBITWISE_NOT on every integer type.
 #include <cmath>
 #include <cstdint>
 
 #include "backends/reference/reference_util.h"
+#include "ir/extension_enums.h"
 
 namespace kiln::backends::reference {
 namespace {
@@ -75,6 +77,8 @@ double floatOp(Op op, double x) {
       return std::isinf(x) ? 1.0 : 0.0;
     case Op::kISNAN:
       return std::isnan(x) ? 1.0 : 0.0;
+    case Op::kBITWISE_NOT:
+      break;  // integers only (outputType refuses floats)
   }
   return x;
 }
@@ -90,6 +94,8 @@ int64_t intOp(Op op, int64_t x) {
       return x > 0 ? 1 : (x < 0 ? -1 : 0);
     case Op::kNOT:
       return x == 0 ? 1 : 0;
+    case Op::kBITWISE_NOT:
+      return ~x;  // the store narrows to the storage type's bits
     case Op::kEXP:
     case Op::kLOG:
     case Op::kSQRT:
@@ -123,6 +129,8 @@ std::optional<DataType> outputType(Op op, DataType t) {
   switch (op) {
     case Op::kNOT:
       return t == DataType::kBOOL ? std::optional<DataType>(t) : std::nullopt;
+    case Op::kBITWISE_NOT:
+      return ir::isBitwiseType(t) ? std::optional<DataType>(t) : std::nullopt;
     case Op::kABS:
     case Op::kNEG:
     case Op::kSIGN:
@@ -154,7 +162,7 @@ std::optional<DataType> outputType(Op op, DataType t) {
   return std::nullopt;
 }
 
-bool validOp(int64_t v) { return v >= 0 && v < EnumMax<UnaryOperation>(); }
+bool validOp(int64_t v) { return ir::isValidUnaryOperation(v); }
 
 Tactic unaryTactic() {
   return makeTactic(

@@ -149,6 +149,32 @@ TEST(UnaryReference, SignedIntegerAbsNegSign) {
   EXPECT_EQ(n8.out.as<int8_t>()[0], -128);
 }
 
+TEST(UnaryReference, BitwiseNotOnEveryIntegerType) {
+  // ~x = -x - 1 for signed types; 255 - x for uint8, 65535 - x for uint16.
+  for (DataType t : {DataType::kINT8, DataType::kINT16, DataType::kINT32, DataType::kINT64}) {
+    SCOPED_TRACE(dataTypeName(t));
+    RunResult r = runNode(OpType::kUnary, opAttr(Op::kBITWISE_NOT),
+                          {var(tensor(t, {4}, std::vector<int64_t>{0, 5, -1, -128}))});
+    ASSERT_TRUE(r.status.isOk()) << r.status.toString();
+    EXPECT_EQ(r.dtype, t);
+    EXPECT_EQ(r.out.toInt64Vector(), (std::vector<int64_t>{-1, -6, 0, 127}));
+  }
+  RunResult u8 = runNode(OpType::kUnary, opAttr(Op::kBITWISE_NOT),
+                         {var(tensor(DataType::kUINT8, {3}, std::vector<int64_t>{0, 0x0F, 200}))});
+  ASSERT_TRUE(u8.status.isOk()) << u8.status.toString();
+  EXPECT_EQ(u8.out.toInt64Vector(), (std::vector<int64_t>{255, 0xF0, 55}));
+  RunResult u16 = runNode(OpType::kUnary, opAttr(Op::kBITWISE_NOT),
+                          {var(tensor(DataType::kUINT16, {1}, std::vector<int64_t>{1}))});
+  ASSERT_TRUE(u16.status.isOk()) << u16.status.toString();
+  EXPECT_EQ(u16.out.toInt64Vector(), (std::vector<int64_t>{65534}));
+  EXPECT_FALSE(runNode(OpType::kUnary, opAttr(Op::kBITWISE_NOT),
+                       {var(tensor(DataType::kBOOL, {1}, std::vector<int64_t>{1}))})
+                   .status.isOk());
+  EXPECT_FALSE(runNode(OpType::kUnary, opAttr(Op::kBITWISE_NOT),
+                       {var(tensor(DataType::kFLOAT, {1}, std::vector<double>{1}))})
+                   .status.isOk());
+}
+
 TEST(UnaryReference, EdgeShapes) {
   RunResult z = runNode(OpType::kUnary, opAttr(Op::kEXP), {var(tensor(DataType::kFLOAT, {0}, std::vector<double>{}))});
   ASSERT_TRUE(z.status.isOk());

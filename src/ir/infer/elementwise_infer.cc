@@ -1,5 +1,7 @@
 // Shape inference of ElementWise: numpy broadcasting of the two inputs (right-aligned; TensorRT asks for equal
-// ranks, Kiln also accepts different ones), both inputs of one type, bool output for comparisons.
+// ranks, Kiln also accepts different ones), both inputs of one type, bool output for comparisons,
+// integer inputs for Kiln's bitwise extensions.
+#include "ir/extension_enums.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln.h"
 
@@ -35,7 +37,7 @@ Status inferElementWise(InferContext& ctx) {
   if (ctx.numInputs() != 2 || !ctx.present(0) || !ctx.present(1))
     return ctx.error("needs exactly two inputs");
   int64_t opValue = ctx.node.attrs.getInt("op", -1);
-  if (opValue < 0 || opValue >= EnumMax<ElementWiseOperation>())
+  if (!isValidElementWiseOperation(opValue))
     return ctx.error("has an invalid operation ", opValue);
   auto op = static_cast<ElementWiseOperation>(opValue);
   DataType ta = ctx.in[0].dtype, tb = ctx.in[1].dtype;
@@ -70,6 +72,12 @@ Status inferElementWise(InferContext& ctx) {
       if (!isArithmeticType(ta))
         return ctx.error("cannot order ", dataTypeName(ta));
       outType = DataType::kBOOL;
+      break;
+    case ElementWiseOperation::kBITWISE_AND:
+    case ElementWiseOperation::kBITWISE_OR:
+    case ElementWiseOperation::kBITWISE_XOR:
+      if (!isBitwiseType(ta))
+        return ctx.error("bitwise operations need integer inputs, not ", dataTypeName(ta));
       break;
   }
   Result<Dims> shape = broadcastShapes(ctx.in[0].shape, ctx.in[1].shape);

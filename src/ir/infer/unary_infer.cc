@@ -1,5 +1,7 @@
-// Shape inference of Unary: same shape; bool output for kISINF/kISNAN; kNOT on bool, kABS/kNEG/kSIGN also on
+// Shape inference of Unary: same shape; bool output for kISINF/kISNAN; kNOT on bool,
+// kBITWISE_NOT (Kiln extension) on integers, kABS/kNEG/kSIGN also on
 // signed integers, the rest on floating-point types.
+#include "ir/extension_enums.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln.h"
 
@@ -10,7 +12,7 @@ Status inferUnary(InferContext& ctx) {
   if (ctx.numInputs() != 1 || !ctx.present(0))
     return ctx.error("needs exactly one input");
   int64_t opValue = ctx.node.attrs.getInt("op", -1);
-  if (opValue < 0 || opValue >= EnumMax<UnaryOperation>())
+  if (!isValidUnaryOperation(opValue))
     return ctx.error("has an invalid operation ", opValue);
   auto op = static_cast<UnaryOperation>(opValue);
   DataType t = ctx.in[0].dtype;
@@ -21,6 +23,10 @@ Status inferUnary(InferContext& ctx) {
     case UnaryOperation::kNOT:
       if (t != DataType::kBOOL)
         return ctx.error("kNOT needs a bool input, not ", dataTypeName(t));
+      break;
+    case UnaryOperation::kBITWISE_NOT:
+      if (!isBitwiseType(t))
+        return ctx.error("kBITWISE_NOT needs an integer input, not ", dataTypeName(t));
       break;
     case UnaryOperation::kABS:
     case UnaryOperation::kNEG:

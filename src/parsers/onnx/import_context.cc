@@ -53,6 +53,19 @@ Result<DataType> fromOnnxType(int32_t onnxType) {
     case TP::INT64: return DataType::kINT64;
     case TP::UINT64: return DataType::kUINT64;
     case TP::BOOL: return DataType::kBOOL;
+    // TensorProto values newer than the ONNX headers Kiln builds against (ONNX 1.14+ / 1.16+).
+    case kOnnxFloat8E4M3FN: return DataType::kFP8;
+    case 18:
+    case 19:
+    case 20:
+      return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "ONNX element type ", onnxType, " (",
+                  onnxType == 18 ? "FLOAT8E4M3FNUZ" : onnxType == 19 ? "FLOAT8E5M2" : "FLOAT8E5M2FNUZ",
+                  ") is not supported: Kiln has only FLOAT8E4M3FN (kFP8)");
+    case kOnnxUint4:
+    case kOnnxInt4:
+      return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "ONNX element type ", onnxType, " (",
+                  onnxType == kOnnxInt4 ? "INT4" : "UINT4",
+                  ") is not supported as a tensor type (only as the target or source of Cast)");
     default:
       return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "ONNX element type ", onnxType, " is not supported");
   }
@@ -446,6 +459,10 @@ Result<Constant> constantFromTensorProto(::onnx::TensorProto const& t, ExternalL
       case TP::UINT64: copyField<uint64_t, uint64_t>(t.uint64_data(), c.bytes); have = t.uint64_data_size(); break;
       case TP::INT32: copyField<int32_t, int32_t>(t.int32_data(), c.bytes); have = t.int32_data_size(); break;
       case TP::INT8: copyField<int32_t, int8_t>(t.int32_data(), c.bytes); have = t.int32_data_size(); break;
+      case kOnnxFloat8E4M3FN:  // bit patterns in int32_data
+        copyField<int32_t, uint8_t>(t.int32_data(), c.bytes);
+        have = t.int32_data_size();
+        break;
       case TP::UINT8:
       case TP::BOOL: copyField<int32_t, uint8_t>(t.int32_data(), c.bytes); have = t.int32_data_size(); break;
       case TP::INT16: copyField<int32_t, int16_t>(t.int32_data(), c.bytes); have = t.int32_data_size(); break;

@@ -87,7 +87,12 @@ struct Constant {
 /// Size in bytes of one element of `type`; 0 for packed sub-byte types.
 int64_t elementSize(DataType type);
 
-/// Kiln type of an ONNX TensorProto::DataType; error for unsupported ones.
+/// TensorProto::DataType values newer than the ONNX headers Kiln builds against.
+constexpr int32_t kOnnxFloat8E4M3FN = 17;
+constexpr int32_t kOnnxUint4 = 21;
+constexpr int32_t kOnnxInt4 = 22;
+
+/// Kiln type of an ONNX TensorProto::DataType (FLOAT8E4M3FN is kFP8); error for unsupported ones.
 Result<DataType> fromOnnxType(int32_t onnxType);
 
 /// "[d0,d1,...]".

@@ -1,6 +1,6 @@
 // ONNX importers composed from Kiln layers or mapped onto the breadth layers: DepthToSpace/SpaceToDepth
 // (shuffles), Hardmax, LRN, MeanVarianceNormalization, GroupNormalization, ReverseSequence, GridSample,
-// IsInf, Celu/Mish/HardSwish.
+// Celu/Mish/HardSwish.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -310,25 +310,6 @@ Status importGridSample(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, l->getOutput(0));
 }
 
-Status importIsInf(ImportContext& ctx, Node const& node) {
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  KO_ASSIGN_OR_RETURN(int64_t neg, attrInt(node, "detect_negative", 1));
-  KO_ASSIGN_OR_RETURN(int64_t pos, attrInt(node, "detect_positive", 1));
-  KO_ASSIGN_OR_RETURN(ITensor * y, unary(ctx, node, x, UnaryOperation::kISINF));
-  if (neg == 0 || pos == 0) {
-    KO_ASSIGN_OR_RETURN(ITensor * zero, scalar(ctx, node, x->getType(), 0.0, "_zero"));
-    ITensor* side = nullptr;
-    if (neg == 0 && pos == 0) {
-      KO_ASSIGN_OR_RETURN(side, ew(ctx, node, x, x, ElementWiseOperation::kLESS));  // always false
-    } else {
-      KO_ASSIGN_OR_RETURN(
-          side, ew(ctx, node, x, zero, pos != 0 ? ElementWiseOperation::kGREATER : ElementWiseOperation::kLESS));
-    }
-    KO_ASSIGN_OR_RETURN(y, ew(ctx, node, y, side, ElementWiseOperation::kAND));
-  }
-  return ctx.setOutput(node, 0, y);
-}
-
 Result<ITensor*> activation(ImportContext& ctx, Node const& node, ITensor* x, ActivationType t, float alpha,
                             float beta) {
   IActivationLayer* l = ctx.network().addActivation(*x, t);
@@ -374,7 +355,6 @@ KILN_ONNX_REGISTER("", "MeanVarianceNormalization", importMVN);
 KILN_ONNX_REGISTER("", "GroupNormalization", importGroupNorm);
 KILN_ONNX_REGISTER("", "ReverseSequence", importReverseSequence);
 KILN_ONNX_REGISTER("", "GridSample", importGridSample);
-KILN_ONNX_REGISTER("", "IsInf", importIsInf);
 KILN_ONNX_REGISTER("", "Celu", importCelu);
 KILN_ONNX_REGISTER("", "Mish", importMish);
 KILN_ONNX_REGISTER("", "HardSwish", importHardSwish);

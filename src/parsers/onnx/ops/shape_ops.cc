@@ -1,5 +1,5 @@
-// ONNX shape and data-movement importers: Identity, Reshape, Flatten, Transpose, Concat, Gather, Shape,
-// Cast, Where (Dropout, Squeeze, Unsqueeze, Split, Slice and Expand have their own files).
+// ONNX shape and data-movement importers: Identity, Reshape, Flatten, Transpose, Concat, Gather, Shape, Where
+// (Cast, Dropout, Squeeze, Unsqueeze, Split, Slice and Expand have their own files).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -171,22 +171,6 @@ Status importShape(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, y);
 }
 
-Status importCast(ImportContext& ctx, Node const& node) {
-  auto const* a = findAttr(node, "to");
-  if (a == nullptr) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute 'to' is required");
-  }
-  KO_ASSIGN_OR_RETURN(int64_t to, attrInt(node, "to", 0));
-  auto type = fromOnnxType(static_cast<int32_t>(to));
-  if (!type.ok()) {
-    return ImportContext::nodeError(type.status.code, node, type.status.message);
-  }
-  KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
-  ICastLayer* l = ctx.network().addCast(*x, type.value);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "cast"));
-  return ctx.setOutput(node, 0, l->getOutput(0));
-}
-
 Status importWhere(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * c, ctx.tensor(node, 0));
   KO_ASSIGN_OR_RETURN(ITensor * a, ctx.tensor(node, 1));
@@ -210,7 +194,6 @@ KILN_ONNX_REGISTER("", "Transpose", importTranspose);
 KILN_ONNX_REGISTER("", "Concat", importConcat);
 KILN_ONNX_REGISTER("", "Gather", importGather);
 KILN_ONNX_REGISTER("", "Shape", importShape);
-KILN_ONNX_REGISTER("", "Cast", importCast);
 KILN_ONNX_REGISTER("", "Where", importWhere);
 
 }  // namespace
