@@ -53,6 +53,9 @@ Result<DataType> fromOnnxType(int32_t onnxType) {
     case TP::INT64: return DataType::kINT64;
     case TP::UINT64: return DataType::kUINT64;
     case TP::BOOL: return DataType::kBOOL;
+    case TP::STRING:
+      return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "STRING tensors are not supported (ONNX element type ",
+                  onnxType, ")");
     default:
       return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "ONNX element type ", onnxType, " is not supported");
   }
