@@ -14,8 +14,9 @@ class TfIdfVectorizerLayerTest : public NetworkTest {
 
 TEST_F(TfIdfVectorizerLayerTest, ShapesGettersAndSetters) {
   ITensor* x = net->addInput("x", DataType::kINT32, makeDims({12}));
-  ITfIdfVectorizerLayer* l = net->addTfIdfVectorizer(*x, TfIdfVectorizerMode::kTF, 2, 2, 0, weights(pool),
-                                                     weights(counts), weights(indexes), Weights{DataType::kFLOAT, nullptr, 0});
+  ITfIdfVectorizerLayer* l =
+      net->addTfIdfVectorizer(*x, TfIdfVectorizerMode::kTF, 2, 2, 0, weights(pool), weights(counts), weights(indexes),
+                              Weights{DataType::kFLOAT, nullptr, 0});
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->getType(), LayerType::kTF_IDF_VECTORIZER);
   EXPECT_EQ(l->getMode(), TfIdfVectorizerMode::kTF);

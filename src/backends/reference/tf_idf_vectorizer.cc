@@ -52,8 +52,8 @@ Status runTfIdfVectorizer(LaunchContext const& ctx, Spec const& s, std::string c
   int64_t len = x.shape.d[rank - 1];
   if (y.dtype != DataType::kFLOAT || y.shape.nbDims != rank || y.shape.d[rank - 1] != s.numColumns ||
       y.count() != rows * s.numColumns)
-    return invalidArgument(what, ": output ", dimsToString(y.shape), " does not fit ", rows, " rows of ",
-                           s.numColumns, " columns");
+    return invalidArgument(what, ": output ", dimsToString(y.shape), " does not fit ", rows, " rows of ", s.numColumns,
+                           " columns");
   auto cols = static_cast<size_t>(s.numColumns);
   std::vector<int64_t> counts(cols);
   for (int64_t r = 0; r < rows; ++r) {
@@ -64,9 +64,15 @@ Status runTfIdfVectorizer(LaunchContext const& ctx, Spec const& s, std::string c
       auto c = static_cast<double>(counts[j]);
       double v = 0;
       switch (s.mode) {
-        case TfIdfVectorizerMode::kTF: v = c; break;
-        case TfIdfVectorizerMode::kIDF: v = counts[j] > 0 ? w : 0.0; break;
-        case TfIdfVectorizerMode::kTFIDF: v = c * w; break;
+        case TfIdfVectorizerMode::kTF:
+          v = c;
+          break;
+        case TfIdfVectorizerMode::kIDF:
+          v = counts[j] > 0 ? w : 0.0;
+          break;
+        case TfIdfVectorizerMode::kTFIDF:
+          v = c * w;
+          break;
       }
       storeFromDouble(y, r * s.numColumns + static_cast<int64_t>(j), v);
     }

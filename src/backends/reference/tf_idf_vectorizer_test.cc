@@ -38,9 +38,8 @@ Ints const kIndexes{4, 0, 1, 2, 3};
 std::vector<double> const kX{1, 2, 1, 2, 3};
 
 std::vector<double> runMode(TfIdfVectorizerMode mode, int64_t skip, std::vector<double> weights, DataType t) {
-  RunResult r =
-      runNode(OpType::kTfIdfVectorizer, tfidf(mode, 1, 2, skip, kPool, kCounts, kIndexes, std::move(weights)),
-              {var(tensor(t, {5}, kX))});
+  RunResult r = runNode(OpType::kTfIdfVectorizer, tfidf(mode, 1, 2, skip, kPool, kCounts, kIndexes, std::move(weights)),
+                        {var(tensor(t, {5}, kX))});
   EXPECT_TRUE(r.status.isOk()) << r.status.toString();
   if (!r.status.isOk()) return {};
   EXPECT_EQ(r.dtype, DataType::kFLOAT);
@@ -68,9 +67,9 @@ TEST(TfIdfVectorizerReference, HandCountedEveryMode) {
 // ONNX's test_tfidfvectorizer_tf_batch_uniandbigrams_skip5 (expected values from the ONNX test suite).
 TEST(TfIdfVectorizerReference, OnnxBatchExample) {
   Ints pool{2, 3, 5, 4, 5, 6, 7, 8, 6, 7};
-  RunResult r = runNode(OpType::kTfIdfVectorizer,
-                        tfidf(TfIdfVectorizerMode::kTF, 1, 2, 5, pool, {0, 4}, {0, 1, 2, 3, 4, 5, 6}),
-                        {var(tensor(DataType::kINT32, {2, 6}, std::vector<double>{1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8}))});
+  RunResult r =
+      runNode(OpType::kTfIdfVectorizer, tfidf(TfIdfVectorizerMode::kTF, 1, 2, 5, pool, {0, 4}, {0, 1, 2, 3, 4, 5, 6}),
+              {var(tensor(DataType::kINT32, {2, 6}, std::vector<double>{1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8}))});
   ASSERT_TRUE(r.status.isOk()) << r.status.toString();
   EXPECT_EQ(dimsToString(r.shape), "[2,7]");
   EXPECT_EQ(doubles(r.out), (std::vector<double>{0, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1}));
@@ -91,23 +90,22 @@ TEST(TfIdfVectorizerReference, TrigramsAndSkips) {
   std::vector<double> x{5, 6, 7, 5, 6, 7};
   for (int64_t skip : {0, 1, 2, 100}) {
     SCOPED_TRACE(skip);
-    RunResult r = runNode(OpType::kTfIdfVectorizer,
-                          tfidf(TfIdfVectorizerMode::kTF, 3, 3, skip, pool, {0, 0, 0}, {0, 1, 2}),
-                          {var(tensor(DataType::kINT64, {6}, x))});
+    RunResult r =
+        runNode(OpType::kTfIdfVectorizer, tfidf(TfIdfVectorizerMode::kTF, 3, 3, skip, pool, {0, 0, 0}, {0, 1, 2}),
+                {var(tensor(DataType::kINT64, {6}, x))});
     ASSERT_TRUE(r.status.isOk()) << r.status.toString();
     EXPECT_EQ(doubles(r.out), (std::vector<double>{2, 1, skip >= 1 ? 1.0 : 0.0}));
   }
   // max_gram_length past the row's length, and two n-grams sharing a column (their counts add).
-  RunResult r = runNode(OpType::kTfIdfVectorizer,
-                        tfidf(TfIdfVectorizerMode::kTF, 1, 9, 0, {7, 5, 6, 7}, {0, 2}, {0, 0, 1}),
-                        {var(tensor(DataType::kINT64, {3}, std::vector<double>{5, 6, 7}))});
+  RunResult r =
+      runNode(OpType::kTfIdfVectorizer, tfidf(TfIdfVectorizerMode::kTF, 1, 9, 0, {7, 5, 6, 7}, {0, 2}, {0, 0, 1}),
+              {var(tensor(DataType::kINT64, {3}, std::vector<double>{5, 6, 7}))});
   ASSERT_TRUE(r.status.isOk()) << r.status.toString();
   EXPECT_EQ(doubles(r.out), (std::vector<double>{2, 1}));  // [7] + [5], then [6 7]
 }
 
 TEST(TfIdfVectorizerReference, EmptyRowsGiveZeros) {
-  RunResult r = runNode(OpType::kTfIdfVectorizer,
-                        tfidf(TfIdfVectorizerMode::kIDF, 1, 2, 3, kPool, kCounts, kIndexes),
+  RunResult r = runNode(OpType::kTfIdfVectorizer, tfidf(TfIdfVectorizerMode::kIDF, 1, 2, 3, kPool, kCounts, kIndexes),
                         {var(tensor(DataType::kINT32, {2, 0}, std::vector<double>{}))});
   ASSERT_TRUE(r.status.isOk()) << r.status.toString();
   EXPECT_EQ(dimsToString(r.shape), "[2,5]");
@@ -119,27 +117,27 @@ TEST(TfIdfVectorizerReference, RefusesBadAttributesAndInputs) {
   HostTensor x = tensor(DataType::kINT64, {5}, kX);
   auto ok = [&](ir::Attributes const& a) { return runNode(OpType::kTfIdfVectorizer, a, {var(x)}).status.isOk(); };
   EXPECT_TRUE(ok(tfidf(M::kTF, 1, 2, 0, kPool, kCounts, kIndexes)));
-  EXPECT_FALSE(ok(tfidf(static_cast<M>(3), 1, 2, 0, kPool, kCounts, kIndexes)));      // mode
-  EXPECT_FALSE(ok(tfidf(M::kTF, 0, 2, 0, kPool, kCounts, kIndexes)));                 // min < 1
-  EXPECT_FALSE(ok(tfidf(M::kTF, 2, 1, 0, kPool, kCounts, kIndexes)));                 // max < min
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, -1, kPool, kCounts, kIndexes)));                // skip < 0
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {}, kIndexes)));                      // no counts
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {3, 2}, kIndexes)));                  // decreasing
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {0, 9}, kIndexes)));                  // past the pool
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {0, 1}, kIndexes)));                  // 7 values: not bigrams
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, kCounts, {4, 0, 1, 2})));             // too few indexes
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, kCounts, {4, 0, 1, 2, -1})));         // negative index
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, kCounts, {4, 0, 1, 2, int64_t{1} << 40})));  // absurd
-  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, {1, 1, 1, 2}, {0, 2}, {0, 1, 2})));           // [1] twice
-  EXPECT_FALSE(ok(tfidf(M::kIDF, 1, 2, 0, kPool, kCounts, kIndexes, {1, 2})));        // weights count
+  EXPECT_FALSE(ok(tfidf(static_cast<M>(3), 1, 2, 0, kPool, kCounts, kIndexes)));                // mode
+  EXPECT_FALSE(ok(tfidf(M::kTF, 0, 2, 0, kPool, kCounts, kIndexes)));                           // min < 1
+  EXPECT_FALSE(ok(tfidf(M::kTF, 2, 1, 0, kPool, kCounts, kIndexes)));                           // max < min
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, -1, kPool, kCounts, kIndexes)));                          // skip < 0
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {}, kIndexes)));                                // no counts
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {3, 2}, kIndexes)));                            // decreasing
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {0, 9}, kIndexes)));                            // past the pool
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, {0, 1}, kIndexes)));                            // 7 values: not bigrams
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, kCounts, {4, 0, 1, 2})));                       // too few indexes
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, kCounts, {4, 0, 1, 2, -1})));                   // negative index
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, kPool, kCounts, {4, 0, 1, 2, int64_t{1} << 40})));     // absurd
+  EXPECT_FALSE(ok(tfidf(M::kTF, 1, 2, 0, {1, 1, 1, 2}, {0, 2}, {0, 1, 2})));                    // [1] twice
+  EXPECT_FALSE(ok(tfidf(M::kIDF, 1, 2, 0, kPool, kCounts, kIndexes, {1, 2})));                  // weights count
   EXPECT_FALSE(ok(tfidf(M::kIDF, 1, 2, 0, kPool, kCounts, {0, 1, 2, 3, 9}, {1, 1, 1, 1, 1})));  // cols > weights
   // Duplicates outside [min, max] are never loaded, so they do not matter.
   EXPECT_TRUE(ok(tfidf(M::kTF, 2, 2, 0, {1, 1, 1, 2}, {0, 2}, {0, 1, 2})));
   ir::Attributes good = tfidf(M::kTF, 1, 2, 0, kPool, kCounts, kIndexes);
   EXPECT_FALSE(runNode(OpType::kTfIdfVectorizer, good, {var(tensor(DataType::kFLOAT, {5}, kX))}).status.isOk());
   EXPECT_FALSE(runNode(OpType::kTfIdfVectorizer, good, {var(tensor(DataType::kINT64, {1, 1, 5}, kX))}).status.isOk());
-  EXPECT_FALSE(
-      runNode(OpType::kTfIdfVectorizer, good, {var(tensor(DataType::kINT64, {}, std::vector<double>{1}))}).status.isOk());
+  EXPECT_FALSE(runNode(OpType::kTfIdfVectorizer, good, {var(tensor(DataType::kINT64, {}, std::vector<double>{1}))})
+                   .status.isOk());
 }
 
 }  // namespace

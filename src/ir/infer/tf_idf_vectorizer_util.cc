@@ -42,8 +42,8 @@ Result<TfIdfVectorizerSpec> readTfIdfVectorizer(Attributes const& attrs) {
                              poolSize, " pool values");
     auto len = static_cast<int64_t>(k);
     if ((end - begin) % len != 0)
-      return invalidArgument("the ", end - begin, " pool values of the ", k, "-grams are not a whole number of ",
-                             k, "-grams");
+      return invalidArgument("the ", end - begin, " pool values of the ", k, "-grams are not a whole number of ", k,
+                             "-grams");
     for (int64_t at = begin; at < end; at += len, ++gramId) {
       if (gramId >= indexes.size())
         return invalidArgument("ngram_indexes has ", indexes.size(), " entries, fewer than the pool's n-grams");

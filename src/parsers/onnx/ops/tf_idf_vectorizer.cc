@@ -25,8 +25,7 @@ Status importTfIdfVectorizer(ImportContext& ctx, Node const& node) {
     return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, node, "input must be int32 or int64");
   int32_t const rank = x->getDimensions().nbDims;
   if (rank != 1 && rank != 2)
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "input must be [C] or [N, C], not of rank ",
-                                    rank);
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "input must be [C] or [N, C], not of rank ", rank);
   KO_ASSIGN_OR_RETURN(std::string modeName, attrString(node, "mode", ""));
   TfIdfVectorizerMode mode = TfIdfVectorizerMode::kTF;
   if (modeName == "TF") {
@@ -36,11 +35,11 @@ Status importTfIdfVectorizer(ImportContext& ctx, Node const& node) {
   } else if (modeName == "TFIDF") {
     mode = TfIdfVectorizerMode::kTFIDF;
   } else {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "mode must be TF, IDF or TFIDF, not '",
-                                    modeName, "'");
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "mode must be TF, IDF or TFIDF, not '", modeName,
+                                    "'");
   }
-  for (char const* required : {"min_gram_length", "max_gram_length", "max_skip_count", "ngram_counts",
-                               "ngram_indexes", "pool_int64s"}) {
+  for (char const* required :
+       {"min_gram_length", "max_gram_length", "max_skip_count", "ngram_counts", "ngram_indexes", "pool_int64s"}) {
     if (findAttr(node, required) == nullptr)
       return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute '", required, "' is missing");
   }
@@ -49,9 +48,8 @@ Status importTfIdfVectorizer(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(int64_t maxSkip, attrInt(node, "max_skip_count", 0));
   constexpr int64_t kIntMax = 0x7fffffff;
   if (minGram < 1 || minGram > kIntMax || maxGram < 1 || maxGram > kIntMax || maxSkip < 0 || maxSkip > kIntMax)
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "min_gram_length ", minGram,
-                                    ", max_gram_length ", maxGram, " or max_skip_count ", maxSkip,
-                                    " is out of range");
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "min_gram_length ", minGram, ", max_gram_length ",
+                                    maxGram, " or max_skip_count ", maxSkip, " is out of range");
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> counts, attrInts(node, "ngram_counts", {}));
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> indexes, attrInts(node, "ngram_indexes", {}));
   KO_ASSIGN_OR_RETURN(std::vector<int64_t> pool, attrInts(node, "pool_int64s", {}));
