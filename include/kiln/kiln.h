@@ -76,6 +76,8 @@ enum class LayerType : int32_t {
   kKVCACHE_UPDATE = 54,      ///< KV-cache update layer.
   kMOE = 55,                 ///< Mixture-of-experts layer.
   kDIST_COLLECTIVE = 56,     ///< Distributed collective layer.
+  // Kiln extensions, not in TensorRT (outside EnumMax<LayerType>()).
+  kTF_IDF_VECTORIZER = 1000,  ///< ITfIdfVectorizerLayer. Kiln extension.
 };
 
 namespace impl {
@@ -1498,6 +1500,67 @@ class KILN_API IReverseSequenceLayer : public ILayer {
 };
 
 //
+// TfIdfVectorizer (Kiln extension)
+//
+
+/// Kiln extension, not in TensorRT: how ITfIdfVectorizerLayer weighs the n-gram counts (ONNX TfIdfVectorizer's
+/// `mode`). Column j's weight is weights[j], or 1 without weights.
+enum class TfIdfVectorizerMode : int32_t {
+  kTF = 0,     ///< The count of each column. Kiln extension.
+  kIDF = 1,    ///< The column's weight where its count is > 0, else 0. Kiln extension.
+  kTFIDF = 2,  ///< The count times the column's weight. Kiln extension.
+};
+
+namespace impl {
+template <>
+struct EnumMaxImpl<TfIdfVectorizerMode> {
+  static constexpr int32_t kVALUE = 3;
+};
+}  // namespace impl
+
+/// Kiln extension, not in TensorRT (ONNX TfIdfVectorizer). Counts, in each row of a kINT32/kINT64 input of
+/// shape [C] or [N, C], the occurrences of the n-grams of a pool: every k-gram with minGramLength <= k <=
+/// maxGramLength whose items lie d apart, 1 <= d <= maxSkipCount + 1 (1-grams counted once). N-gram i of the
+/// pool adds to output column ngramIndexes[i]; the output is kFLOAT [columns] or [N, columns], columns =
+/// max(ngramIndexes) + 1, weighed by the mode. Every setter copies its arguments and returns false, reporting
+/// why and leaving the layer unchanged, when the result would be inconsistent.
+class KILN_API ITfIdfVectorizerLayer : public ILayer {
+ public:
+  virtual ~ITfIdfVectorizerLayer() noexcept = default;
+
+  /// How counts are weighed.
+  virtual bool setMode(TfIdfVectorizerMode mode) noexcept = 0;
+  /// How counts are weighed.
+  virtual TfIdfVectorizerMode getMode() const noexcept = 0;
+
+  /// The n-gram lengths counted: 1 <= minGramLength <= maxGramLength.
+  virtual bool setGramLengths(int32_t minGramLength, int32_t maxGramLength) noexcept = 0;
+  /// The shortest n-gram length counted.
+  virtual int32_t getMinGramLength() const noexcept = 0;
+  /// The longest n-gram length counted.
+  virtual int32_t getMaxGramLength() const noexcept = 0;
+
+  /// The most items skipped between two items of an n-gram (>= 0).
+  virtual bool setMaxSkipCount(int32_t maxSkipCount) noexcept = 0;
+  /// The most items skipped between two items of an n-gram.
+  virtual int32_t getMaxSkipCount() const noexcept = 0;
+
+  /// The pool: `pool` holds the 1-grams, then the 2-grams, ... (kINT32 or kINT64 values); `ngramCounts` (kINT32
+  /// or kINT64) the index in `pool` where the k-grams start, for k = 1, 2, ...; `ngramIndexes` (kINT32 or
+  /// kINT64) the output column of each n-gram, in pool order. Pool n-grams listed twice are refused.
+  virtual bool setPool(Weights pool, Weights ngramCounts, Weights ngramIndexes) noexcept = 0;
+  /// Number of output columns: max(ngramIndexes) + 1.
+  virtual int64_t getNbColumns() const noexcept = 0;
+
+  /// Column weights (kFLOAT), one per entry of ngramIndexes, at least one per column: column j is weighed by
+  /// weights[j] (as ONNX Runtime does). Empty weights: all ones.
+  virtual bool setWeights(Weights weights) noexcept = 0;
+
+ protected:
+  ITfIdfVectorizerLayer() = default;
+};
+
+//
 // Assertion
 //
 
@@ -2036,6 +2099,14 @@ class KILN_API INetworkDefinition : public INoCopy {
 
   /// Adds a reverse-sequence layer (batch axis 1, sequence axis 0).
   virtual IReverseSequenceLayer* addReverseSequence(ITensor& input, ITensor& sequenceLens) noexcept = 0;
+
+  /// Kiln extension, not in TensorRT. Adds an n-gram counting layer (ONNX TfIdfVectorizer) over the kINT32/kINT64
+  /// `input` ([C] or [N, C]); the arguments are those of ITfIdfVectorizerLayer's setters (copied; empty
+  /// `weights`: all ones). Returns nullptr, reporting why, when they are inconsistent.
+  virtual ITfIdfVectorizerLayer* addTfIdfVectorizer(ITensor& input, TfIdfVectorizerMode mode, int32_t minGramLength,
+                                                    int32_t maxGramLength, int32_t maxSkipCount, Weights pool,
+                                                    Weights ngramCounts, Weights ngramIndexes,
+                                                    Weights weights) noexcept = 0;
 
   /// Adds an assertion that every element of the kBOOL `condition` is true; `message` (copied) is reported
   /// otherwise.

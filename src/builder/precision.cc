@@ -59,7 +59,8 @@ bool isComputeOp(OpType op) {
     case OpType::kNMS:
     case OpType::kNonZero:
     case OpType::kIf:
-    case OpType::kLoop: return false;
+    case OpType::kLoop:
+    case OpType::kTfIdfVectorizer: return false;
   }
   return false;
 }
@@ -79,6 +80,8 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kDequantize: return i == 0;
     case OpType::kDynamicQuantize: return i == 0;
     case OpType::kGridSample: return i == 0;
+    // Token ids are not data: TfIdfVectorizer counts them exactly, whatever the compute precision.
+    case OpType::kTfIdfVectorizer: return false;
     case OpType::kConstant:
     case OpType::kIdentity:
     case OpType::kCast:

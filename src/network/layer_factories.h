@@ -70,6 +70,12 @@ IDynamicQuantizeLayer* addDynamicQuantizeLayer(NetworkImpl& net, ITensor& input,
 IDynamicQuantizeLayer* addDynamicQuantizeV2Layer(NetworkImpl& net, ITensor& input, Dims const& blockShape,
                                                  DataType outputType, DataType scaleType);
 
+// layers_tf_idf_vectorizer.cc
+ITfIdfVectorizerLayer* addTfIdfVectorizerLayer(NetworkImpl& net, ITensor& input, TfIdfVectorizerMode mode,
+                                               int32_t minGramLength, int32_t maxGramLength, int32_t maxSkipCount,
+                                               Weights pool, Weights ngramCounts, Weights ngramIndexes,
+                                               Weights weights);
+
 // layers_control.cc
 IIfConditional* addIfConditionalLayer(NetworkImpl& net);
 ILoop* addLoopLayer(NetworkImpl& net);

@@ -131,6 +131,8 @@ char const* layerTypeName(LayerType t) {
       return "Cumulative";
     case LayerType::kDYNAMIC_QUANTIZE:
       return "DynamicQuantize";
+    case LayerType::kTF_IDF_VECTORIZER:
+      return "TfIdfVectorizer";
     // Layer kinds the network cannot create.
     case LayerType::kPLUGIN:
     case LayerType::kPLUGIN_V2:

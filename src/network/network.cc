@@ -1052,6 +1052,14 @@ IAssertionLayer* NetworkImpl::addAssertion(ITensor& condition, char const* messa
   return addAssertionLayer(*this, condition, message);
 }
 
+ITfIdfVectorizerLayer* NetworkImpl::addTfIdfVectorizer(ITensor& input, TfIdfVectorizerMode mode,
+                                                       int32_t minGramLength, int32_t maxGramLength,
+                                                       int32_t maxSkipCount, Weights pool, Weights ngramCounts,
+                                                       Weights ngramIndexes, Weights weights) noexcept {
+  return addTfIdfVectorizerLayer(*this, input, mode, minGramLength, maxGramLength, maxSkipCount, pool, ngramCounts,
+                                 ngramIndexes, weights);
+}
+
 INMSLayer* NetworkImpl::addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass) noexcept {
   return addNMSLayer(*this, boxes, scores, maxOutputBoxesPerClass, DataType::kINT32);
 }

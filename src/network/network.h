@@ -201,6 +201,10 @@ class NetworkImpl final : public INetworkDefinition {
   IGridSampleLayer* addGridSample(ITensor& input, ITensor& grid) noexcept override;
   IReverseSequenceLayer* addReverseSequence(ITensor& input, ITensor& sequenceLens) noexcept override;
   IAssertionLayer* addAssertion(ITensor& condition, char const* message) noexcept override;
+  ITfIdfVectorizerLayer* addTfIdfVectorizer(ITensor& input, TfIdfVectorizerMode mode, int32_t minGramLength,
+                                            int32_t maxGramLength, int32_t maxSkipCount, Weights pool,
+                                            Weights ngramCounts, Weights ngramIndexes,
+                                            Weights weights) noexcept override;
   INMSLayer* addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass) noexcept override;
   INMSLayer* addNMS(ITensor& boxes, ITensor& scores, ITensor& maxOutputBoxesPerClass,
                     DataType indicesType) noexcept override;

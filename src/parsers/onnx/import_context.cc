@@ -66,6 +66,9 @@ Result<DataType> fromOnnxType(int32_t onnxType) {
       return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "ONNX element type ", onnxType, " (",
                   onnxType == kOnnxInt4 ? "INT4" : "UINT4",
                   ") is not supported as a tensor type (only as the target or source of Cast)");
+    case TP::STRING:
+      return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "STRING tensors are not supported (ONNX element type ",
+                  onnxType, ")");
     default:
       return fail(ErrorCode::kUNSUPPORTED_NODE_DATATYPE, "ONNX element type ", onnxType, " is not supported");
   }
