@@ -1,0 +1,19 @@
+// ONNX importer: Softsign.
+#include <cstring>
+#include "parsers/onnx/import_context.h"
+#include "parsers/onnx/ops/compose_util.h"
+#include "parsers/onnx/ops/elementwise_util.h"
+
+namespace kiln::onnx {
+namespace {
+
+using namespace elementwise_detail;  // NOLINT(google-build-using-namespace)
+
+Status importSoftsign(ImportContext& ctx, Node const& node) {
+  return activation(ctx, node, ActivationType::kSOFTSIGN, 0, 0);
+}
+
+KILN_ONNX_REGISTER("", "Softsign", importSoftsign);
+
+}  // namespace
+}  // namespace kiln::onnx
