@@ -2,6 +2,7 @@
 #include <limits>
 #include <memory>
 
+#include "backends/backend.h"
 #include "builder/build_engine.h"
 #include "builder/builder_config.h"
 #include "core/host_memory.h"
@@ -28,7 +29,10 @@ class BuilderImpl final : public IBuilder {
     return c;
   }
   INetworkDefinition* createNetworkV2(NetworkDefinitionCreationFlags flags) noexcept override {
-    return network::createNetwork(this, flags, reporter_.logger()).release();
+    std::unique_ptr<network::NetworkImpl> net = network::createNetwork(this, flags, reporter_.logger());
+    // Shape arithmetic on constants gets known contents while the network is defined, as in the build.
+    if (net) net->setHostEvaluator(backends::referenceEvaluator());
+    return net.release();
   }
   IOptimizationProfile* createOptimizationProfile() noexcept override {
     auto p = std::make_unique<OptimizationProfileImpl>();

@@ -357,6 +357,7 @@ void NetworkImpl::inferNode(ir::Node* n) const {
     if (ctx.out[i].shape.nbDims < 0 || ctx.out[i].shape.nbDims > Dims::MAX_DIMS)
       return logOnce(internalError(n->describe(), ": inferred an invalid rank ", ctx.out[i].shape.nbDims));
   }
+  evaluateOnHost(*n, ctx);
   for (size_t i = 0; i < n->outputs.size(); ++i) {
     ir::Value* v = n->outputs[i];
     v->dtype = ctx.out[i].dtype;
@@ -369,6 +370,35 @@ void NetworkImpl::inferNode(ir::Node* n) const {
     else
       contents_.erase(v);
   }
+}
+
+// Small outputs of a node whose present inputs all have known contents, computed by the host evaluator (as the
+// builder's inference does): a failure leaves the contents unknown; the builder reports it when it infers again.
+void NetworkImpl::evaluateOnHost(ir::Node const& n, ir::InferContext& ctx) const {
+  if (!hostEval_ || n.op == ir::OpType::kIf || n.op == ir::OpType::kLoop || n.op == ir::OpType::kAssertion)
+    return;
+  int64_t elems = 0;
+  for (size_t i = 0; i < ctx.out.size(); ++i) {
+    if (ctx.outValues[i] || !dimsKnown(ctx.out[i].shape))
+      return;
+    elems += volume(ctx.out[i].shape);
+  }
+  if (ctx.out.empty() || elems > ir::kMaxHostEvalElements)
+    return;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] && !ctx.inValues[i])
+      return;
+  std::vector<HostTensor> outs;
+  for (auto const& o : ctx.out) {
+    Result<HostTensor> t = HostTensor::allocate(o.dtype, o.shape, "network shape tensor evaluation");
+    if (!t)
+      return;
+    outs.push_back(std::move(*t));
+  }
+  if (!hostEval_(n, ctx.inValues, outs))
+    return;
+  for (size_t i = 0; i < outs.size(); ++i)
+    ctx.outValues[i] = std::move(outs[i]);
 }
 
 void NetworkImpl::ensureInferred() const {

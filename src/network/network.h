@@ -12,6 +12,7 @@
 
 #include "core/logging.h"
 #include "ir/graph.h"
+#include "ir/shape_inference.h"
 #include "kiln/kiln.h"
 
 namespace kiln::network {
@@ -302,6 +303,10 @@ class NetworkImpl final : public INetworkDefinition {
   }
   /// The graph itself, without running pending inference (for factories that build subgraphs).
   ir::Graph& mutableGraph() { return *graph_; }
+  /// Evaluator of small tensors whose inputs' contents are known (the builder gives the reference kernels'):
+  /// shape arithmetic on constants then has known contents, and tensors shaped by it known dimensions, while
+  /// the network is defined. Without one, only constants and Shape outputs have known contents.
+  void setHostEvaluator(ir::HostEvaluator eval) { hostEval_ = std::move(eval); }
   /// The layer object of node `n`, or nullptr (hidden constants).
   LayerState* layerOf(ir::Node const* n) const {
     auto it = layerOfNode_.find(n);
@@ -329,6 +334,7 @@ class NetworkImpl final : public INetworkDefinition {
   };
   TensorRoles tensorRoles() const;
   void inferNode(ir::Node* n) const;
+  void evaluateOnHost(ir::Node const& n, ir::InferContext& ctx) const;
   void logOnce(Status const& s) const;
   TensorImpl* wrap(ir::Value* v);
 
@@ -348,7 +354,8 @@ class NetworkImpl final : public INetworkDefinition {
   std::vector<ir::Node*> order_;
   mutable size_t dirtyFrom_ = 0;
   bool forwardRefs_ = false;
-  mutable std::unordered_map<ir::Value const*, HostTensor> contents_;  // known contents (constants, Shape)
+  mutable std::unordered_map<ir::Value const*, HostTensor> contents_;  // known contents (constants, Shape, evaluated)
+  ir::HostEvaluator hostEval_;
   mutable std::set<std::string> logged_;
   std::vector<std::shared_ptr<void>> extras_;  // keepAlive() objects (destroyed first)
 };

@@ -189,6 +189,34 @@ TEST(OnnxParser, ShapeOpsChain) {
   expectNear(outs["y"].v, {1, 13, 1, 13, 4, 16, 4, 16});
 }
 
+// Regression (PyTorch 2.x legacy export of torchvision's vit_b_16): slice bounds computed from constants by
+// Mod/Add/Reshape layers, then a Concat of shape pieces feeding a Reshape. The bounds are evaluated while the
+// network is defined, so the Reshape's shape tensor has a known length (it used to be refused: rank unknown).
+TEST(OnnxParser, ShapeArithmeticOnConstantsKeepsReshapeRankKnown) {
+  ModelBuilder m(17);
+  m.input("x", {2, 3, 12}).output("y");
+  m.initI("c7", {}, {7}).initI("c5", {}, {5}).initI("one", {1}, {1}).initI("c1", {}, {1});
+  m.initI("minus1", {1}, {-1}).initI("four", {1}, {4});
+  m.node("Mod", {"c7", "c5"}, {"md"});            // 2
+  m.node("Reshape", {"md", "one"}, {"start"});    // [2]
+  m.node("Add", {"md", "c1"}, {"e"});             // 3
+  m.node("Reshape", {"e", "one"}, {"end"});       // [3]
+  m.node("Shape", {"x"}, {"sh"});                 // [2, 3, 12]
+  m.node("Slice", {"sh", "start", "end"}, {"last"});  // [12]
+  m.node("Div", {"last", "four"}, {"q"});         // [3]
+  attr(m.node("Concat", {"minus1", "four", "q"}, {"newshape"}), "axis", int64_t{0});
+  m.node("Reshape", {"x", "newshape"}, {"y"});    // [6, 4, 3]
+  auto outs = run(m.bytes(), {{"x", {Dims{3, {2, 3, 12}}, iota(72)}}});
+  ASSERT_FALSE(outs.empty());
+  ASSERT_EQ(outs["y"].dims.nbDims, 3);
+  EXPECT_EQ(outs["y"].dims.d[0], 6);
+  EXPECT_EQ(outs["y"].dims.d[1], 4);
+  EXPECT_EQ(outs["y"].dims.d[2], 3);
+  std::vector<float> const want = iota(72);
+  ASSERT_EQ(outs["y"].v.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(outs["y"].v[i], want[i]) << i;
+}
+
 TEST(OnnxParser, SoftmaxLegacyFlattensAndOpset13UsesOneAxis) {
   std::vector<float> x{0, 1, 2, 3};
   double const e[4] = {1, std::exp(1.0), std::exp(2.0), std::exp(3.0)};
