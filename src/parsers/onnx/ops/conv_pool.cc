@@ -1,5 +1,5 @@
-// ONNX convolution and pooling importers: Conv, AveragePool, GlobalAveragePool, GlobalMaxPool (ConvTranspose and
-// MaxPool have files of their own). 1-D forms run as 2-D with a trailing unit axis.
+// ONNX convolution and global pooling importers: Conv, GlobalAveragePool, GlobalMaxPool (ConvTranspose, MaxPool
+// and AveragePool have files of their own). 1-D forms run as 2-D with a trailing unit axis.
 #include <cstring>
 
 #include "parsers/onnx/import_context.h"
@@ -45,8 +45,6 @@ Status importConv(ImportContext& ctx, Node const& node) {
   return ctx.setOutput(node, 0, y);
 }
 
-Status importAveragePool(ImportContext& ctx, Node const& node) { return pool(ctx, node, PoolingType::kAVERAGE); }
-
 template <ReduceOperation kOp>
 Status importGlobalPool(ImportContext& ctx, Node const& node) {
   KO_ASSIGN_OR_RETURN(ITensor * x, ctx.tensor(node, 0));
@@ -64,7 +62,6 @@ Status importGlobalPool(ImportContext& ctx, Node const& node) {
 }
 
 KILN_ONNX_REGISTER("", "Conv", importConv);
-KILN_ONNX_REGISTER("", "AveragePool", importAveragePool);
 KILN_ONNX_REGISTER("", "GlobalAveragePool", importGlobalPool<ReduceOperation::kAVG>);
 KILN_ONNX_REGISTER("", "GlobalMaxPool", importGlobalPool<ReduceOperation::kMAX>);
 

@@ -58,66 +58,9 @@ Status composedMaxPool(ImportContext& ctx, Node const& node, ITensor* x) {
   KO_ASSIGN_OR_RETURN(int32_t r, rankOf(node, x));
   int32_t const nb = r - 2;
   Dims const in = x->getDimensions();
-  for (int32_t i = 0; i < r; ++i) {
-    if (in.d[i] < 0) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
-                                      "dilated or integer max pooling needs static input extents, got ",
-                                      dimsString(in));
-    }
-  }
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> k, attrInts(node, "kernel_shape"));
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> st, attrInts(node, "strides"));
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> pads, attrInts(node, "pads"));
-  KO_ASSIGN_OR_RETURN(std::vector<int64_t> dil, attrInts(node, "dilations"));
-  KO_ASSIGN_OR_RETURN(std::string autoPad, attrString(node, "auto_pad", "NOTSET"));
-  KO_ASSIGN_OR_RETURN(int64_t ceilMode, attrInt(node, "ceil_mode", 0));
+  KO_ASSIGN_OR_RETURN(spatial::WindowGeometry g, spatial::windowGeometry(node, in, kMaxWindowElements));
   KO_ASSIGN_OR_RETURN(int64_t storageOrder, attrInt(node, "storage_order", 0));
   bool const wantIndices = node.output_size() > 1 && !node.output(1).empty();
-  auto const n = static_cast<size_t>(nb);
-  if (k.size() != n || (!st.empty() && st.size() != n) || (!pads.empty() && pads.size() != 2 * n) ||
-      (!dil.empty() && dil.size() != n)) {
-    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "kernel_shape/strides/pads/dilations do not match ",
-                                    nb, " spatial axes");
-  }
-  st.resize(n, 1);
-  dil.resize(n, 1);
-  pads.resize(2 * n, 0);
-  std::vector<int64_t> out(n), begin(n);
-  int64_t windows = 1;
-  for (size_t i = 0; i < n; ++i) {
-    if (k[i] <= 0 || st[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + n] < 0) {
-      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "invalid kernel, stride, dilation or pad");
-    }
-    windows *= k[i];
-    if (windows > kMaxWindowElements) {
-      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE, node, "a window of more than ", kMaxWindowElements,
-                                      " elements is not supported here");
-    }
-    int64_t const span = (k[i] - 1) * dil[i] + 1;
-    int64_t const len = in.d[i + 2];
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      out[i] = (len + st[i] - 1) / st[i];
-      int64_t const total = std::max<int64_t>(0, (out[i] - 1) * st[i] + span - len);
-      begin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    } else {
-      int64_t pb = pads[i], pe = pads[i + n];
-      if (autoPad == "VALID") {
-        pb = pe = 0;
-      } else if (autoPad != "NOTSET") {
-        return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "auto_pad '", autoPad, "' is invalid");
-      }
-      int64_t const room = len + pb + pe - span;
-      if (room < 0) {
-        return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the window is larger than the padded input");
-      }
-      out[i] = (ceilMode != 0 ? (room + st[i] - 1) / st[i] : room / st[i]) + 1;
-      // With ceil_mode the last window must start inside the input or its begin padding.
-      if (ceilMode != 0 && (out[i] - 1) * st[i] >= len + pb) {
-        --out[i];
-      }
-      begin[i] = pb;
-    }
-  }
   DataType const t = x->getType();
   KO_ASSIGN_OR_RETURN(ITensor * fill, compose::scalar(ctx, node, t, lowest(t), "_pad_value"));
   ITensor* grid = nullptr;  // flat index of every input element
@@ -148,50 +91,24 @@ Status composedMaxPool(ImportContext& ctx, Node const& node, ITensor* x) {
   }
   ITensor* y = nullptr;
   ITensor* yIndex = nullptr;
-  std::vector<int64_t> offset(n, 0);
-  for (int64_t w = 0; w < windows; ++w) {
-    Dims start{r, {}}, size{r, {}}, stride{r, {}};
-    for (int32_t i = 0; i < 2; ++i) {
-      start.d[i] = 0;
-      size.d[i] = in.d[i];
-      stride.d[i] = 1;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      start.d[i + 2] = offset[i] * dil[i] - begin[i];
-      size.d[i + 2] = out[i];
-      stride.d[i + 2] = st[i];
-    }
-    ISliceLayer* s = ctx.network().addSlice(*x, start, size, stride);
-    KO_RETURN_IF_ERROR(ctx.check(s, node, "window"));
-    s->setMode(SampleMode::kFILL);
-    s->setInput(4, *fill);
+  std::vector<int64_t> offset(static_cast<size_t>(nb), 0);
+  do {
+    KO_ASSIGN_OR_RETURN(ITensor * taps, spatial::windowTaps(ctx, node, x, g, offset, fill));
     ITensor* sIndex = nullptr;
     if (wantIndices) {
-      ISliceLayer* si = ctx.network().addSlice(*grid, start, size, stride);
-      KO_RETURN_IF_ERROR(ctx.check(si, node, "window_index"));
-      si->setMode(SampleMode::kFILL);
-      si->setInput(4, *noIndex);
-      sIndex = si->getOutput(0);
+      KO_ASSIGN_OR_RETURN(sIndex, spatial::windowTaps(ctx, node, grid, g, offset, noIndex));
     }
     if (y == nullptr) {
-      y = s->getOutput(0);
+      y = taps;
       yIndex = sIndex;
     } else {
       if (wantIndices) {
-        KO_ASSIGN_OR_RETURN(ITensor * later,
-                            compose::binary(ctx, node, s->getOutput(0), y, ElementWiseOperation::kGREATER));
+        KO_ASSIGN_OR_RETURN(ITensor * later, compose::binary(ctx, node, taps, y, ElementWiseOperation::kGREATER));
         KO_ASSIGN_OR_RETURN(yIndex, compose::select(ctx, node, later, sIndex, yIndex));
       }
-      KO_ASSIGN_OR_RETURN(y, compose::binary(ctx, node, y, s->getOutput(0), ElementWiseOperation::kMAX));
+      KO_ASSIGN_OR_RETURN(y, compose::binary(ctx, node, y, taps, ElementWiseOperation::kMAX));
     }
-    // Next window offset, last axis fastest.
-    for (size_t i = n; i-- > 0;) {
-      if (++offset[i] < k[i]) {
-        break;
-      }
-      offset[i] = 0;
-    }
-  }
+  } while (spatial::nextWindowOffset(g, offset));
   KO_RETURN_IF_ERROR(ctx.setOutput(node, 0, y));
   if (wantIndices) {
     KO_RETURN_IF_ERROR(ctx.setOutput(node, 1, yIndex));

@@ -1,8 +1,9 @@
 // Spatial helpers shared by the ONNX convolution and pooling importers (Conv, ConvTranspose, MaxPool,
-// AveragePool): kernel/stride/pad/dilation attributes, 1-D as 2-D reshapes, kernel and bias arguments, and the
-// IPoolingLayer mapping.
+// AveragePool): kernel/stride/pad/dilation attributes, 1-D as 2-D reshapes, kernel and bias arguments, the
+// IPoolingLayer mapping, and the window geometry and tap slices of pools composed from slices.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -137,6 +138,127 @@ inline Result<Weights> biasArg(ImportContext& ctx, Node const& node) {
     return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_INPUT, node, "bias must be a constant");
   }
   return b->weights();
+}
+
+/// Per-axis geometry of pooling windows over static spatial extents, for importers that compose a pool from
+/// slices (dilated MaxPool/AveragePool): along spatial axis i there are out[i] windows; window o reads the
+/// kernel[i] taps at o * strides[i] - begin[i] + j * dilations[i], j < kernel[i]. begin/padEnd are the padding
+/// in effect (explicit pads, or what SAME computes); reads past padEnd are ceil_mode overhang.
+struct WindowGeometry {
+  std::vector<int64_t> extent;  ///< Input extent of each spatial axis.
+  std::vector<int64_t> kernel;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> out;
+  std::vector<int64_t> begin;
+  std::vector<int64_t> padEnd;
+  int64_t windowElements = 1;  ///< Taps per window (the product of kernel).
+};
+
+/// Reads kernel_shape, strides, pads, dilations, auto_pad and ceil_mode of `node` for an input of static dims
+/// `in` (rank 3..5) and computes the windows; windows of more than `maxWindowElements` taps are refused.
+inline Result<WindowGeometry> windowGeometry(Node const& node, Dims const& in, int64_t maxWindowElements) {
+  int32_t const r = in.nbDims;
+  for (int32_t i = 0; i < r; ++i) {
+    if (in.d[i] < 0) {
+      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
+                                      "this pooling form needs static input extents, got ", dimsString(in));
+    }
+  }
+  auto const n = static_cast<size_t>(r - 2);
+  WindowGeometry g;
+  KO_ASSIGN_OR_RETURN(g.kernel, attrInts(node, "kernel_shape"));
+  KO_ASSIGN_OR_RETURN(g.strides, attrInts(node, "strides"));
+  KO_ASSIGN_OR_RETURN(std::vector<int64_t> pads, attrInts(node, "pads"));
+  KO_ASSIGN_OR_RETURN(g.dilations, attrInts(node, "dilations"));
+  KO_ASSIGN_OR_RETURN(std::string autoPad, attrString(node, "auto_pad", "NOTSET"));
+  KO_ASSIGN_OR_RETURN(int64_t ceilMode, attrInt(node, "ceil_mode", 0));
+  if (g.kernel.size() != n || (!g.strides.empty() && g.strides.size() != n) ||
+      (!pads.empty() && pads.size() != 2 * n) || (!g.dilations.empty() && g.dilations.size() != n)) {
+    return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "kernel_shape/strides/pads/dilations do not match ",
+                                    n, " spatial axes");
+  }
+  g.strides.resize(n, 1);
+  g.dilations.resize(n, 1);
+  pads.resize(2 * n, 0);
+  g.extent.resize(n);
+  g.out.resize(n);
+  g.begin.resize(n);
+  g.padEnd.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t const k = g.kernel[i], st = g.strides[i], dil = g.dilations[i];
+    if (k <= 0 || st <= 0 || dil <= 0 || pads[i] < 0 || pads[i + n] < 0) {
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "invalid kernel, stride, dilation or pad");
+    }
+    g.windowElements *= k;
+    if (g.windowElements > maxWindowElements) {
+      return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE, node, "a window of more than ", maxWindowElements,
+                                      " elements is not supported here");
+    }
+    int64_t const span = (k - 1) * dil + 1;
+    int64_t const len = in.d[i + 2];
+    g.extent[i] = len;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      g.out[i] = (len + st - 1) / st;
+      int64_t const total = std::max<int64_t>(0, (g.out[i] - 1) * st + span - len);
+      g.begin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.padEnd[i] = total - g.begin[i];
+    } else {
+      int64_t pb = pads[i], pe = pads[i + n];
+      if (autoPad == "VALID") {
+        pb = pe = 0;
+      } else if (autoPad != "NOTSET") {
+        return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "auto_pad '", autoPad, "' is invalid");
+      }
+      int64_t const room = len + pb + pe - span;
+      if (room < 0) {
+        return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "the window is larger than the padded input");
+      }
+      g.out[i] = (ceilMode != 0 ? (room + st - 1) / st : room / st) + 1;
+      // With ceil_mode the last window must start inside the input or its begin padding.
+      if (ceilMode != 0 && (g.out[i] - 1) * st >= len + pb) {
+        --g.out[i];
+      }
+      g.begin[i] = pb;
+      g.padEnd[i] = pe;
+    }
+  }
+  return g;
+}
+
+/// The taps at window offset `offset` (one index per spatial axis) of every window of `g`: a strided kFILL
+/// slice of `x` whose out-of-bounds reads take the 0-D `fill`.
+inline Result<ITensor*> windowTaps(ImportContext& ctx, Node const& node, ITensor* x, WindowGeometry const& g,
+                                   std::vector<int64_t> const& offset, ITensor* fill) {
+  Dims const in = x->getDimensions();
+  int32_t const r = in.nbDims;
+  Dims start{r, {}}, size{r, {}}, stride{r, {}};
+  for (int32_t i = 0; i < 2; ++i) {
+    start.d[i] = 0;
+    size.d[i] = in.d[i];
+    stride.d[i] = 1;
+  }
+  for (size_t i = 0; i < offset.size(); ++i) {
+    start.d[i + 2] = offset[i] * g.dilations[i] - g.begin[i];
+    size.d[i + 2] = g.out[i];
+    stride.d[i + 2] = g.strides[i];
+  }
+  ISliceLayer* s = ctx.network().addSlice(*x, start, size, stride);
+  KO_RETURN_IF_ERROR(ctx.check(s, node, "window"));
+  s->setMode(SampleMode::kFILL);
+  s->setInput(4, *fill);
+  return s->getOutput(0);
+}
+
+/// Steps `offset` to the next window offset of `g` (last axis fastest); false after the last one.
+inline bool nextWindowOffset(WindowGeometry const& g, std::vector<int64_t>& offset) {
+  for (size_t i = offset.size(); i-- > 0;) {
+    if (++offset[i] < g.kernel[i]) {
+      return true;
+    }
+    offset[i] = 0;
+  }
+  return false;
 }
 
 inline Status pool(ImportContext& ctx, Node const& node, PoolingType type) {
