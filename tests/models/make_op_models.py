@@ -125,7 +125,8 @@ for policy in ["not_larger", "not_smaller"]:
          inits=[const("sizes", np.array([3, 5], np.int64))])
 case("resize18_antialias_linear", 18,
      [node("Resize", ["x", "", "scales"], ["y"], mode="linear", antialias=1)], [("x", x)], [("y", F)],
-     inits=[const("scales", np.array([1, 1, 0.5, 0.5], np.float32))])
+     inits=[const("scales", np.array([1, 1, 0.5, 0.5], np.float32))], expect="refuse",
+     expect_error="antialias is not supported")
 case("resize19_half_pixel_symmetric", 19,
      [node("Resize", ["x", "", "scales"], ["y"], mode="linear",
            coordinate_transformation_mode="half_pixel_symmetric")], [("x", x)], [("y", F)],
