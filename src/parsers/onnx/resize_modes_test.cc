@@ -1,5 +1,5 @@
 // Tests of ONNX Resize's opset 18/19 features: axes, keep_aspect_ratio_policy, half_pixel_symmetric,
-// tf_crop_and_resize with a constant roi, and the antialias refusal. Expected numbers are worked out by hand in
+// tf_crop_and_resize with a constant roi, and antialias. Expected numbers are worked out by hand in
 // the comments from the ONNX formulas (not by the code under test).
 #include <gtest/gtest.h>
 
@@ -77,16 +77,19 @@ TEST(OnnxResizeModes, AxesWithScales) {
   expectNear(outs["y"].v, {0, 2, 4, 6});
 }
 
-TEST(OnnxResizeModes, AntialiasIsRefused) {
+// Antialias, linear, scale 0.5 on x = [0 1 2 3]: kernel 1 - |t * 0.5| over taps -1..2 around the left neighbour
+// (edge values outside), normalized by 2. o = 0: x_orig 0.5, taps 0,0,1,2 weights .25,.75,.75,.25 -> 1.25 / 2;
+// o = 1: x_orig 2.5, taps 1,2,3,3 -> (0.25 + 1.5 + 2.25 + 0.75) / 2.
+TEST(OnnxResizeModes, AntialiasLinear) {
   ModelBuilder m(18);
   m.input("x", {1, 4}).output("y");
   m.initF("scales", {2}, {1.0F, 0.5F});
   auto& n = m.node("Resize", {"x", "", "scales"}, {"y"});
   attr(n, "mode", std::string("linear"));
   attr(n, "antialias", int64_t{1});
-  ParseResult r = parseOnly(m.bytes());
-  EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.desc.find("antialias is not supported"), std::string::npos) << r.desc;
+  auto outs = run(m.bytes(), {{"x", {Dims{2, {1, 4}}, {0, 1, 2, 3}}}});
+  ASSERT_FALSE(outs.empty());
+  expectNear(outs["y"].v, {0.625, 2.375});
 }
 
 }  // namespace

@@ -22,7 +22,18 @@ struct ComposedParams {
   std::string mode, coord, nearest;
   double cubicA = -0.75;
   bool exclude = false;
+  bool antialias = false;
 };
+
+/// Interpolation kernel of linear (support 2) or cubic (support 4) resizing at distance t.
+double filterWeight(ComposedParams const& p, double t) {
+  t = std::abs(t);
+  if (p.mode == "linear") return std::max(0.0, 1.0 - t);
+  double const A = p.cubicA;
+  if (t <= 1.0) return ((A + 2) * t - (A + 3)) * t * t + 1;
+  if (t < 2.0) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+  return 0.0;
+}
 
 /// ONNX Resize's input coordinate of output index o.
 double sourceCoordinate(ComposedParams const& p, AxisResize const& a, int64_t o) {
@@ -56,7 +67,35 @@ std::vector<double> axisMatrix(ComposedParams const& p, AxisResize const& a, std
       outside[static_cast<size_t>(o)] = true;
       continue;
     }
-    if (p.mode == "nearest") {
+    if (p.antialias && p.mode != "nearest") {
+      // Antialiased resizing: the kernel stretched by 1/scale when downsampling, taps around the left neighbour
+      // (the one below x; x itself with weight ratio 1 when x is whole), edge values outside the input, weights
+      // normalized to sum 1 (ONNX's reference, which ONNX Runtime matches).
+      double const s = std::min(a.scale, 1.0);
+      double const f = std::floor(x);
+      bool const whole = x == f;
+      auto const base = static_cast<int64_t>(f) - (whole ? 1 : 0);
+      double const ratio = whole ? 1.0 : x - f;
+      int64_t first = 0, last = 0;  // tap offsets [first, last)
+      if (p.mode == "linear") {
+        first = static_cast<int64_t>(std::floor(-1.0 / s)) + 1;
+        last = first + 2 - 2 * first;
+      } else {
+        first = static_cast<int64_t>(std::floor(-2.0 / s)) + 1;
+        last = 2 - first;
+      }
+      std::vector<double> c;
+      double total = 0.0;
+      for (int64_t i = first; i < last; ++i) {
+        int64_t const idx = base + i;
+        double const wgt =
+            p.exclude && (idx < 0 || idx >= a.in) ? 0.0 : filterWeight(p, (static_cast<double>(i) - ratio) * s);
+        c.push_back(wgt);
+        total += wgt;
+      }
+      for (int64_t i = first; i < last; ++i)
+        row[clampIndex(base + i)] += total != 0.0 ? c[static_cast<size_t>(i - first)] / total : 0.0;
+    } else if (p.mode == "nearest") {
       double r = 0.0;
       if (p.nearest == "round_prefer_ceil") {
         r = std::floor(x + 0.5);
@@ -163,9 +202,6 @@ Status importResizeOrUpsample(ImportContext& ctx, ::onnx::NodeProto const& node,
   KO_ASSIGN_OR_RETURN(float cubicA, attrFloat(node, "cubic_coeff_a", -0.75F));
   KO_ASSIGN_OR_RETURN(int64_t exclude, attrInt(node, "exclude_outside", 0));
   KO_ASSIGN_OR_RETURN(int64_t antialias, attrInt(node, "antialias", 0));
-  if (antialias != 0) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_ATTR, node, "antialias is not supported");
-  }
   KO_ASSIGN_OR_RETURN(std::string policy, attrString(node, "keep_aspect_ratio_policy", "stretch"));
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
     return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_ATTR, node, "keep_aspect_ratio_policy '", policy,
@@ -232,11 +268,13 @@ Status importResizeOrUpsample(ImportContext& ctx, ::onnx::NodeProto const& node,
     return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "scales/sizes must have one entry per ",
                                     nAxes == r ? "axis" : "listed axis");
   }
-  bool const composed = policy != "stretch" || coord == "half_pixel_symmetric" || coord == "tf_crop_and_resize";
+  bool const composed =
+      policy != "stretch" || coord == "half_pixel_symmetric" || coord == "tf_crop_and_resize" || antialias != 0;
   if ((nAxes != r || composed) && (scalesTensor != nullptr || sizesTensor != nullptr)) {
-    return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE, node,
-                                    "axes, keep_aspect_ratio_policy, half_pixel_symmetric and tf_crop_and_resize need "
-                                    "constant scales or sizes");
+    return ImportContext::nodeError(
+        ErrorCode::kUNSUPPORTED_NODE, node,
+        "axes, keep_aspect_ratio_policy, antialias, half_pixel_symmetric and tf_crop_and_resize need "
+        "constant scales or sizes");
   }
   if (nAxes != r || composed) {
     // Expand to one entry per axis (and apply keep_aspect_ratio_policy); needs the listed extents for sizes.
@@ -291,7 +329,7 @@ Status importResizeOrUpsample(ImportContext& ctx, ::onnx::NodeProto const& node,
         }
         for (int64_t i = 0; i < rc->count(); ++i) roi.push_back(rc->asDouble(i));
       }
-      ComposedParams p{mode, coord, nearest, cubicA, exclude != 0};
+      ComposedParams p{mode, coord, nearest, cubicA, exclude != 0, antialias != 0};
       if (p.mode == "bilinear") p.mode = "linear";
       if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic") {
         return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_ATTR, node, "mode '", mode, "' is not supported");
