@@ -1,7 +1,7 @@
 // ONNX importers for Resize (and, through importResizeOrUpsample, Upsample): a resize layer whose scales or sizes
-// are constants (attributes of the layer) or tensors known only at run time (the layer's input 1). Modes the layer
-// lacks (half_pixel_symmetric, tf_crop_and_resize, keep_aspect_ratio_policy's rounded sizes with the policy's
-// scale) are composed, for static shapes and constant parameters, from one constant matrix per resized axis.
+// are constants (attributes of the layer) or tensors known only at run time (the layer's input 1). What the layer
+// lacks (half_pixel_symmetric, tf_crop_and_resize, antialias, keep_aspect_ratio_policy's rounded sizes with the
+// policy's scale) is composed, for static shapes and constant parameters, from one constant matrix per axis.
 #include <algorithm>
 #include <cmath>
 
