@@ -126,6 +126,9 @@ for policy in ["not_larger", "not_smaller"]:
 case("resize18_antialias_linear", 18,
      [node("Resize", ["x", "", "scales"], ["y"], mode="linear", antialias=1)], [("x", x)], [("y", F)],
      inits=[const("scales", np.array([1, 1, 0.5, 0.5], np.float32))])
+case("resize18_antialias_cubic", 18,
+     [node("Resize", ["x", "", "scales"], ["y"], mode="cubic", antialias=1)], [("x", x)], [("y", F)],
+     inits=[const("scales", np.array([1, 1, 0.6, 0.75], np.float32))])
 case("resize19_half_pixel_symmetric", 19,
      [node("Resize", ["x", "", "scales"], ["y"], mode="linear",
            coordinate_transformation_mode="half_pixel_symmetric")], [("x", x)], [("y", F)],
