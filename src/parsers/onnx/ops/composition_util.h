@@ -11,6 +11,7 @@
 #include <string>
 
 #include "parsers/onnx/import_context.h"
+#include "parsers/onnx/ops/compose_util.h"
 
 namespace kiln::onnx::compose {
 
@@ -18,14 +19,7 @@ using Node = ::onnx::NodeProto;
 
 /// a op b, both brought to equal rank by leading 1-dims (numpy broadcasting).
 inline Result<ITensor*> binary(ImportContext& ctx, Node const& node, ITensor* a, ITensor* b, ElementWiseOperation op) {
-  KO_ASSIGN_OR_RETURN(int32_t ra, rankOf(node, a));
-  KO_ASSIGN_OR_RETURN(int32_t rb, rankOf(node, b));
-  int32_t const r = std::max(ra, rb);
-  KO_ASSIGN_OR_RETURN(a, broadcastToRank(ctx, node, a, r));
-  KO_ASSIGN_OR_RETURN(b, broadcastToRank(ctx, node, b, r));
-  IElementWiseLayer* l = ctx.network().addElementWise(*a, *b, op);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "elementwise"));
-  return l->getOutput(0);
+  return ::kiln::onnx::elementwise(ctx, node, a, b, op);
 }
 
 /// op(a) x op(b) with numpy batch broadcasting; rank-1 operands are vectors.
@@ -53,36 +47,11 @@ inline Result<ITensor*> matmul(ImportContext& ctx, Node const& node, ITensor* a,
   return l->getOutput(0);
 }
 
-/// op(x).
-inline Result<ITensor*> unary(ImportContext& ctx, Node const& node, ITensor* x, UnaryOperation op) {
-  IUnaryLayer* l = ctx.network().addUnary(*x, op);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "unary"));
-  return l->getOutput(0);
-}
+using ::kiln::onnx::unary;  // op(x)
 
-/// x converted to `type` (x itself when it already has that type).
-inline Result<ITensor*> cast(ImportContext& ctx, Node const& node, ITensor* x, DataType type) {
-  if (x->getType() == type) {
-    return x;
-  }
-  ICastLayer* l = ctx.network().addCast(*x, type);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "cast"));
-  return l->getOutput(0);
-}
+using ::kiln::onnx::cast;  // x converted to a type (x itself when it has it)
 
-/// condition ? a : b with numpy broadcasting of all three.
-inline Result<ITensor*> select(ImportContext& ctx, Node const& node, ITensor* condition, ITensor* a, ITensor* b) {
-  KO_ASSIGN_OR_RETURN(int32_t rc, rankOf(node, condition));
-  KO_ASSIGN_OR_RETURN(int32_t ra, rankOf(node, a));
-  KO_ASSIGN_OR_RETURN(int32_t rb, rankOf(node, b));
-  int32_t const r = std::max({rc, ra, rb});
-  KO_ASSIGN_OR_RETURN(condition, broadcastToRank(ctx, node, condition, r));
-  KO_ASSIGN_OR_RETURN(a, broadcastToRank(ctx, node, a, r));
-  KO_ASSIGN_OR_RETURN(b, broadcastToRank(ctx, node, b, r));
-  ISelectLayer* l = ctx.network().addSelect(*condition, *a, *b);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "select"));
-  return l->getOutput(0);
-}
+using ::kiln::onnx::select;  // condition ? a : b, numpy broadcasting
 
 /// `v` truncated toward zero and saturated to integer type T (NaN gives 0): a plain cast of an out-of-range
 /// double is undefined behaviour.

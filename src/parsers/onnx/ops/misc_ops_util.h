@@ -6,27 +6,17 @@
 #include <string>
 #include <vector>
 #include "parsers/onnx/import_context.h"
+#include "parsers/onnx/ops/compose_util.h"
 
 namespace kiln::onnx::misc_ops_detail {
 
 using Node = ::onnx::NodeProto;
 
 inline Result<ITensor*> ew(ImportContext& ctx, Node const& node, ITensor* a, ITensor* b, ElementWiseOperation op) {
-  KO_ASSIGN_OR_RETURN(int32_t ra, rankOf(node, a));
-  KO_ASSIGN_OR_RETURN(int32_t rb, rankOf(node, b));
-  int32_t const r = std::max(ra, rb);
-  KO_ASSIGN_OR_RETURN(a, broadcastToRank(ctx, node, a, r));
-  KO_ASSIGN_OR_RETURN(b, broadcastToRank(ctx, node, b, r));
-  IElementWiseLayer* l = ctx.network().addElementWise(*a, *b, op);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "elementwise"));
-  return l->getOutput(0);
+  return ::kiln::onnx::elementwise(ctx, node, a, b, op);
 }
 
-inline Result<ITensor*> unary(ImportContext& ctx, Node const& node, ITensor* x, UnaryOperation op) {
-  IUnaryLayer* l = ctx.network().addUnary(*x, op);
-  KO_RETURN_IF_ERROR(ctx.check(l, node, "unary"));
-  return l->getOutput(0);
-}
+using ::kiln::onnx::unary;  // op(x)
 
 /// A 0-D constant of `type` (FLOAT, INT32 or INT64) holding `v`.
 inline Result<ITensor*> scalar(ImportContext& ctx, Node const& node, DataType type, double v, char const* tag) {
