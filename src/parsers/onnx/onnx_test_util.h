@@ -181,6 +181,50 @@ struct Out {
   std::vector<double> v;
 };
 
+/// Appends `n` elements of type `t` at `p` to `out` as doubles; fails the test (and returns false) for a type
+/// it does not read.
+inline bool appendAsDoubles(DataType t, uint8_t const* p, int64_t n, std::vector<double>& out) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (t == DataType::kFLOAT) {
+      float f;
+      std::memcpy(&f, p + i * 4, 4);
+      out.push_back(f);
+    } else if (t == DataType::kINT64) {
+      int64_t x;
+      std::memcpy(&x, p + i * 8, 8);
+      out.push_back(static_cast<double>(x));
+    } else if (t == DataType::kINT32) {
+      int32_t x;
+      std::memcpy(&x, p + i * 4, 4);
+      out.push_back(x);
+    } else if (t == DataType::kFLOAT64) {
+      double x;
+      std::memcpy(&x, p + i * 8, 8);
+      out.push_back(x);
+    } else if (t == DataType::kUINT64) {
+      uint64_t x;
+      std::memcpy(&x, p + i * 8, 8);
+      out.push_back(static_cast<double>(x));
+    } else if (t == DataType::kUINT32) {
+      uint32_t x;
+      std::memcpy(&x, p + i * 4, 4);
+      out.push_back(x);
+    } else if (t == DataType::kUINT16) {
+      uint16_t x;
+      std::memcpy(&x, p + i * 2, 2);
+      out.push_back(x);
+    } else if (t == DataType::kBOOL || t == DataType::kUINT8) {
+      out.push_back(p[i]);
+    } else if (t == DataType::kINT8) {
+      out.push_back(static_cast<int8_t>(p[i]));
+    } else {
+      ADD_FAILURE() << "unexpected output type " << static_cast<int>(t);
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Parses `bytes`, builds for the CPU (reference tactics) and runs with float inputs `ins`. Fails the test
 /// (returning empty) on any error.
 using Inputs = std::map<std::string, std::pair<Dims, std::vector<float>>>;
@@ -276,44 +320,8 @@ inline std::map<std::string, Out> run(std::string const& bytes, Inputs ins, Int6
     for (int32_t k = 0; k < o.dims.nbDims; ++k) {
       n *= o.dims.d[k];
     }
-    uint8_t const* p = buffers[name].data();
-    for (int64_t i = 0; i < n; ++i) {
-      if (t == DataType::kFLOAT) {
-        float f;
-        std::memcpy(&f, p + i * 4, 4);
-        o.v.push_back(f);
-      } else if (t == DataType::kINT64) {
-        int64_t x;
-        std::memcpy(&x, p + i * 8, 8);
-        o.v.push_back(static_cast<double>(x));
-      } else if (t == DataType::kINT32) {
-        int32_t x;
-        std::memcpy(&x, p + i * 4, 4);
-        o.v.push_back(x);
-      } else if (t == DataType::kFLOAT64) {
-        double x;
-        std::memcpy(&x, p + i * 8, 8);
-        o.v.push_back(x);
-      } else if (t == DataType::kUINT64) {
-        uint64_t x;
-        std::memcpy(&x, p + i * 8, 8);
-        o.v.push_back(static_cast<double>(x));
-      } else if (t == DataType::kUINT32) {
-        uint32_t x;
-        std::memcpy(&x, p + i * 4, 4);
-        o.v.push_back(x);
-      } else if (t == DataType::kUINT16) {
-        uint16_t x;
-        std::memcpy(&x, p + i * 2, 2);
-        o.v.push_back(x);
-      } else if (t == DataType::kBOOL || t == DataType::kUINT8) {
-        o.v.push_back(p[i]);
-      } else if (t == DataType::kINT8) {
-        o.v.push_back(static_cast<int8_t>(p[i]));
-      } else {
-        ADD_FAILURE() << "unexpected output type " << static_cast<int>(t);
-        return {};
-      }
+    if (!appendAsDoubles(t, buffers[name].data(), n, o.v)) {
+      return {};
     }
   }
   return outs;

@@ -111,25 +111,7 @@ class Engine {
     for (int32_t k = 0; k < o.dims.nbDims; ++k) {
       n *= o.dims.d[k];
     }
-    DataType t = engine_->getTensorDataType(name.c_str());
-    uint8_t const* p = a.bytes.data();
-    for (int64_t i = 0; i < n; ++i) {
-      if (t == DataType::kFLOAT) {
-        float f;
-        std::memcpy(&f, p + i * 4, 4);
-        o.v.push_back(f);
-      } else if (t == DataType::kINT64) {
-        int64_t x;
-        std::memcpy(&x, p + i * 8, 8);
-        o.v.push_back(static_cast<double>(x));
-      } else if (t == DataType::kINT32) {
-        int32_t x;
-        std::memcpy(&x, p + i * 4, 4);
-        o.v.push_back(x);
-      } else {
-        ADD_FAILURE() << "unexpected output type";
-      }
-    }
+    appendAsDoubles(engine_->getTensorDataType(name.c_str()), a.bytes.data(), n, o.v);
     return o;
   }
   std::string const& error() const { return logger_.last; }
