@@ -1,9 +1,9 @@
 # Helpers that give every folder the same shape: an OBJECT library of its *.cc (tests excluded), and a
 # gtest binary of its *_test.cc files, each case registered with ctest under the given labels.
 
-# kiln_component(<name> [DEPS <component>...] [SOURCES_GLOB <globs>...])
+# kiln_component(<name> [DEPS <component>...] [GLOBS <globs>...] [EXCLUDE <regex>])
 function(kiln_component name)
-  cmake_parse_arguments(ARG "" "" "DEPS;GLOBS;EXTRA_SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "EXCLUDE" "DEPS;GLOBS;EXTRA_SOURCES" ${ARGN})
   if(NOT ARG_GLOBS)
     set(ARG_GLOBS "*.cc")
   endif()
@@ -13,6 +13,9 @@ function(kiln_component name)
     list(APPEND srcs ${found})
   endforeach()
   list(FILTER srcs EXCLUDE REGEX "_test\\.cc$")
+  if(ARG_EXCLUDE)
+    list(FILTER srcs EXCLUDE REGEX "${ARG_EXCLUDE}")
+  endif()
   if(NOT srcs)
     # A folder still being written: an empty object library keeps the build graph whole.
     set(empty ${PROJECT_BINARY_DIR}/generated/empty_${name}.cc)
@@ -37,11 +40,11 @@ function(kiln_component name)
   set_property(GLOBAL APPEND PROPERTY KILN_COMPONENTS kiln_${name})
 endfunction()
 
-# kiln_tests(<name> LABELS <labels>... [GLOBS <globs>...] [COMPONENT <c>]): one gtest binary from the matching
-# *_test.cc, linked with the objects of component <c> (default <name>) and everything below it, or with the
-# whole library when COMPONENT is ALL.
+# kiln_tests(<name> LABELS <labels>... [GLOBS <globs>...] [COMPONENT <c>] [EXCLUDE <regex>] [LINK <targets>...]):
+# one gtest binary from the matching *_test.cc, linked with the objects of component <c> (default <name>) and
+# everything below it, or with the whole library when COMPONENT is ALL, plus LINK.
 function(kiln_tests name)
-  cmake_parse_arguments(ARG "" "COMPONENT" "LABELS;GLOBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "COMPONENT;EXCLUDE" "LABELS;GLOBS;LINK" ${ARGN})
   if(NOT ARG_COMPONENT)
     set(ARG_COMPONENT ${name})
   endif()
@@ -56,6 +59,9 @@ function(kiln_tests name)
     file(GLOB_RECURSE found CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/${g}")
     list(APPEND srcs ${found})
   endforeach()
+  if(ARG_EXCLUDE)
+    list(FILTER srcs EXCLUDE REGEX "${ARG_EXCLUDE}")
+  endif()
   if(NOT srcs)
     return()
   endif()
@@ -68,7 +74,7 @@ function(kiln_tests name)
   else()
     get_property(closure GLOBAL PROPERTY KILN_CLOSURE_${ARG_COMPONENT})
   endif()
-  target_link_libraries(${name}_tests PRIVATE ${closure} ${XXHASH_LIBRARY} ${CMAKE_DL_LIBS})
+  target_link_libraries(${name}_tests PRIVATE ${closure} ${ARG_LINK} ${XXHASH_LIBRARY} ${CMAKE_DL_LIBS})
   target_link_libraries(${name}_tests PRIVATE GTest::gtest GTest::gtest_main Threads::Threads)
   gtest_discover_tests(${name}_tests
     PROPERTIES LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"

@@ -1,0 +1,283 @@
+// The CUDA DeviceBackend: device memory from a stream-ordered pool, copies, streams, events, graphs, NVTX, and
+// the tactic list; `kilnCreateCudaBackend` is the library's one exported entry point.
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "backends/cuda/cuda_libs.h"
+#include "backends/cuda/cuda_util.h"
+
+namespace kiln::cuda {
+
+Status cudaStatus(cudaError_t e, std::string const& what) {
+  StatusCode code = e == cudaErrorMemoryAllocation ? StatusCode::kOutOfMemory : StatusCode::kInternal;
+  return errorStatus(code, what, ": CUDA error ", cudaGetErrorName(e), " (", cudaGetErrorString(e), ")");
+}
+
+Status launchStatus(std::string const& what) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return Status::ok();
+  return cudaStatus(e, what + ": kernel launch");
+}
+
+CudaTactics& CudaTactics::instance() {
+  static CudaTactics t;
+  return t;
+}
+
+bool CudaTactics::add(backends::Tactic t) {
+  t.device = DeviceType::kGPU;
+  tactics_.push_back(std::move(t));
+  return true;
+}
+
+DeviceMemory::~DeviceMemory() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = o.ptr_;
+    size_ = o.size_;
+    o.ptr_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+Result<DeviceMemory> DeviceMemory::upload(void const* host, size_t bytes, char const* what) {
+  DeviceMemory m;
+  if (bytes == 0) return m;
+  KILN_CUDA_RETURN_IF_ERROR(cudaMalloc(&m.ptr_, bytes), strCat("allocating ", bytes, " device bytes for ", what));
+  m.size_ = bytes;
+  if (host) KILN_CUDA_RETURN_IF_ERROR(cudaMemcpy(m.ptr_, host, bytes, cudaMemcpyHostToDevice), strCat("uploading ", what));
+  return m;
+}
+
+HostTensor const* constantInput(ir::Node const& n, size_t i) {
+  ir::Value const* v = n.input(i);
+  if (!v || !v->producer || v->producer->op != ir::OpType::kConstant || !v->producer->constant) return nullptr;
+  return &*v->producer->constant;
+}
+
+Status cublasStatus(cublasStatus_t s, std::string const& what) {
+  char const* name = s == CUBLAS_STATUS_NOT_INITIALIZED    ? "CUBLAS_STATUS_NOT_INITIALIZED"
+                     : s == CUBLAS_STATUS_ALLOC_FAILED   ? "CUBLAS_STATUS_ALLOC_FAILED"
+                     : s == CUBLAS_STATUS_INVALID_VALUE  ? "CUBLAS_STATUS_INVALID_VALUE"
+                     : s == CUBLAS_STATUS_ARCH_MISMATCH  ? "CUBLAS_STATUS_ARCH_MISMATCH"
+                     : s == CUBLAS_STATUS_EXECUTION_FAILED ? "CUBLAS_STATUS_EXECUTION_FAILED"
+                     : s == CUBLAS_STATUS_NOT_SUPPORTED  ? "CUBLAS_STATUS_NOT_SUPPORTED"
+                     : s == CUBLAS_STATUS_INTERNAL_ERROR ? "CUBLAS_STATUS_INTERNAL_ERROR"
+                                                         : "cublasStatus_t";
+  return errorStatus(s == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::kOutOfMemory : StatusCode::kInternal, what,
+                     ": cuBLASLt error ", name, " (", static_cast<int>(s), ")");
+}
+
+Status cudnnStatusOf(cudnnStatus_t s, std::string const& what) {
+  return errorStatus(s == CUDNN_STATUS_ALLOC_FAILED ? StatusCode::kOutOfMemory : StatusCode::kInternal, what,
+                     ": cuDNN error ", cudnnGetErrorString(s));
+}
+
+namespace {
+
+// Per-thread handles, one per device, destroyed with the thread.
+struct ThreadHandles {
+  std::unordered_map<int, cublasLtHandle_t> lt;
+  std::unordered_map<int, cudnnHandle_t> dnn;
+  ~ThreadHandles() {
+    for (auto& [d, h] : lt) cublasLtDestroy(h);
+    for (auto& [d, h] : dnn) cudnnDestroy(h);
+  }
+};
+thread_local ThreadHandles tHandles;
+
+}  // namespace
+
+Result<cublasLtHandle_t> cublasLt() {
+  int dev = 0;
+  KILN_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev), "cudaGetDevice");
+  auto it = tHandles.lt.find(dev);
+  if (it != tHandles.lt.end()) return it->second;
+  cublasLtHandle_t h = nullptr;
+  KILN_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&h), "creating a cuBLASLt handle");
+  tHandles.lt[dev] = h;
+  return h;
+}
+
+Result<cudnnHandle_t> cudnn() {
+  int dev = 0;
+  KILN_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev), "cudaGetDevice");
+  auto it = tHandles.dnn.find(dev);
+  if (it != tHandles.dnn.end()) return it->second;
+  cudnnHandle_t h = nullptr;
+  KILN_CUDNN_RETURN_IF_ERROR(cudnnCreate(&h), "creating a cuDNN handle");
+  tHandles.dnn[dev] = h;
+  return h;
+}
+
+namespace {
+
+class CudaBackend final : public backends::DeviceBackend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {
+    cudaDeviceProp p{};
+    cudaGetDeviceProperties(&p, device);
+    target_ = strCat("sm_", p.major, p.minor);
+    description_ = strCat(p.name, ", ", target_, ", ", p.multiProcessorCount, " SMs, ",
+                          p.totalGlobalMem / (1024.0 * 1024 * 1024), " GiB");
+  }
+
+  int32_t abiVersion() const override { return backends::kDeviceBackendAbiVersion; }
+  std::string name() const override { return "cuda"; }
+  std::string target() const override { return target_; }
+  std::string deviceDescription() const override { return description_; }
+  std::vector<backends::Tactic> tactics() override { return CudaTactics::instance().all(); }
+
+  Result<void*> allocate(size_t bytes, void* stream) override {
+    void* p = nullptr;
+    if (bytes == 0) return p;
+    cudaError_t e = stream ? cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream)) : cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky-free error state
+      return cudaStatus(e, strCat("allocating ", bytes, " bytes of device memory"));
+    }
+    return p;
+  }
+  void release(void* ptr, void* stream) override {
+    if (!ptr) return;
+    if (stream) cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream));
+    else cudaFree(ptr);
+  }
+  Status copy(void* dst, void const* src, size_t bytes, backends::CopyKind kind, void* stream) override {
+    if (bytes == 0) return Status::ok();
+    cudaMemcpyKind k = kind == backends::CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
+                       : kind == backends::CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
+                                                                   : cudaMemcpyDeviceToDevice;
+    KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)),
+                              strCat("copying ", bytes, " bytes"));
+    return Status::ok();
+  }
+  Status fill(void* dst, int32_t byteValue, size_t bytes, void* stream) override {
+    if (bytes == 0) return Status::ok();
+    KILN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(dst, byteValue, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+    return Status::ok();
+  }
+  Status synchronize(void* stream) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "synchronizing the stream");
+    return Status::ok();
+  }
+  Result<void*> createStream() override {
+    cudaStream_t s = nullptr;
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    return static_cast<void*>(s);
+  }
+  void destroyStream(void* stream) override {
+    if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  }
+  Result<void*> createEvent() override {
+    cudaEvent_t e = nullptr;
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e), "cudaEventCreate");
+    return static_cast<void*>(e);
+  }
+  void destroyEvent(void* event) override {
+    if (event) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  }
+  Status recordEvent(void* event, void* stream) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+                              "cudaEventRecord");
+    return Status::ok();
+  }
+  Result<float> elapsedMs(void* start, void* end) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(static_cast<cudaEvent_t>(end)), "cudaEventSynchronize");
+    float ms = 0;
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)),
+                              "cudaEventElapsedTime");
+    return ms;
+  }
+  Status streamWaitEvent(void* stream, void* event) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
+                              "cudaStreamWaitEvent");
+    return Status::ok();
+  }
+  bool isCapturing(void* stream) override {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &st) != cudaSuccess) return false;
+    return st != cudaStreamCaptureStatusNone;
+  }
+  Status beginCapture(void* stream) override {
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeThreadLocal),
+        "cudaStreamBeginCapture");
+    return Status::ok();
+  }
+  Result<void*> endCapture(void* stream) override {
+    cudaGraph_t g = nullptr;
+    KILN_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &g), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    KILN_CUDA_RETURN_IF_ERROR(e, "cudaGraphInstantiate");
+    return static_cast<void*>(exec);
+  }
+  Status launchGraph(void* graphExec, void* stream) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graphExec), static_cast<cudaStream_t>(stream)),
+                              "cudaGraphLaunch");
+    return Status::ok();
+  }
+  void destroyGraph(void* graphExec) override {
+    if (graphExec) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graphExec));
+  }
+  void rangePush(char const* name) override { nvtxRangePushA(name); }
+  void rangePop() override { nvtxRangePop(); }
+
+ private:
+  int device_;
+  std::string target_;
+  std::string description_;
+};
+
+}  // namespace
+
+std::unique_ptr<backends::DeviceBackend> makeCudaBackend(std::string* error) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    if (error)
+      *error = e != cudaSuccess ? strCat("no usable CUDA device (", cudaGetErrorName(e), ": ", cudaGetErrorString(e), ")")
+                                : std::string("no CUDA device is present");
+    cudaGetLastError();
+    return nullptr;
+  }
+  int dev = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, dev) != cudaSuccess || p.major < 9) {
+    if (error) *error = strCat("device ", dev, " (", p.name, ", sm_", p.major, p.minor, ") is older than sm_90, which this build targets");
+    return nullptr;
+  }
+  return std::make_unique<CudaBackend>(dev);
+}
+
+}  // namespace kiln::cuda
+
+extern "C" __attribute__((visibility("default"))) kiln::backends::DeviceBackend* kilnCreateCudaBackend(
+    int32_t abiVersion, char* error, size_t errorSize) {
+  auto fail = [&](std::string const& m) -> kiln::backends::DeviceBackend* {
+    if (error && errorSize) {
+      std::strncpy(error, m.c_str(), errorSize - 1);
+      error[errorSize - 1] = 0;
+    }
+    return nullptr;
+  };
+  if (abiVersion != kiln::backends::kDeviceBackendAbiVersion)
+    return fail(kiln::strCat("libkiln asks for backend interface ", abiVersion, ", this library has ",
+                             kiln::backends::kDeviceBackendAbiVersion));
+  std::string why;
+  auto b = kiln::cuda::makeCudaBackend(&why);
+  if (!b) return fail(why);
+  return b.release();
+}
