@@ -2260,6 +2260,24 @@ class KILN_API IOptimizationProfile : public INoCopy {
 // Builder configuration
 //
 
+/// The tactic choices of earlier builds, keyed by layer signature (target, op, attributes, types and shapes, and
+/// the candidate tactics): a build that finds its layer here skips timing it. Created by
+/// IBuilderConfig::createTimingCache(); the caller owns it and releases it with delete.
+class KILN_API ITimingCache : public INoCopy {
+ public:
+  virtual ~ITimingCache() noexcept = default;
+  /// The cache as bytes (for a file), owned by the caller; nullptr when out of memory.
+  virtual IHostMemory* serialize() const noexcept = 0;
+  /// Adds the entries of `inputCache` that this cache lacks (entries already here win). Returns false when
+  /// `inputCache` is not a Kiln timing cache.
+  virtual bool combine(ITimingCache const& inputCache, bool ignoreMismatch) noexcept = 0;
+  /// Removes every entry.
+  virtual bool reset() noexcept = 0;
+
+ protected:
+  ITimingCache() = default;
+};
+
 /// Options for IBuilder::buildSerializedNetwork(). Created by IBuilder::createBuilderConfig(); the caller
 /// owns it and releases it with delete.
 class KILN_API IBuilderConfig : public INoCopy {
@@ -2352,6 +2370,15 @@ class KILN_API IBuilderConfig : public INoCopy {
   virtual bool setMaxAuxStreams(int32_t nbStreams) noexcept = 0;
   /// Maximum number of auxiliary streams.
   virtual int32_t getMaxAuxStreams() const noexcept = 0;
+
+  /// A timing cache from bytes written by ITimingCache::serialize() (size 0: an empty cache), owned by the
+  /// caller; nullptr, with the reason reported, when the bytes are not a valid cache.
+  virtual ITimingCache* createTimingCache(void const* blob, std::size_t size) const noexcept = 0;
+  /// Builds with this config read and update `cache` (which must outlive them); returns false for a cache not
+  /// created by createTimingCache().
+  virtual bool setTimingCache(ITimingCache const& cache, bool ignoreMismatch) noexcept = 0;
+  /// The cache set with setTimingCache(), or nullptr (each build then uses a cache of its own).
+  virtual ITimingCache const* getTimingCache() const noexcept = 0;
 
  protected:
   IBuilderConfig() = default;

@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <random>
 #include <set>
 
 #include "backends/backend.h"
+#include "backends/device.h"
 #include "builder/memory_planner.h"
+#include "builder/timing_cache.h"
 #include "builder/passes/pipeline.h"
 #include "builder/precision.h"
 #include "core/dims.h"
@@ -197,6 +200,98 @@ Result<double> timeTactic(backends::Tactic const& t, Node const& n, ir::ShapeSta
   return times[times.size() / 2];
 }
 
+// Times one kernel on the GPU: inputs of random values (constants and host-known shape tensors as they are),
+// outputs and workspace in device memory, one warm-up run, then the median of `iterations` runs timed with
+// events on the profile stream.
+Result<double> timeTacticOnDevice(backends::DeviceBackend* dev, void* stream, backends::Tactic const& t, Node const& n,
+                                  ir::ShapeState const& st, int iterations) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<backends::Kernel> k, t.create(n));
+  std::vector<backends::DeviceBuffer> bufs;
+  backends::LaunchContext ctx;
+  backends::DeviceStream ds(dev, stream);
+  ctx.stream = &ds;
+  std::mt19937 rng(1);
+  for (Value* v : n.inputs) {
+    if (!v) {
+      Dims none{};
+      none.nbDims = -1;
+      ctx.inputs.push_back({nullptr, DataType::kFLOAT, none});
+      continue;
+    }
+    auto const& info = st.info[v->id];
+    HostTensor const* known = nullptr;
+    if (st.values[v->id]) known = &*st.values[v->id];
+    else if (v->producer && v->producer->op == OpType::kConstant && v->producer->constant) known = &*v->producer->constant;
+    KILN_ASSIGN_OR_RETURN(HostTensor h, HostTensor::allocate(info.dtype, info.shape, "tactic timing input"));
+    if (known) {
+      if (known->bytes() == h.bytes() && h.bytes()) std::memcpy(h.mutableData(), known->data(), h.bytes());
+    } else if (isFloatType(info.dtype)) {
+      backends::TensorView view{h.mutableData(), info.dtype, info.shape};
+      for (int64_t i = 0; i < h.count(); ++i) storeFromDouble(view, i, (rng() % 1000) / 1000.0);
+    } else if (h.bytes()) {
+      std::memset(h.mutableData(), 0, h.bytes());  // zeros are in range for indices of any kind
+    }
+    KILN_ASSIGN_OR_RETURN(auto b, backends::DeviceBuffer::allocate(dev, h.bytes(), "tactic timing input"));
+    KILN_RETURN_IF_ERROR(dev->copy(b.data(), h.data(), h.bytes(), backends::CopyKind::kHostToDevice, stream));
+    KILN_RETURN_IF_ERROR(dev->synchronize(stream));
+    ctx.inputs.push_back({b.data(), info.dtype, info.shape});
+    bufs.push_back(std::move(b));
+  }
+  for (Value* v : n.outputs) {
+    auto const& info = st.info[v->id];
+    KILN_ASSIGN_OR_RETURN(int64_t cnt, checkedVolume(info.shape));
+    KILN_ASSIGN_OR_RETURN(size_t bytes, checkedBytes(cnt, dataTypeSize(info.dtype)));
+    KILN_ASSIGN_OR_RETURN(auto b, backends::DeviceBuffer::allocate(dev, bytes, "tactic timing output"));
+    ctx.outputs.push_back({b.data(), info.dtype, info.shape});
+    bufs.push_back(std::move(b));
+  }
+  size_t ws = k->workspaceSize(infosOf(n.inputs, st), infosOf(n.outputs, st));
+  KILN_ASSIGN_OR_RETURN(auto wsBuf, backends::DeviceBuffer::allocate(dev, ws, "tactic timing workspace"));
+  ctx.workspace = wsBuf.data();
+  ctx.workspaceSize = ws;
+  KILN_ASSIGN_OR_RETURN(void* e0, dev->createEvent());
+  auto e1r = dev->createEvent();
+  if (!e1r) {
+    dev->destroyEvent(e0);
+    return e1r.status();
+  }
+  void* e1 = *e1r;
+  std::vector<double> times;
+  Status s = k->enqueue(ctx);  // warm-up (first-use costs: descriptor caches, lazy module loading)
+  for (int i = 0; s.isOk() && i < std::max(1, iterations); ++i) {
+    s = dev->recordEvent(e0, stream);
+    if (s.isOk()) s = k->enqueue(ctx);
+    if (s.isOk()) s = dev->recordEvent(e1, stream);
+    if (!s.isOk()) break;
+    auto ms = dev->elapsedMs(e0, e1);
+    if (!ms) {
+      s = ms.status();
+      break;
+    }
+    times.push_back(*ms);
+  }
+  Status sy = dev->synchronize(stream);
+  dev->destroyEvent(e0);
+  dev->destroyEvent(e1);
+  KILN_RETURN_IF_ERROR(s);
+  KILN_RETURN_IF_ERROR(sy);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// The plan target: "cpu", or the GPU's architecture ("sm_90").
+std::string planTarget(backends::DeviceBackend* gpu) { return gpu ? gpu->target() : "cpu"; }
+
+// TF32 is allowed per node (the CUDA tactics read it): float32 convolutions and matrix multiplies of a build
+// with BuilderFlag::kTF32.
+void markTf32(Graph& g, BuilderFlags flags) {
+  if (!(flags & (1u << static_cast<uint32_t>(BuilderFlag::kTF32)))) return;
+  for (auto const& n : g.nodes()) {
+    if (n->op != OpType::kConvolution && n->op != OpType::kDeconvolution && n->op != OpType::kMatrixMultiply) continue;
+    if (n->input(0) && n->input(0)->dtype == DataType::kFLOAT) n->attrs.setInt("allow_tf32", 1);
+  }
+}
+
 }  // namespace
 
 Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigImpl const& config, BuildEnv const& env) {
@@ -212,9 +307,14 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   // Target.
   DeviceType device = config.defaultDeviceSet() ? config.getDefaultDeviceType() : DeviceType::kCPU;
   if (device == DeviceType::kDLA) return unsupported("DLA is not supported by Kiln");
-  if (device == DeviceType::kGPU)
-    return unsupported("no GPU backend is available in this build; use "
-                       "IBuilderConfig::setDefaultDeviceType(DeviceType::kCPU)");
+  backends::DeviceBackend* gpu = nullptr;
+  if (device == DeviceType::kGPU) {
+    auto b = backends::gpuBackend();
+    if (!b)
+      return b.status().withContext("building for DeviceType::kGPU (IBuilderConfig::setDefaultDeviceType(DeviceType::kCPU) "
+                                    "builds for the CPU)");
+    gpu = *b;
+  }
   TacticSources sources = config.getTacticSources();
 
   std::unique_ptr<Graph> g = network.graph->clone();
@@ -244,6 +344,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   KILN_RETURN_IF_ERROR(assignPrecision(*g, popt));
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   KILN_RETURN_IF_ERROR(g->renumber());
+  if (gpu) markTf32(*g, config.getFlags());
 
   // Shapes at every profile's min/opt/max.
   std::vector<std::array<ir::ShapeState, 3>> states;
@@ -264,6 +365,10 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   std::vector<int64_t> wsSizes(nNodes, 0);
   IProgressMonitor* monitor = config.getProgressMonitor();
   if (monitor) monitor->phaseStart("Tactic selection", nullptr, static_cast<int32_t>(nNodes));
+  void* profileStream = config.getProfileStream();
+  TimingCacheImpl localCache;
+  TimingCacheImpl* cache = config.timingCache() ? config.timingCache() : &localCache;
+  int32_t cacheHits = 0, timedNodes = 0;
   for (size_t ni = 0; ni < nNodes; ++ni) {
     Node* n = g->nodes()[ni].get();
     if (monitor && !monitor->stepComplete("Tactic selection", static_cast<int32_t>(ni))) {
@@ -282,6 +387,22 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
           if (t->supports && !t->supports(*n, infosOf(n->inputs, s), infosOf(n->outputs, s))) fits = false;
         }
       if (fits) ok.push_back(t);
+    }
+    // On the GPU a host fallback (copy out, reference kernel, copy back) only runs what no device kernel can.
+    if (gpu && std::any_of(ok.begin(), ok.end(), [](auto const* t) { return !backends::isHostFallback(*t); }))
+      ok.erase(std::remove_if(ok.begin(), ok.end(), [](auto const* t) { return backends::isHostFallback(*t); }), ok.end());
+    // A timing-cache hit: the tactic chosen before for this node signature and candidate set.
+    std::string cacheKey;
+    backends::Tactic const* cached = nullptr;
+    if (config.optimizationLevel() > 0 && ok.size() > 1 && n->op != OpType::kConstant) {
+      cacheKey = timingCacheKey(planTarget(gpu), *n, opt, ok);
+      if (auto hit = cache->lookup(cacheKey))
+        for (auto const* t : ok)
+          if (t->name == *hit) cached = t;
+      if (cached) {
+        ++cacheHits;
+        ok = {cached};
+      }
     }
     if (ok.empty()) {
       std::string types;
@@ -314,7 +435,8 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
         chosenWs = ws;
         break;
       }
-      auto timed = timeTactic(*t, *n, opt, config.getAvgTimingIterations() + 2);
+      auto timed = gpu ? timeTacticOnDevice(gpu, profileStream, *t, *n, opt, config.getAvgTimingIterations() + 4)
+                       : timeTactic(*t, *n, opt, config.getAvgTimingIterations() + 2);
       if (!timed) {
         // Dummy data can be out of a kernel's domain (indices, ...): such a candidate is skipped, not fatal.
         verbose(strCat(n->describe(), ": tactic ", t->name, " could not be timed: ", timed.status().message()));
@@ -337,8 +459,14 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
                          workspaceLimit, " bytes (IBuilderConfig::setMemoryPoolLimit(kWORKSPACE))");
     n->tactic = chosen->name;
     wsSizes[ni] = chosenWs;
+    if (!cacheKey.empty() && !cached) {
+      cache->insert(cacheKey, chosen->name);
+      ++timedNodes;
+    }
   }
   if (monitor) monitor->phaseFinish("Tactic selection");
+  if (timedNodes || cacheHits)
+    verbose(strCat("tactic timing: ", timedNodes, " layers timed, ", cacheHits, " taken from the timing cache"));
 
   // Memory plan: activations and workspaces in one arena; inputs, outputs and constants live elsewhere.
   size_t nValues = g->values().size();
@@ -383,7 +511,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
 
   plan::PlanInfo info;
   info.name = network.name;
-  info.target = "cpu";
+  info.target = planTarget(gpu);
   info.kilnVersion = versionString();
   info.builderFlags = config.getFlags();
   info.optimizationLevel = config.optimizationLevel();

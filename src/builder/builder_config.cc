@@ -109,6 +109,7 @@ bool BuilderConfigImpl::isDeviceTypeSet(ILayer const* layer) const noexcept { re
 void BuilderConfigImpl::resetDeviceType(ILayer const* layer) noexcept { layerDevices_.erase(layer); }
 
 void BuilderConfigImpl::reset() noexcept {
+  timingCache_ = nullptr;
   avgTiming_ = 1;
   capability_ = EngineCapability::kSTANDARD;
   flags_ = 1u << static_cast<uint32_t>(BuilderFlag::kTF32);  // on by default, as in TensorRT
@@ -170,6 +171,25 @@ void BuilderConfigImpl::setBuilderOptimizationLevel(int32_t level) noexcept {
 bool BuilderConfigImpl::setMaxAuxStreams(int32_t nbStreams) noexcept {
   if (nbStreams < 0) return false;
   maxAuxStreams_ = nbStreams;
+  return true;
+}
+
+ITimingCache* BuilderConfigImpl::createTimingCache(void const* blob, std::size_t size) const noexcept {
+  auto c = TimingCacheImpl::parse(blob, size);
+  if (!c) {
+    if (reporter_) reporter_->fail(c.status().withContext("createTimingCache"));
+    return nullptr;
+  }
+  return std::move(c).value().release();
+}
+
+bool BuilderConfigImpl::setTimingCache(ITimingCache const& cache, bool ignoreMismatch) noexcept {
+  auto const* c = dynamic_cast<TimingCacheImpl const*>(&cache);
+  if (!c) {
+    if (reporter_) reporter_->fail(invalidArgument("setTimingCache: the cache was not created by createTimingCache"));
+    return false;
+  }
+  timingCache_ = const_cast<TimingCacheImpl*>(c);  // builds update it, as TensorRT's do
   return true;
 }
 

@@ -1,6 +1,8 @@
 // IBuilderConfig and IOptimizationProfile implementations: plain settings the build reads.
 #pragma once
 
+#include "builder/timing_cache.h"
+
 #include <array>
 #include <map>
 #include <string>
@@ -81,6 +83,12 @@ class BuilderConfigImpl final : public IBuilderConfig {
   bool setMaxAuxStreams(int32_t nbStreams) noexcept override;
   int32_t getMaxAuxStreams() const noexcept override { return maxAuxStreams_; }
 
+  ITimingCache* createTimingCache(void const* blob, std::size_t size) const noexcept override;
+  bool setTimingCache(ITimingCache const& cache, bool ignoreMismatch) noexcept override;
+  ITimingCache const* getTimingCache() const noexcept override { return timingCache_; }
+  /// The cache builds read and update (null: none set).
+  TimingCacheImpl* timingCache() const { return timingCache_; }
+
   void setReporter(Reporter const* r) { reporter_ = r; }
   /// Copies of the profiles added (TensorRT copies them too).
   using ProfileEntries = std::map<std::string, OptimizationProfileImpl::Entry>;
@@ -106,6 +114,7 @@ class BuilderConfigImpl final : public IBuilderConfig {
   HardwareCompatibilityLevel hwCompat_ = HardwareCompatibilityLevel::kNONE;
   IProgressMonitor* monitor_ = nullptr;
   int32_t maxAuxStreams_ = 0;
+  TimingCacheImpl* timingCache_ = nullptr;  // not owned
 };
 
 }  // namespace kiln::builder

@@ -34,7 +34,13 @@ class ContextImpl final : public IExecutionContext {
     }
     addresses_.assign(core_->io.size(), nullptr);
   }
-  ~ContextImpl() noexcept override { core_->liveContexts.fetch_sub(1); }
+  ~ContextImpl() noexcept override {
+    releaseDeviceArena();
+    if (core_->device) {
+      for (void* e : events_) core_->device->destroyEvent(e);
+    }
+    core_->liveContexts.fetch_sub(1);
+  }
 
   Status init() {
     if (strategy_ == ExecutionContextAllocationStrategy::kSTATIC) return allocateArena();
@@ -63,6 +69,7 @@ class ContextImpl final : public IExecutionContext {
       return;
     }
     ownedArena_ = HostBuffer();
+    releaseDeviceArena();
     arena_ = static_cast<uint8_t*>(memory);
   }
   Dims getTensorStrides(char const* tensorName) const noexcept override {
@@ -123,7 +130,13 @@ class ContextImpl final : public IExecutionContext {
   bool executeV2(void* const* bindings) noexcept override {
     if (!bindings) return reporter_.fail(invalidArgument("executeV2: null bindings"));
     for (size_t i = 0; i < core_->io.size(); ++i) addresses_[i] = bindings[i];
-    return run("executeV2");
+    // Synchronous: on the GPU, the legacy default stream, waited for.
+    if (!run("executeV2", nullptr)) return false;
+    if (core_->device) {
+      Status s = core_->device->synchronize(nullptr);
+      if (!s.isOk()) return reporter_.fail(s.withContext("executeV2"));
+    }
+    return true;
   }
 
   bool setOptimizationProfileAsync(int32_t profileIndex, cudaStream_t stream) noexcept override {
@@ -217,11 +230,27 @@ class ContextImpl final : public IExecutionContext {
     return core_->plan.placements[t->valueId].size;
   }
 
-  bool enqueueV3(cudaStream_t stream) noexcept override { return run("enqueueV3"); }
+  bool enqueueV3(cudaStream_t stream) noexcept override { return run("enqueueV3", stream); }
 
  private:
   Status allocateArena() {
     if (arena_ || core_->plan.arenaSize == 0) return Status::ok();
+    if (core_->device) {
+      size_t bytes = static_cast<size_t>(core_->plan.arenaSize);
+      void* p = nullptr;
+      if (IGpuAllocator* a = core_->allocator) {
+        KILN_IGNORE_DEPRECATED_BEGIN
+        p = a->allocate(bytes, 256, 0);
+        KILN_IGNORE_DEPRECATED_END
+        if (!p) return errorStatus(StatusCode::kOutOfMemory, "the IGpuAllocator returned no memory for the ", bytes,
+                                   " bytes of activation memory");
+      } else {
+        KILN_ASSIGN_OR_RETURN(p, core_->device->allocate(bytes, nullptr));
+      }
+      deviceArena_ = p;
+      arena_ = static_cast<uint8_t*>(p);
+      return Status::ok();
+    }
     KILN_ASSIGN_OR_RETURN(ownedArena_, HostBuffer::allocate(static_cast<size_t>(core_->plan.arenaSize),
                                                              "execution context activation memory", core_->budget.get()));
     arena_ = static_cast<uint8_t*>(ownedArena_.data());
@@ -272,6 +301,19 @@ class ContextImpl final : public IExecutionContext {
     return Status::ok();
   }
 
+  void releaseDeviceArena() {
+    if (!deviceArena_) return;
+    if (arena_ == deviceArena_) arena_ = nullptr;
+    if (IGpuAllocator* a = core_->allocator) {
+      KILN_IGNORE_DEPRECATED_BEGIN
+      a->deallocate(deviceArena_);
+      KILN_IGNORE_DEPRECATED_END
+    } else {
+      core_->device->release(deviceArena_, nullptr);
+    }
+    deviceArena_ = nullptr;
+  }
+
   // Bytes of a value at its current shape.
   Result<size_t> bytesOf(Value const* v) const {
     KILN_ASSIGN_OR_RETURN(int64_t n, checkedVolume(state_.info[v->id].shape));
@@ -294,7 +336,13 @@ class ContextImpl final : public IExecutionContext {
       void const* src = addressOf(v);
       if (!src && volume(info.shape) > 0) continue;
       KILN_ASSIGN_OR_RETURN(HostTensor t, HostTensor::allocate(info.dtype, info.shape, "shape tensor contents"));
-      if (t.bytes()) std::memcpy(t.mutableData(), src, t.bytes());
+      if (t.bytes() && core_->device) {
+        // Off the steady path: a shape known only from device data (the stream waits here).
+        KILN_RETURN_IF_ERROR(core_->device->copy(t.mutableData(), src, t.bytes(), backends::CopyKind::kDeviceToHost, stream_));
+        KILN_RETURN_IF_ERROR(core_->device->synchronize(stream_));
+      } else if (t.bytes()) {
+        std::memcpy(t.mutableData(), src, t.bytes());
+      }
       state_.values[v->id] = std::move(t);
       state_.pinned[v->id] |= ir::kPinnedContents;
       added = true;
@@ -328,6 +376,12 @@ class ContextImpl final : public IExecutionContext {
       return Status::ok();
     }
     if (!isDynamicMemory(v)) return Status::ok();
+    if (core_->device) {
+      backends::DeviceBuffer& d = dynDeviceBuffers_[v->id];
+      if (d.data() && d.size() >= bytes) return Status::ok();
+      KILN_ASSIGN_OR_RETURN(d, backends::DeviceBuffer::allocate(core_->device, bytes, "data-dependent tensor"));
+      return Status::ok();
+    }
     HostBuffer& b = dynBuffers_[v->id];
     if (b.data() && b.size() >= bytes) return Status::ok();
     KILN_ASSIGN_OR_RETURN(b, HostBuffer::allocate(bytes, "data-dependent tensor", core_->budget.get()));
@@ -337,14 +391,20 @@ class ContextImpl final : public IExecutionContext {
   void* addressOf(Value const* v) const {
     auto const& pl = core_->plan.placements[v->id];
     if (pl.offset >= 0) return arena_ + pl.offset;
-    if (v->producer && v->producer->op == ir::OpType::kConstant) return const_cast<void*>(v->producer->constant->data());
+    if (v->producer && v->producer->op == ir::OpType::kConstant)
+      return core_->device ? core_->constantAddress[v->id] : const_cast<void*>(v->producer->constant->data());
     auto it = core_->ioByName.find(v->name);
     if (it != core_->ioByName.end() && core_->io[it->second].valueId == v->id) return addresses_[it->second];
+    if (core_->device) {
+      auto dd = dynDeviceBuffers_.find(v->id);
+      return dd == dynDeviceBuffers_.end() ? nullptr : dd->second.data();
+    }
     auto d = dynBuffers_.find(v->id);
     return d == dynBuffers_.end() ? nullptr : const_cast<void*>(d->second.data());
   }
 
-  bool run(char const* what) {
+  bool run(char const* what, cudaStream_t stream) {
+    stream_ = stream;
     Status s = runSteps();
     if (!s.isOk()) return reporter_.fail(s.withContext(strCat(what, name_.empty() ? "" : " in context '" + name_ + "'")));
     return true;
@@ -379,11 +439,18 @@ class ContextImpl final : public IExecutionContext {
                            " tensor '", t.name, "' (call setTensorAddress)");
     }
     if (!pool_ && core_->maxThreads > 1) pool_ = std::make_unique<ThreadPool>(core_->maxThreads);
-    backends::CpuStream stream;
+    backends::CpuStream cpuStream;
+    backends::DeviceStream devStream(core_->device, stream_);
     bool profile = profiler_ && enqueueEmitsProfile_;
     lastTimes_.clear();
     backends::LaunchContext ctx;
-    ctx.stream = &stream;
+    ctx.stream = core_->device ? static_cast<backends::Stream*>(&devStream) : &cpuStream;
+    // GPU per-layer times come from events around each layer, read once the stream has finished (profiling
+    // waits for the stream; a graph capture records no events).
+    bool gpuTiming = core_->device && profiler_ && !core_->device->isCapturing(stream_);
+    if (gpuTiming) KILN_RETURN_IF_ERROR(ensureEvents(core_->layerNodes.size() + 1));
+    if (gpuTiming) KILN_RETURN_IF_ERROR(core_->device->recordEvent(events_[0], stream_));
+    size_t layerIndex = 0;
     ctx.pool = pool_.get();
     for (int32_t nodeId : core_->layerNodes) {
       Node const& n = *g.nodes()[nodeId];
@@ -431,7 +498,17 @@ class ContextImpl final : public IExecutionContext {
       int64_t wsOff = core_->plan.workspaceOffsets[nodeId];
       ctx.workspace = wsOff >= 0 ? arena_ + wsOff : nullptr;
       ctx.workspaceSize = wsOff >= 0 ? static_cast<size_t>(core_->plan.workspaceSizes[nodeId]) : 0;
-      if (wsOff < 0 && hasDynamic_) {
+      if (wsOff < 0 && hasDynamic_ && core_->device) {
+        std::vector<ir::TensorInfo> ins, outs;
+        for (auto const& t : ctx.inputs) ins.push_back({t.dtype, t.shape});
+        for (auto const& t : ctx.outputs) outs.push_back({t.dtype, t.shape});
+        size_t ws = dataDependent ? 0 : core_->kernels[nodeId]->workspaceSize(ins, outs);
+        if (ws > dynDeviceWorkspace_.size()) {
+          KILN_ASSIGN_OR_RETURN(dynDeviceWorkspace_, backends::DeviceBuffer::allocate(core_->device, ws, "layer workspace"));
+        }
+        ctx.workspace = ws ? dynDeviceWorkspace_.data() : nullptr;
+        ctx.workspaceSize = ws;
+      } else if (wsOff < 0 && hasDynamic_) {
         // Shapes unknown at build time: size the scratch memory now.
         std::vector<ir::TensorInfo> ins, outs;
         for (auto const& t : ctx.inputs) ins.push_back({t.dtype, t.shape});
@@ -444,9 +521,14 @@ class ContextImpl final : public IExecutionContext {
         ctx.workspaceSize = ws;
       }
       auto t0 = std::chrono::steady_clock::now();
+      if (core_->device) core_->device->rangePush(n.name.c_str());
       Status s = core_->kernels[nodeId]->enqueue(ctx);
+      if (core_->device) core_->device->rangePop();
       if (!s.isOk()) return s.withContext(n.describe());
-      if (profile || profiler_) {
+      ++layerIndex;
+      if (gpuTiming) {
+        KILN_RETURN_IF_ERROR(core_->device->recordEvent(events_[layerIndex], stream_));
+      } else if (!core_->device && (profile || profiler_)) {
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         lastTimes_.push_back({n.name, static_cast<float>(ms)});
       }
@@ -457,10 +539,26 @@ class ContextImpl final : public IExecutionContext {
         KILN_RETURN_IF_ERROR(inferAndCheck().withContext("after " + n.describe()));
       }
     }
+    if (gpuTiming) {
+      for (size_t i = 0; i < core_->layerNodes.size(); ++i) {
+        KILN_ASSIGN_OR_RETURN(float ms, core_->device->elapsedMs(events_[i], events_[i + 1]));
+        lastTimes_.push_back({g.nodes()[core_->layerNodes[i]]->name, ms});
+      }
+    }
+    if (core_->device && inputConsumed_)
+      KILN_RETURN_IF_ERROR(core_->device->recordEvent(inputConsumed_, stream_));
     for (Value const* v : g.outputs())
       if (IOutputAllocator* a = allocatorOf(v)) a->notifyShape(v->name.c_str(), state_.info[v->id].shape);
     if (profile)
       for (auto const& [name, ms] : lastTimes_) profiler_->reportLayerTime(name.c_str(), ms);
+    return Status::ok();
+  }
+
+  Status ensureEvents(size_t n) {
+    while (events_.size() < n) {
+      KILN_ASSIGN_OR_RETURN(void* e, core_->device->createEvent());
+      events_.push_back(e);
+    }
     return Status::ok();
   }
 
@@ -487,6 +585,12 @@ class ContextImpl final : public IExecutionContext {
   bool hasDynamic_ = false;                                 // some shape is only known while running
   std::unordered_map<int32_t, HostBuffer> dynBuffers_;      // tensors placed outside the arena, by value id
   HostBuffer dynWorkspace_;                                 // scratch for layers with run-time shapes
+  // GPU targets.
+  cudaStream_t stream_ = nullptr;                           // of the run in progress
+  void* deviceArena_ = nullptr;                             // activation memory this context allocated
+  std::unordered_map<int32_t, backends::DeviceBuffer> dynDeviceBuffers_;
+  backends::DeviceBuffer dynDeviceWorkspace_;
+  std::vector<void*> events_;                               // per-layer timing events
 };
 
 }  // namespace

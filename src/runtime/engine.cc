@@ -6,8 +6,34 @@
 
 namespace kiln::runtime {
 
+namespace {
+
+// A GPU engine's layers read constants from device memory: each constant a layer reads is uploaded once.
+Status uploadConstants(EngineCore& core) {
+  ir::Graph const& g = *core.plan.graph;
+  core.constantAddress.assign(g.values().size(), nullptr);
+  std::vector<bool> used(g.values().size(), false);
+  for (auto const& n : g.nodes())
+    if (n->op != ir::OpType::kConstant)
+      for (ir::Value const* v : n->inputs)
+        if (v) used[v->id] = true;
+  for (auto const& n : g.nodes()) {
+    if (n->op != ir::OpType::kConstant || !n->constant || !used[n->output(0)->id]) continue;
+    HostTensor const& c = *n->constant;
+    KILN_ASSIGN_OR_RETURN(auto buf, backends::DeviceBuffer::allocate(core.device, std::max<size_t>(c.bytes(), 1),
+                                                                      "engine constants"));
+    KILN_RETURN_IF_ERROR(core.device->copy(buf.data(), c.data(), c.bytes(), backends::CopyKind::kHostToDevice, nullptr));
+    core.constantAddress[n->output(0)->id] = buf.data();
+    core.deviceConstants.push_back(std::move(buf));
+  }
+  return core.device->synchronize(nullptr).withContext("uploading the engine's constants");
+}
+
+}  // namespace
+
 Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Reporter const& reporter,
-                                               std::shared_ptr<MemoryBudget> budget, int32_t maxThreads) {
+                                               std::shared_ptr<MemoryBudget> budget, int32_t maxThreads,
+                                               IGpuAllocator* allocator) {
   if (!blob || size == 0) return invalidArgument("deserializeCudaEngine: empty plan");
   auto core = std::make_shared<EngineCore>();
   core->reporter = reporter;
@@ -15,8 +41,15 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
   core->maxThreads = maxThreads;
   KILN_ASSIGN_OR_RETURN(core->plan, plan::readPlan(blob, size, core->budget.get()));
   plan::PlanInfo& p = core->plan;
-  if (p.target != "cpu")
-    return unsupported("the plan targets '", p.target, "' but this build of Kiln has only the CPU backends");
+  core->allocator = allocator;
+  if (p.target != "cpu") {
+    auto dev = backends::gpuBackend();
+    if (!dev) return dev.status().withContext(strCat("the plan targets '", p.target, "'"));
+    if ((*dev)->target() != p.target)
+      return unsupported("the plan was built for ", p.target, " but this GPU is ", (*dev)->target(), " (",
+                         (*dev)->deviceDescription(), "): rebuild the engine on this GPU");
+    core->device = *dev;
+  }
   ir::Graph const& g = *p.graph;
   if (p.placements.size() != g.values().size() || p.workspaceOffsets.size() != g.nodes().size() ||
       p.workspaceSizes.size() != g.nodes().size())
@@ -41,10 +74,14 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
     if (!t) return errorStatus(StatusCode::kNotFound, n.describe(), ": the plan asks for tactic '", n.tactic,
                                "', which this build of Kiln does not have");
     if (t->op != n.op) return invalidPlan(n.describe(), ": tactic '", n.tactic, "' is for another op");
+    if ((t->device == DeviceType::kGPU) != (core->device != nullptr))
+      return invalidPlan(n.describe(), ": tactic '", n.tactic, "' is for another device than the plan's target ", p.target);
+    core->hasHostFallback = core->hasHostFallback || backends::isHostFallback(*t);
     auto k = t->create(n);
     if (!k) return k.status();
     core->kernels[n.id] = std::move(k).value();
   }
+  if (core->device) KILN_RETURN_IF_ERROR(uploadConstants(*core));
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     ir::Value const* v = g.inputs()[i];
     core->io.push_back({v->name, v->id, static_cast<int32_t>(i), TensorIOMode::kINPUT, v->dtype, v->shape});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/device.h"
 #include "core/logging.h"
 #include "core/memory.h"
 #include "kiln/kiln_runtime.h"
@@ -39,6 +40,13 @@ struct EngineCore {
   int32_t maxThreads = 1;
   std::atomic<EngineImpl*> owner{nullptr};                 // the live ICudaEngine, if any
   std::atomic<int32_t> liveContexts{0};
+  // GPU targets: the device backend, the constants the layers read, uploaded once (by value id), and the
+  // runtime's allocator for activation memory (null: the backend's stream-ordered pool).
+  backends::DeviceBackend* device = nullptr;
+  std::vector<backends::DeviceBuffer> deviceConstants;
+  std::vector<void*> constantAddress;
+  IGpuAllocator* allocator = nullptr;
+  bool hasHostFallback = false;  // some layer runs on the host (no CUDA graph capture)
 
   IOTensor const* findIO(char const* name) const {
     if (!name) return nullptr;
@@ -49,7 +57,8 @@ struct EngineCore {
 
 /// Builds an engine core from plan bytes: reads and verifies the plan, creates every kernel by tactic name.
 Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Reporter const& reporter,
-                                               std::shared_ptr<MemoryBudget> budget, int32_t maxThreads);
+                                               std::shared_ptr<MemoryBudget> budget, int32_t maxThreads,
+                                               IGpuAllocator* allocator = nullptr);
 
 class EngineImpl final : public ICudaEngine {
  public:

@@ -16,7 +16,7 @@ class RuntimeImpl final : public IRuntime {
       : reporter_(logger), budget_(std::make_shared<MemoryBudget>()), maxThreads_(ThreadPool::hardwareThreads()) {}
 
   ICudaEngine* deserializeCudaEngine(void const* blob, std::size_t size) noexcept override {
-    auto core = loadEngine(blob, size, reporter_, budget_, maxThreads_);
+    auto core = loadEngine(blob, size, reporter_, budget_, maxThreads_, allocator_);
     if (!core) {
       reporter_.fail(core.status().withContext("deserializeCudaEngine"));
       return nullptr;

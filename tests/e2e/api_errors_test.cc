@@ -247,3 +247,29 @@ TEST_F(ApiErrors, BuilderAndRuntimeMisuse) {
 
 }  // namespace
 }  // namespace kiln_e2e
+
+namespace kiln_e2e {
+namespace {
+
+// Where the CUDA backend cannot run (no libkiln_cuda.so, no device), a GPU build fails with a message saying
+// why, not a crash; on a GPU machine the build succeeds and this test has nothing to check.
+TEST(GpuTarget, UnavailableGpuIsAClearError) {
+  CapturingLogger logger(false);
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  config->setDefaultDeviceType(kiln::DeviceType::kGPU);
+  auto* in = network->addInput("x", kiln::DataType::kFLOAT, kiln::Dims{1, {4}});
+  auto* act = network->addActivation(*in, kiln::ActivationType::kRELU);
+  network->markOutput(*act->getOutput(0));
+  std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
+  if (plan) GTEST_SKIP() << "a CUDA device is present";
+  std::string const e = logger.lastError();
+  std::printf("the error: %s\n", e.c_str());
+  EXPECT_NE(e.find("CUDA backend"), std::string::npos) << e;
+  EXPECT_NE(e.find("kCPU"), std::string::npos) << e;  // says how to build for the CPU instead
+  EXPECT_EQ(logger.internalErrorCount(), 0);
+}
+
+}  // namespace
+}  // namespace kiln_e2e

@@ -1,0 +1,326 @@
+// gpu: whole networks through the public API on the GPU (plans for sm_XX, device memory, streams) against the
+// same network on the CPU reference backend: ResNet-18 and a BERT layer in fp32 (TF32 off), TF32, fp16 and bf16
+// at builder levels 0 and 3; many contexts on many streams; CUDA graph capture and replay; per-layer profiling;
+// the timing cache; host-fallback layers. Skips where no CUDA device is present.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "e2e/e2e_util.h"
+
+namespace kiln_e2e {
+namespace {
+
+using kiln_samples::HostTensor;
+
+bool gpuPresent() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+#define REQUIRE_GPU()                                  \
+  do {                                                 \
+    if (!gpuPresent()) GTEST_SKIP() << "no CUDA device"; \
+  } while (0)
+
+struct GpuBuild {
+  int32_t level = 0;
+  bool tf32 = false;
+  bool fp16 = false;
+  bool bf16 = false;
+  kiln::ITimingCache* cache = nullptr;
+  std::vector<uint32_t> sources{};  // empty: all
+};
+
+std::vector<uint8_t> buildGpuPlan(kiln::ILogger& logger, DefineFn const& define, GpuBuild const& o) {
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  config->setDefaultDeviceType(kiln::DeviceType::kGPU);
+  if (!o.tf32) config->clearFlag(kiln::BuilderFlag::kTF32);
+  if (o.fp16) config->setFlag(kiln::BuilderFlag::kFP16);
+  if (o.bf16) config->setFlag(kiln::BuilderFlag::kBF16);
+  config->setBuilderOptimizationLevel(o.level);
+  if (o.cache) {
+    EXPECT_TRUE(config->setTimingCache(*o.cache, false));
+  }
+  if (!define(*builder, *network, *config)) {
+    ADD_FAILURE() << "could not define the network";
+    return {};
+  }
+  std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
+  if (!plan) {
+    ADD_FAILURE() << "GPU build failed";
+    return {};
+  }
+  auto const* b = static_cast<uint8_t const*>(plan->data());
+  return {b, b + plan->size()};
+}
+
+// Device copies of a context's I/O; runs on `stream`.
+class DeviceIO {
+ public:
+  ~DeviceIO() {
+    for (auto& [n, p] : ptrs_) cudaFree(p);
+  }
+  bool bind(kiln::IExecutionContext& ctx, std::vector<HostTensor> const& inputs) {
+    kiln::ICudaEngine const& e = ctx.getEngine();
+    for (auto const& in : inputs) {
+      if (!ctx.setInputShape(in.name.c_str(), in.dims)) return false;
+      void* p = alloc(in.name, in.data.size() * 4);
+      if (cudaMemcpy(p, in.data.data(), in.data.size() * 4, cudaMemcpyHostToDevice) != cudaSuccess) return false;
+      if (!ctx.setTensorAddress(in.name.c_str(), p)) return false;
+    }
+    outputs_.clear();
+    for (int32_t i = 0; i < e.getNbIOTensors(); ++i) {
+      char const* name = e.getIOTensorName(i);
+      if (e.getTensorIOMode(name) != kiln::TensorIOMode::kOUTPUT) continue;
+      HostTensor out{name, ctx.getTensorShape(name), {}};
+      out.data.resize(static_cast<size_t>(std::max<int64_t>(kiln_samples::volume(out.dims), 1)));
+      void* p = alloc(name, out.data.size() * 4);
+      cudaMemset(p, 0xff, out.data.size() * 4);  // poison: NaN
+      if (!ctx.setTensorAddress(name, p)) return false;
+      outputs_.push_back(std::move(out));
+    }
+    return true;
+  }
+  bool fetch(cudaStream_t s) {
+    for (auto& o : outputs_)
+      if (cudaMemcpyAsync(o.data.data(), ptrs_[o.name], o.data.size() * 4, cudaMemcpyDeviceToHost, s) != cudaSuccess)
+        return false;
+    return cudaStreamSynchronize(s) == cudaSuccess;
+  }
+  std::vector<HostTensor> const& outputs() const { return outputs_; }
+
+ private:
+  void* alloc(std::string const& name, size_t bytes) {
+    void*& p = ptrs_[name];
+    if (p) cudaFree(p);
+    cudaMalloc(&p, std::max<size_t>(bytes, 4));
+    return p;
+  }
+  std::map<std::string, void*> ptrs_;
+  std::vector<HostTensor> outputs_;
+};
+
+std::vector<HostTensor> runCpu(CapturingLogger& logger, DefineFn const& define, std::vector<HostTensor> const& inputs) {
+  auto plan = buildPlan(logger, define);
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  std::vector<HostTensor> outs;
+  EXPECT_TRUE(kiln_samples::runContext(*ctx, inputs, outs));
+  return outs;
+}
+
+double compare(std::vector<HostTensor> const& got, std::vector<HostTensor> const& ref) {
+  double worst = 0;
+  EXPECT_EQ(got.size(), ref.size());
+  for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+    std::vector<double> r(ref[i].data.begin(), ref[i].data.end());
+    std::vector<float> g(got[i].data.begin(), got[i].data.begin() + static_cast<long>(r.size()));
+    worst = std::max(worst, normRelError(g, r));
+  }
+  return worst;
+}
+
+kiln_samples::ResNetWeights const& resnetWeights() {
+  static auto const w = kiln_samples::makeResNetWeights(kiln_samples::resNet18Spec(2, 64, 64, 10));
+  return w;
+}
+DefineFn resnet() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    return kiln_samples::addResNet(n, resnetWeights());
+  };
+}
+kiln_samples::BertWeights const& bertWeights() {
+  static auto const w = [] {
+    kiln_samples::BertSpec s;
+    s.hidden = 256;
+    s.heads = 4;
+    s.ffn = 1024;
+    s.maxSeq = 128;
+    s.optSeq = 64;
+    return kiln_samples::makeBertWeights(s);
+  }();
+  return w;
+}
+DefineFn bert() {
+  return [](kiln::IBuilder& b, kiln::INetworkDefinition& n, kiln::IBuilderConfig& c) {
+    return kiln_samples::addBertLayer(n, bertWeights()) && kiln_samples::addBertProfile(b, c, bertWeights().spec);
+  };
+}
+
+struct Case {
+  char const* name;
+  GpuBuild build;
+  double tolerance;
+};
+
+void checkModel(DefineFn const& define, std::vector<HostTensor> const& inputs, Case const& c) {
+  SCOPED_TRACE(c.name);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, define, inputs);
+  auto plan = buildGpuPlan(logger, define, c.build);
+  ASSERT_FALSE(plan.empty()) << logger.lastError();
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_NE(ctx, nullptr) << logger.lastError();
+  DeviceIO io;
+  ASSERT_TRUE(io.bind(*ctx, inputs)) << logger.lastError();
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  for (int rep = 0; rep < 2; ++rep) {  // the second run reuses everything
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_TRUE(io.fetch(s));
+    double err = compare(io.outputs(), ref);
+    std::printf("%s: norm-relative error %.3g (limit %.3g)\n", c.name, err, c.tolerance);
+    EXPECT_LE(err, c.tolerance);
+  }
+  cudaStreamDestroy(s);
+}
+
+std::vector<Case> precisionCases() {
+  return {{"fp32 level 0", {0}, 1e-5},          {"fp32 level 3", {3}, 1e-5},
+          {"tf32 level 3", {3, true}, 3e-3},    {"fp16 level 3", {3, false, true}, 5e-3},
+          {"bf16 level 3", {3, false, false, true}, 2e-2}};
+}
+
+TEST(GpuModels, ResNet18MatchesTheReference) {
+  REQUIRE_GPU();
+  auto in = randomInput("input", kiln::Dims{4, {2, 3, 64, 64}}, 7);
+  for (auto const& c : precisionCases()) checkModel(resnet(), {in}, c);
+}
+
+TEST(GpuModels, BertLayerMatchesTheReferenceAtSeveralShapes) {
+  REQUIRE_GPU();
+  for (auto dims : {kiln::Dims{3, {2, 64, 256}}, kiln::Dims{3, {1, 7, 256}}, kiln::Dims{3, {4, 128, 256}}}) {
+    auto in = randomInput("input", dims, 11);
+    for (auto const& c : precisionCases()) checkModel(bert(), {in}, c);
+  }
+}
+
+TEST(GpuRuntime, ManyContextsOnManyStreams) {
+  REQUIRE_GPU();
+  CapturingLogger logger;
+  auto plan = buildGpuPlan(logger, bert(), {3});
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr);
+  constexpr int kThreads = 4, kContexts = 2;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kContexts; ++c) {
+        auto in = randomInput("input", kiln::Dims{3, {1 + (t + c) % 4, 16 + 8 * t, 256}}, 100 + t * 10 + c);
+        CapturingLogger l2;
+        auto ref = runCpu(l2, bert(), {in});
+        std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+        DeviceIO io;
+        cudaStream_t s;
+        cudaStreamCreate(&s);
+        bool ok = ctx && io.bind(*ctx, {in});
+        for (int rep = 0; ok && rep < 5; ++rep) ok = ctx->enqueueV3(s);
+        ok = ok && io.fetch(s);
+        cudaStreamDestroy(s);
+        double err = ok ? compare(io.outputs(), ref) : INFINITY;
+        if (!(err <= 1e-5))
+          failures[t] += "thread " + std::to_string(t) + " context " + std::to_string(c) + ": error " + std::to_string(err) + "; ";
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (auto const& f : failures) EXPECT_EQ(f, "");
+}
+
+TEST(GpuRuntime, CudaGraphCaptureAndReplay) {
+  REQUIRE_GPU();
+  CapturingLogger logger;
+  auto in = randomInput("input", kiln::Dims{4, {2, 3, 64, 64}}, 5);
+  auto ref = runCpu(logger, resnet(), {in});
+  auto plan = buildGpuPlan(logger, resnet(), {3});
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  DeviceIO io;
+  ASSERT_TRUE(io.bind(*ctx, {in}));
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  ASSERT_TRUE(ctx->enqueueV3(s));  // first run outside the capture (lazy per-shape state)
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  bool enq = ctx->enqueueV3(s);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+  ASSERT_TRUE(enq) << logger.lastError();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+  ASSERT_TRUE(io.fetch(s));
+  EXPECT_LE(compare(io.outputs(), ref), 1e-5);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
+class CountingProfiler : public kiln::IProfiler {
+ public:
+  void reportLayerTime(char const* name, float ms) noexcept override {
+    ++count;
+    total += ms;
+    if (ms < 0) negative = true;
+  }
+  int count = 0;
+  double total = 0;
+  bool negative = false;
+};
+
+TEST(GpuRuntime, ProfilerReportsEveryLayer) {
+  REQUIRE_GPU();
+  CapturingLogger logger;
+  auto plan = buildGpuPlan(logger, resnet(), {3});
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  CountingProfiler prof;
+  ctx->setProfiler(&prof);
+  DeviceIO io;
+  ASSERT_TRUE(io.bind(*ctx, {randomInput("input", kiln::Dims{4, {2, 3, 64, 64}}, 5)}));
+  ASSERT_TRUE(ctx->enqueueV3(nullptr));
+  EXPECT_EQ(prof.count, engine->getNbLayers());
+  EXPECT_GT(prof.total, 0);
+  EXPECT_FALSE(prof.negative);
+}
+
+TEST(GpuBuilder, TimingCacheHitSkipsTiming) {
+  REQUIRE_GPU();
+  CapturingLogger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  std::unique_ptr<kiln::ITimingCache> cache(config->createTimingCache(nullptr, 0));
+  ASSERT_NE(cache, nullptr);
+  auto first = buildGpuPlan(logger, resnet(), {3, false, false, false, cache.get()});
+  std::unique_ptr<kiln::IHostMemory> bytes(cache->serialize());
+  ASSERT_NE(bytes, nullptr);
+  EXPECT_GT(bytes->size(), 16u);
+  std::unique_ptr<kiln::ITimingCache> loaded(config->createTimingCache(bytes->data(), bytes->size()));
+  ASSERT_NE(loaded, nullptr);
+  auto second = buildGpuPlan(logger, resnet(), {3, false, false, false, loaded.get()});
+  // Same choices from the cache: identical plans.
+  EXPECT_EQ(first, second);
+  // A corrupt cache is refused.
+  std::vector<uint8_t> bad(static_cast<uint8_t*>(bytes->data()), static_cast<uint8_t*>(bytes->data()) + bytes->size());
+  bad[bad.size() / 2] ^= 1;
+  logger.setEchoErrors(false);
+  EXPECT_EQ(config->createTimingCache(bad.data(), bad.size()), nullptr);
+}
+
+}  // namespace
+}  // namespace kiln_e2e
