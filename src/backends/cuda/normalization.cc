@@ -101,8 +101,7 @@ backends::Tactic makeNormalization() {
   t.name = "normalization_cuda_groups";
   t.op = ir::OpType::kNormalization;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                  std::vector<ir::TensorInfo> const& out) {
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     if (in.size() != 3 || out.size() != 1 || out[0].dtype != in[0].dtype) return false;
     for (auto const& i : in)
       if (!isCudaFloat(i.dtype)) return false;

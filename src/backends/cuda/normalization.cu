@@ -42,15 +42,15 @@ __global__ void normKernel(T const* __restrict__ x, T* __restrict__ y, void cons
 
 }  // namespace
 
-bool launchNormalization(int32_t dtype, void const* x, void* y, void const* scale, int32_t scaleType,
-                         void const* bias, int32_t biasType, StridedSpace const& outer, StridedSpace const& inner,
-                         float epsilon, cudaStream_t stream) {
+bool launchNormalization(int32_t dtype, void const* x, void* y, void const* scale, int32_t scaleType, void const* bias,
+                         int32_t biasType, StridedSpace const& outer, StridedSpace const& inner, float epsilon,
+                         cudaStream_t stream) {
   int threads = inner.count >= 256 ? 256 : static_cast<int>((inner.count + 31) / 32 * 32);
   if (threads < 32) threads = 32;
   auto blocks = static_cast<unsigned>(outer.count < (1 << 20) ? outer.count : (1 << 20));
-  return KILN_CUDA_DISPATCH_FLOAT(dtype, normKernel<T><<<blocks, threads, 0, stream>>>(
-                                             static_cast<T const*>(x), static_cast<T*>(y), scale, scaleType, bias,
-                                             biasType, outer, inner, epsilon));
+  return KILN_CUDA_DISPATCH_FLOAT(
+      dtype, normKernel<T><<<blocks, threads, 0, stream>>>(static_cast<T const*>(x), static_cast<T*>(y), scale,
+                                                           scaleType, bias, biasType, outer, inner, epsilon));
 }
 
 }  // namespace kiln::cuda

@@ -45,12 +45,12 @@ TEST(CudaNormalization, LayerNormAxesAndBroadcasts) {
 TEST(CudaNormalization, InstanceNormLongAndShortGroups) {
   KILN_REQUIRE_GPU();
   for (DataType t : kFloats) {
-    expectMatchesReference(norm(randomTensor(t, {2, 3, 30000}, 1, -2, 2), randomTensor(t, {3, 1}, 2),
-                                randomTensor(t, {3, 1}, 3), {2}));
+    expectMatchesReference(
+        norm(randomTensor(t, {2, 3, 30000}, 1, -2, 2), randomTensor(t, {3, 1}, 2), randomTensor(t, {3, 1}, 3), {2}));
     expectMatchesReference(norm(randomTensor(t, {4, 16, 5, 7}, 1, -2, 2), randomTensor(t, {16, 1, 1}, 2),
                                 randomTensor(t, {16, 1, 1}, 3), {2, 3}));
-    expectMatchesReference(norm(randomTensor(t, {10007, 3}, 4, -2, 2), randomTensor(t, {3}, 5),
-                                randomTensor(t, {3}, 6), {1}));
+    expectMatchesReference(
+        norm(randomTensor(t, {10007, 3}, 4, -2, 2), randomTensor(t, {3}, 5), randomTensor(t, {3}, 6), {1}));
   }
 }
 
@@ -65,7 +65,8 @@ TEST(CudaNormalization, GroupNorm) {
                                   randomTensor(t, {1, 32, 1, 1}, 3), {2, 3}, g, true));
     }
   // group norm reducing only some spatial dims, rank 5
-  expectMatchesReference(norm(randomTensor(DataType::kFLOAT, {2, 6, 3, 4, 5}, 4), randomTensor(DataType::kFLOAT, {1, 6, 1, 1, 1}, 5),
+  expectMatchesReference(norm(randomTensor(DataType::kFLOAT, {2, 6, 3, 4, 5}, 4),
+                              randomTensor(DataType::kFLOAT, {1, 6, 1, 1, 1}, 5),
                               randomTensor(DataType::kFLOAT, {1, 6, 1, 1, 1}, 6), {3}, 3, true));
 }
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
-#include "kiln/kiln.h"
 #include "backends/cuda/reduce_kernels.h"
+#include "kiln/kiln.h"
 
 namespace kiln::cuda {
 namespace {
@@ -61,8 +61,7 @@ backends::Tactic makeReduce() {
   t.name = "reduce_cuda_rows";
   t.op = ir::OpType::kReduce;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                  std::vector<ir::TensorInfo> const& out) {
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     if (in.empty() || in.size() > 2 || out.size() != 1 || in[0].dtype != out[0].dtype) return false;
     if (in[0].shape.nbDims > Dims::MAX_DIMS) return false;
     if (!reduceAxes(node)) return false;

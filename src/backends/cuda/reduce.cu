@@ -11,28 +11,48 @@
 namespace kiln::cuda {
 namespace {
 
-template <typename T> struct RedAcc { using A = float; };
-template <> struct RedAcc<int32_t> { using A = int64_t; };
-template <> struct RedAcc<int64_t> { using A = int64_t; };
-template <> struct RedAcc<bool> { using A = int64_t; };
+template <typename T>
+struct RedAcc {
+  using A = float;
+};
+template <>
+struct RedAcc<int32_t> {
+  using A = int64_t;
+};
+template <>
+struct RedAcc<int64_t> {
+  using A = int64_t;
+};
+template <>
+struct RedAcc<bool> {
+  using A = int64_t;
+};
 
 struct Combine {
   int32_t op;
   __device__ __forceinline__ float operator()(float a, float b) const {
     switch (op) {
-      case kRedProd: return a * b;
-      case kRedMax: return red::nanMax(a, b);
-      case kRedMin: return red::nanMin(a, b);
-      default: return a + b;  // sum, avg
+      case kRedProd:
+        return a * b;
+      case kRedMax:
+        return red::nanMax(a, b);
+      case kRedMin:
+        return red::nanMin(a, b);
+      default:
+        return a + b;  // sum, avg
     }
   }
   __device__ __forceinline__ int64_t operator()(int64_t a, int64_t b) const {
     // Unsigned arithmetic wraps like the reference's, without undefined behaviour.
     switch (op) {
-      case kRedProd: return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-      case kRedMax: return a > b ? a : b;
-      case kRedMin: return a < b ? a : b;
-      default: return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+      case kRedProd:
+        return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      case kRedMax:
+        return a > b ? a : b;
+      case kRedMin:
+        return a < b ? a : b;
+      default:
+        return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
     }
   }
 };
@@ -42,27 +62,38 @@ __device__ __forceinline__ typename RedAcc<T>::A identity(int32_t op) {
   using A = typename RedAcc<T>::A;
   if constexpr (std::is_same_v<A, float>) {
     switch (op) {
-      case kRedProd: return 1.f;
-      case kRedMax: return -INFINITY;
-      case kRedMin: return INFINITY;
-      default: return 0.f;
+      case kRedProd:
+        return 1.f;
+      case kRedMax:
+        return -INFINITY;
+      case kRedMin:
+        return INFINITY;
+      default:
+        return 0.f;
     }
   } else {
     bool const isBool = std::is_same_v<T, bool>;
     switch (op) {
-      case kRedProd: return 1;
-      case kRedMax: return isBool ? 0 : INT64_MIN;
-      case kRedMin: return isBool ? 1 : INT64_MAX;
-      default: return 0;
+      case kRedProd:
+        return 1;
+      case kRedMax:
+        return isBool ? 0 : INT64_MIN;
+      case kRedMin:
+        return isBool ? 1 : INT64_MAX;
+      default:
+        return 0;
     }
   }
 }
 
 template <typename T>
 __device__ __forceinline__ typename RedAcc<T>::A load(T v) {
-  if constexpr (std::is_same_v<typename RedAcc<T>::A, float>) return dev::toFloat(v);
-  else if constexpr (std::is_same_v<T, bool>) return v ? 1 : 0;
-  else return static_cast<int64_t>(v);
+  if constexpr (std::is_same_v<typename RedAcc<T>::A, float>)
+    return dev::toFloat(v);
+  else if constexpr (std::is_same_v<T, bool>)
+    return v ? 1 : 0;
+  else
+    return static_cast<int64_t>(v);
 }
 
 template <typename T>
@@ -95,8 +126,8 @@ __global__ void reduceBlockKernel(T const* __restrict__ x, T* __restrict__ y, St
 }
 
 template <typename T>
-__global__ void reduceThreadKernel(T const* __restrict__ x, T* __restrict__ y, StridedSpace outer,
-                                   StridedSpace inner, int32_t op) {
+__global__ void reduceThreadKernel(T const* __restrict__ x, T* __restrict__ y, StridedSpace outer, StridedSpace inner,
+                                   int32_t op) {
   using A = typename RedAcc<T>::A;
   Combine f{op};
   A const id = identity<T>(op);
@@ -129,13 +160,26 @@ void launch(void const* x, void* y, StridedSpace const& outer, StridedSpace cons
 bool launchReduce(int32_t dtype, void const* x, void* y, StridedSpace const& outer, StridedSpace const& inner,
                   int32_t op, cudaStream_t stream) {
   switch (dtype) {
-    case dev::kFLOAT: launch<float>(x, y, outer, inner, op, stream); return true;
-    case dev::kHALF: launch<__half>(x, y, outer, inner, op, stream); return true;
-    case dev::kBF16: launch<__nv_bfloat16>(x, y, outer, inner, op, stream); return true;
-    case dev::kINT32: launch<int32_t>(x, y, outer, inner, op, stream); return true;
-    case dev::kINT64: launch<int64_t>(x, y, outer, inner, op, stream); return true;
-    case dev::kBOOL: launch<bool>(x, y, outer, inner, op, stream); return true;
-    default: return false;
+    case dev::kFLOAT:
+      launch<float>(x, y, outer, inner, op, stream);
+      return true;
+    case dev::kHALF:
+      launch<__half>(x, y, outer, inner, op, stream);
+      return true;
+    case dev::kBF16:
+      launch<__nv_bfloat16>(x, y, outer, inner, op, stream);
+      return true;
+    case dev::kINT32:
+      launch<int32_t>(x, y, outer, inner, op, stream);
+      return true;
+    case dev::kINT64:
+      launch<int64_t>(x, y, outer, inner, op, stream);
+      return true;
+    case dev::kBOOL:
+      launch<bool>(x, y, outer, inner, op, stream);
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -37,7 +37,10 @@ __device__ __forceinline__ float nanMax(float a, float b) { return isnan(a) ? a 
 __device__ __forceinline__ float nanMin(float a, float b) { return isnan(a) ? a : ((isnan(b) || b < a) ? b : a); }
 
 struct SumOp {
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
+  template <typename A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
 };
 struct MaxOp {
   __device__ __forceinline__ float operator()(float a, float b) const { return nanMax(a, b); }
@@ -72,21 +75,37 @@ __device__ __forceinline__ A blockReduce(A v, F f, A identity, A* scratch) {
 /// Loads element i of a float tensor whose dtype code is known only at run time (scale/bias of any float type).
 __device__ __forceinline__ float loadFloat(void const* p, int32_t dtype, int64_t i) {
   switch (dtype) {
-    case dev::kHALF: return __half2float(static_cast<__half const*>(p)[i]);
-    case dev::kBF16: return __bfloat162float(static_cast<__nv_bfloat16 const*>(p)[i]);
-    default: return static_cast<float const*>(p)[i];
+    case dev::kHALF:
+      return __half2float(static_cast<__half const*>(p)[i]);
+    case dev::kBF16:
+      return __bfloat162float(static_cast<__nv_bfloat16 const*>(p)[i]);
+    default:
+      return static_cast<float const*>(p)[i];
   }
 }
 
 }  // namespace kiln::cuda::red
 
 // Calls the body with T bound to the storage type of a float dtype code (float, half, bf16); false otherwise.
-#define KILN_CUDA_DISPATCH_FLOAT(DT, ...)                                                    \
-  [&]() -> bool {                                                                            \
-    switch (DT) {                                                                            \
-      case ::kiln::cuda::dev::kFLOAT: { using T = float; __VA_ARGS__; return true; }         \
-      case ::kiln::cuda::dev::kHALF: { using T = __half; __VA_ARGS__; return true; }         \
-      case ::kiln::cuda::dev::kBF16: { using T = __nv_bfloat16; __VA_ARGS__; return true; } \
-      default: return false;                                                                 \
-    }                                                                                        \
+#define KILN_CUDA_DISPATCH_FLOAT(DT, ...) \
+  [&]() -> bool {                         \
+    switch (DT) {                         \
+      case ::kiln::cuda::dev::kFLOAT: {   \
+        using T = float;                  \
+        __VA_ARGS__;                      \
+        return true;                      \
+      }                                   \
+      case ::kiln::cuda::dev::kHALF: {    \
+        using T = __half;                 \
+        __VA_ARGS__;                      \
+        return true;                      \
+      }                                   \
+      case ::kiln::cuda::dev::kBF16: {    \
+        using T = __nv_bfloat16;          \
+        __VA_ARGS__;                      \
+        return true;                      \
+      }                                   \
+      default:                            \
+        return false;                     \
+    }                                     \
   }()
