@@ -1,0 +1,127 @@
+// Normalization on the GPU: layer / instance norm over `axes` with scale and bias broadcast to x, and group norm
+// (num_groups > 1: x viewed as [N, G, C/G, spatial...], scale/bias per group, or per channel with v2), float
+// types with fp32 math; the index spaces are built here exactly as the reference walks them.
+#include <vector>
+
+#include "backends/cuda/cuda_util.h"
+#include "backends/cuda/normalization_kernels.h"
+
+namespace kiln::cuda {
+namespace {
+
+struct NormParams {
+  std::string who;
+  std::vector<int64_t> axes;
+  float epsilon = 1e-5f;
+  int64_t groups = 1;
+  bool v2 = false;
+};
+
+class NormalizationKernel final : public backends::Kernel {
+ public:
+  explicit NormalizationKernel(NormParams p) : p_(std::move(p)) {}
+
+  Status enqueue(backends::LaunchContext const& ctx) const override {
+    auto const& x = ctx.inputs[0];
+    auto const& scale = ctx.inputs[1];
+    auto const& bias = ctx.inputs[2];
+    auto const& y = ctx.outputs[0];
+    int32_t rank = x.shape.nbDims;
+    if (!dimsEqual(x.shape, y.shape)) return invalidArgument(p_.who, ": y must have x's shape");
+    bool reducedX[Dims::MAX_DIMS] = {};
+    for (int64_t a : p_.axes) {
+      KILN_ASSIGN_OR_RETURN(int32_t axis, normalizeAxis(a, rank));
+      reducedX[axis] = true;
+    }
+    std::vector<int64_t> shape, sStrides, bStrides;
+    std::vector<char> mask;
+    if (p_.groups > 1) {
+      if (rank < 3 || x.shape.d[1] % p_.groups != 0)
+        return invalidArgument(p_.who, ": ", dimsToString(x.shape), " does not split into ", p_.groups, " groups");
+      int64_t c = x.shape.d[1], cg = c / p_.groups;
+      int64_t want = p_.v2 ? c : p_.groups;
+      if (scale.count() != want || bias.count() != want)
+        return invalidArgument(p_.who, ": scale and bias must hold ", want, " values for group normalization");
+      shape = {x.shape.d[0], p_.groups, cg};
+      mask = {0, 0, 1};
+      for (int32_t d = 2; d < rank; ++d) {
+        shape.push_back(x.shape.d[d]);
+        mask.push_back(reducedX[d] ? 1 : 0);
+      }
+      sStrides.assign(shape.size(), 0);
+      if (p_.v2) {
+        sStrides[1] = cg;
+        sStrides[2] = 1;
+      } else {
+        sStrides[1] = 1;
+      }
+      bStrides = sStrides;
+    } else {
+      for (int32_t d = 0; d < rank; ++d) {
+        shape.push_back(x.shape.d[d]);
+        mask.push_back(reducedX[d] ? 1 : 0);
+      }
+      for (auto const* t : {&scale, &bias}) {
+        if (t->shape.nbDims > rank) return invalidArgument(p_.who, ": scale/bias do not broadcast to x");
+        std::vector<int64_t> s(static_cast<size_t>(rank), 0);
+        int64_t step = 1;
+        for (int32_t i = t->shape.nbDims; i-- > 0;) {
+          int64_t sd = t->shape.d[i];
+          int32_t xd = rank - t->shape.nbDims + i;
+          if (sd != 1 && sd != x.shape.d[xd]) return invalidArgument(p_.who, ": scale/bias do not broadcast to x");
+          s[static_cast<size_t>(xd)] = sd == 1 ? 0 : step;
+          step *= sd;
+        }
+        (t == &scale ? sStrides : bStrides) = std::move(s);
+      }
+    }
+    if (x.count() == 0) return Status::ok();
+    int32_t n = static_cast<int32_t>(shape.size());
+    std::vector<int64_t> xStrides(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;) xStrides[i - 1] = xStrides[i] * shape[i];
+    int64_t const* strides[3] = {xStrides.data(), sStrides.data(), bStrides.data()};
+    bool maskB[kSpaceMaxDims] = {};
+    for (int32_t d = 0; d < n; ++d) maskB[d] = mask[static_cast<size_t>(d)] != 0;
+    StridedSpace outer = makeSpace(n, shape.data(), maskB, false, 3, strides);
+    StridedSpace inner = makeSpace(n, shape.data(), maskB, true, 3, strides);
+    if (outer.count == 0 || inner.count == 0) return Status::ok();
+    if (!launchNormalization(static_cast<int32_t>(x.dtype), x.data, y.data, scale.data,
+                             static_cast<int32_t>(scale.dtype), bias.data, static_cast<int32_t>(bias.dtype), outer,
+                             inner, p_.epsilon, streamOf(ctx)))
+      return unsupported(p_.who, ": no GPU normalization for ", dataTypeName(x.dtype));
+    return launchStatus(p_.who);
+  }
+
+ private:
+  NormParams p_;
+};
+
+backends::Tactic makeNormalization() {
+  backends::Tactic t;
+  t.name = "normalization_cuda_groups";
+  t.op = ir::OpType::kNormalization;
+  t.source = TacticSource::kKILN;
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    if (in.size() != 3 || out.size() != 1 || out[0].dtype != in[0].dtype) return false;
+    for (auto const& i : in)
+      if (!isCudaFloat(i.dtype)) return false;
+    return in[0].shape.nbDims <= Dims::MAX_DIMS && !node.attrs.getInts("axes").empty() &&
+           node.attrs.getInt("num_groups", 1) >= 1;
+  };
+  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+    NormParams p;
+    p.who = node.describe();
+    p.axes = node.attrs.getInts("axes");
+    if (p.axes.empty()) return invalidGraph(p.who, ": attribute 'axes' is empty");
+    p.epsilon = static_cast<float>(node.attrs.getFloat("epsilon", 1e-5));
+    p.groups = node.attrs.getInt("num_groups", 1);
+    if (p.groups < 1) return invalidGraph(p.who, ": num_groups must be >= 1");
+    p.v2 = node.attrs.getInt("v2", 0) != 0;
+    return std::unique_ptr<backends::Kernel>(new NormalizationKernel(std::move(p)));
+  };
+  return t;
+}
+KILN_REGISTER_CUDA_TACTIC(makeNormalization);
+
+}  // namespace
+}  // namespace kiln::cuda
