@@ -243,7 +243,9 @@ class ConvCudnnKernel final : public backends::Kernel {
     KILN_ASSIGN_OR_RETURN(ConvCall c, geometry(a_, x.shape, w.shape, y.shape));
     if (c.outCount == 0) return Status::ok();
     KILN_ASSIGN_OR_RETURN(auto p, plan(c, y.dtype, x.shape, w.shape, y.shape));
-    if (!p->cudnn) return runDirect(a_, c, ctx);
+    // cuDNN writes y before the epilogue reads the residual: a residual sharing y's memory needs the direct kernel.
+    bool residualInY = ctx.inputs.size() > 3 && ctx.inputs[3].data == y.data;
+    if (!p->cudnn || residualInY) return runDirect(a_, c, ctx);
     cudnnConvolutionFwdAlgo_t algo = p->algo;
     size_t ws = p->algoWs;
     if (p->padBytes + ws > ctx.workspaceSize) {
