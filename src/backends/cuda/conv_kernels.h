@@ -12,9 +12,9 @@ namespace kiln::cuda {
 /// N-D (up to 3 spatial dims) window geometry; fewer spatial dims are given as leading dims of extent 1
 /// (kernel 1, stride 1, dilation 1, pad 0), so linear spatial indices are unchanged.
 struct ConvGeom {
-  int64_t n = 0;       // batch
-  int64_t c = 0;       // input channels
-  int64_t k = 0;       // output channels
+  int64_t n = 0;  // batch
+  int64_t c = 0;  // input channels
+  int64_t k = 0;  // output channels
   int64_t groups = 1;
   int64_t in[3] = {1, 1, 1};
   int64_t out[3] = {1, 1, 1};

@@ -107,8 +107,8 @@ Epilogue epilogueOf(ConvAttrs const& a, backends::LaunchContext const& ctx) {
 
 Status runDirect(ConvAttrs const& a, ConvCall const& c, backends::LaunchContext const& ctx) {
   auto const& y = ctx.outputs[0];
-  if (!launchConvDirect(static_cast<int32_t>(y.dtype), c.g, ctx.inputs[0].data, ctx.inputs[1].data,
-                        epilogueOf(a, ctx), y.data, streamOf(ctx)))
+  if (!launchConvDirect(static_cast<int32_t>(y.dtype), c.g, ctx.inputs[0].data, ctx.inputs[1].data, epilogueOf(a, ctx),
+                        y.data, streamOf(ctx)))
     return invalidArgument(a.who, ": no direct convolution for ", dataTypeName(y.dtype));
   return launchStatus(a.who + ": direct convolution");
 }
@@ -186,16 +186,16 @@ Status configure(ConvPlan& p, ConvAttrs const& a, ConvCall const& c, DataType dt
   KILN_RETURN_IF_ERROR(setPackedTensor(p.y, dt, yd));
   KILN_RETURN_IF_ERROR(p.w.create("creating a cuDNN filter descriptor"));
   std::vector<int> wi = toInts(wd);
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(p.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW,
-                                                        static_cast<int>(wi.size()), wi.data()),
-                             "cudnnSetFilterNdDescriptor");
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetFilterNdDescriptor(p.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()),
+      "cudnnSetFilterNdDescriptor");
   KILN_RETURN_IF_ERROR(p.conv.create("creating a cuDNN convolution descriptor"));
   std::vector<int> pad = toInts(cudnnSpatial(pads, 0)), str = toInts(cudnnSpatial(c.stride, 1)),
                    dil = toInts(cudnnSpatial(c.dil, 1));
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(p.conv.get(), static_cast<int>(pad.size()), pad.data(),
-                                                             str.data(), dil.data(), CUDNN_CROSS_CORRELATION,
-                                                             CUDNN_DATA_FLOAT),
-                             "cudnnSetConvolutionNdDescriptor");
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetConvolutionNdDescriptor(p.conv.get(), static_cast<int>(pad.size()), pad.data(), str.data(), dil.data(),
+                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+      "cudnnSetConvolutionNdDescriptor");
   KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv.get(), static_cast<int>(a.groups)),
                              "cudnnSetConvolutionGroupCount");
   // fp32 without TF32 must stay on FMA math (cuDNN's default math may pick TF32 tensor cores for fp32).
@@ -226,8 +226,7 @@ class ConvCudnnKernel final : public backends::Kernel {
   ConvCudnnKernel(ConvAttrs a, cudnnConvolutionFwdAlgo_t algo) : a_(std::move(a)), algo_(algo) {}
 
   size_t workspaceSize(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) const override {
-    if (in.size() < 2 || out.empty() || !dimsKnown(in[0].shape) || !dimsKnown(in[1].shape) ||
-        !dimsKnown(out[0].shape))
+    if (in.size() < 2 || out.empty() || !dimsKnown(in[0].shape) || !dimsKnown(in[1].shape) || !dimsKnown(out[0].shape))
       return 0;
     auto c = geometry(a_, in[0].shape, in[1].shape, out[0].shape);
     if (!c.isOk() || c->outCount == 0) return 0;

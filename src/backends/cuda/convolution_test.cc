@@ -25,9 +25,9 @@ std::vector<int64_t> outShape(Conv const& c) {
   size_t ns = c.x.size() - 2;
   std::vector<int64_t> y{c.x[0], c.w[0]};
   for (size_t i = 0; i < ns; ++i) {
-    auto d = ir::computeWindowDim(c.x[2 + i], c.w[2 + i], c.strides.empty() ? 1 : c.strides[i],
-                                  c.dil.empty() ? 1 : c.dil[i], c.pb.empty() ? 0 : c.pb[i],
-                                  c.pe.empty() ? 0 : c.pe[i], c.mode);
+    auto d =
+        ir::computeWindowDim(c.x[2 + i], c.w[2 + i], c.strides.empty() ? 1 : c.strides[i], c.dil.empty() ? 1 : c.dil[i],
+                             c.pb.empty() ? 0 : c.pb[i], c.pe.empty() ? 0 : c.pe[i], c.mode);
     y.push_back(d.out);
   }
   return y;
@@ -166,13 +166,20 @@ TEST(CudaConvolution, EveryActivationWithBiasAndResidual) {
     ActivationType t;
     double alpha, beta;
   };
-  std::vector<A> acts{{ActivationType::kRELU, 0, 0},         {ActivationType::kSIGMOID, 0, 0},
-                      {ActivationType::kTANH, 0, 0},         {ActivationType::kLEAKY_RELU, 0.1, 0},
-                      {ActivationType::kELU, 1.0, 0},        {ActivationType::kSELU, 1.67, 1.05},
-                      {ActivationType::kSOFTSIGN, 0, 0},     {ActivationType::kSOFTPLUS, 1.0, 1.0},
-                      {ActivationType::kCLIP, -0.5, 0.5},    {ActivationType::kHARD_SIGMOID, 0.2, 0.5},
-                      {ActivationType::kSCALED_TANH, 1.5, 0.7}, {ActivationType::kTHRESHOLDED_RELU, 0.1, 0},
-                      {ActivationType::kGELU_ERF, 0, 0},     {ActivationType::kGELU_TANH, 0, 0}};
+  std::vector<A> acts{{ActivationType::kRELU, 0, 0},
+                      {ActivationType::kSIGMOID, 0, 0},
+                      {ActivationType::kTANH, 0, 0},
+                      {ActivationType::kLEAKY_RELU, 0.1, 0},
+                      {ActivationType::kELU, 1.0, 0},
+                      {ActivationType::kSELU, 1.67, 1.05},
+                      {ActivationType::kSOFTSIGN, 0, 0},
+                      {ActivationType::kSOFTPLUS, 1.0, 1.0},
+                      {ActivationType::kCLIP, -0.5, 0.5},
+                      {ActivationType::kHARD_SIGMOID, 0.2, 0.5},
+                      {ActivationType::kSCALED_TANH, 1.5, 0.7},
+                      {ActivationType::kTHRESHOLDED_RELU, 0.1, 0},
+                      {ActivationType::kGELU_ERF, 0, 0},
+                      {ActivationType::kGELU_TANH, 0, 0}};
   for (A const& act : acts) {
     SCOPED_TRACE("activation " + std::to_string(static_cast<int>(act.t)));
     for (DataType t : kFloats) {

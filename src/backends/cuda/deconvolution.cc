@@ -59,8 +59,8 @@ Result<DeconvCall> geometry(DeconvAttrs const& a, Dims const& x, Dims const& w, 
                            " do not agree with groups = ", a.groups);
   for (int32_t i = 0; i < ns; ++i) {
     if (w.d[2 + i] != p.kernel[i]) return invalidArgument(a.who, ": weights do not match kernel_shape");
-    ir::WindowDim wd =
-        ir::deconvWindowDim(x.d[2 + i], p.kernel[i], p.strides[i], p.dilations[i], p.padsBegin[i], p.padsEnd[i], p.mode);
+    ir::WindowDim wd = ir::deconvWindowDim(x.d[2 + i], p.kernel[i], p.strides[i], p.dilations[i], p.padsBegin[i],
+                                           p.padsEnd[i], p.mode);
     if (wd.out != y.d[2 + i])
       return invalidArgument(a.who, ": output ", dimsToString(y), " does not match the window geometry");
     c.in.push_back(x.d[2 + i]);
@@ -164,16 +164,16 @@ Status configure(DeconvPlan& p, DeconvAttrs const& a, DeconvCall const& c, DataT
   KILN_RETURN_IF_ERROR(setPackedTensor(p.y, dt, yd));
   KILN_RETURN_IF_ERROR(p.w.create("creating a cuDNN filter descriptor"));
   std::vector<int> wi = toInts(wd);
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(p.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW,
-                                                        static_cast<int>(wi.size()), wi.data()),
-                             "cudnnSetFilterNdDescriptor");
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetFilterNdDescriptor(p.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()),
+      "cudnnSetFilterNdDescriptor");
   KILN_RETURN_IF_ERROR(p.conv.create("creating a cuDNN convolution descriptor"));
   std::vector<int> pad = toInts(cudnnSpatial(pads, 0)), str = toInts(cudnnSpatial(c.stride, 1)),
                    dil = toInts(cudnnSpatial(c.dil, 1));
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionNdDescriptor(p.conv.get(), static_cast<int>(pad.size()), pad.data(),
-                                                             str.data(), dil.data(), CUDNN_CROSS_CORRELATION,
-                                                             CUDNN_DATA_FLOAT),
-                             "cudnnSetConvolutionNdDescriptor");
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetConvolutionNdDescriptor(p.conv.get(), static_cast<int>(pad.size()), pad.data(), str.data(), dil.data(),
+                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+      "cudnnSetConvolutionNdDescriptor");
   KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv.get(), static_cast<int>(a.groups)),
                              "cudnnSetConvolutionGroupCount");
   cudnnMathType_t math = dt == DataType::kFLOAT && !a.tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
@@ -189,8 +189,7 @@ Status configure(DeconvPlan& p, DeconvAttrs const& a, DeconvCall const& c, DataT
   cudnnStatus_t s = cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.w.get(), p.x.get(), p.conv.get(), p.y.get(),
                                                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, &p.safeWs);
   p.safeOk = s == CUDNN_STATUS_SUCCESS;
-  s = cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.w.get(), p.x.get(), p.conv.get(), p.y.get(), algo,
-                                                   &p.algoWs);
+  s = cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.w.get(), p.x.get(), p.conv.get(), p.y.get(), algo, &p.algoWs);
   if (s != CUDNN_STATUS_SUCCESS) {
     if (!p.safeOk) return cudnnStatusOf(s, a.who + ": cuDNN backward-data algorithm");
     p.algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
@@ -205,8 +204,7 @@ class DeconvCudnnKernel final : public backends::Kernel {
   DeconvCudnnKernel(DeconvAttrs a, cudnnConvolutionBwdDataAlgo_t algo) : a_(std::move(a)), algo_(algo) {}
 
   size_t workspaceSize(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) const override {
-    if (in.size() < 2 || out.empty() || !dimsKnown(in[0].shape) || !dimsKnown(in[1].shape) ||
-        !dimsKnown(out[0].shape))
+    if (in.size() < 2 || out.empty() || !dimsKnown(in[0].shape) || !dimsKnown(in[1].shape) || !dimsKnown(out[0].shape))
       return 0;
     auto c = geometry(a_, in[0].shape, in[1].shape, out[0].shape);
     if (!c.isOk() || c->outCount == 0) return 0;
@@ -240,8 +238,8 @@ class DeconvCudnnKernel final : public backends::Kernel {
       scratch += p->fullBytes;
     }
     float one = 1.f, zero = 0.f;
-    cudnnStatus_t s = cudnnConvolutionBackwardData(h, &one, p->w.get(), w.data, p->x.get(), x.data, p->conv.get(),
-                                                   algo, ws ? scratch : nullptr, ws, &zero, p->y.get(), dst);
+    cudnnStatus_t s = cudnnConvolutionBackwardData(h, &one, p->w.get(), w.data, p->x.get(), x.data, p->conv.get(), algo,
+                                                   ws ? scratch : nullptr, ws, &zero, p->y.get(), dst);
     if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) return runDirect(a_, c, ctx);
     if (s != CUDNN_STATUS_SUCCESS) return cudnnStatusOf(s, a_.who + ": cudnnConvolutionBackwardData");
     void const* bias = biasOf(ctx);
@@ -269,8 +267,8 @@ class DeconvCudnnKernel final : public backends::Kernel {
       bool empty = c.g.n == 0 || c.g.c == 0 || c.g.k == 0;
       for (int64_t v : c.in) empty = empty || v == 0;
       auto p = std::make_shared<DeconvPlan>();
-      if (empty || !configure(*p, a_, c, dt, algo_).isOk()) return std::shared_ptr<DeconvPlan const>(
-          std::make_shared<DeconvPlan>());  // the direct kernel runs this shape
+      if (empty || !configure(*p, a_, c, dt, algo_).isOk())
+        return std::shared_ptr<DeconvPlan const>(std::make_shared<DeconvPlan>());  // the direct kernel runs this shape
       return std::shared_ptr<DeconvPlan const>(p);
     });
   }
@@ -324,8 +322,7 @@ backends::Tactic makeFftTiling() {
   return makeCudnn("deconvolution_cudnn_ffttiling", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING, 5, false);
 }
 backends::Tactic makeWinogradNonfused() {
-  return makeCudnn("deconvolution_cudnn_winogradnonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED, 6,
-                   false);
+  return makeCudnn("deconvolution_cudnn_winogradnonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED, 6, false);
 }
 KILN_REGISTER_CUDA_TACTIC(makeAlgo1);
 KILN_REGISTER_CUDA_TACTIC(makeAlgo0);

@@ -41,7 +41,7 @@ TEST(CudaDeconvolution, Stride2Upsampling) {
   for (DataType t : kFloats) {
     run({{2, 8, 7, 6}, {8, 4, 4, 4}, {2, 2}, {}, {1, 1}, {1, 1}, 1, PaddingMode::kEXPLICIT_ROUND_DOWN, true}, t);
     run({{1, 16, 5, 5}, {16, 8, 2, 2}, {2, 2}}, t, 3);  // kernel == stride
-    run({{1, 3, 5, 4}, {3, 2, 1, 1}, {3, 2}}, t, 4);     // kernel < stride: gaps of zeros
+    run({{1, 3, 5, 4}, {3, 2, 1, 1}, {3, 2}}, t, 4);    // kernel < stride: gaps of zeros
   }
 }
 
@@ -69,7 +69,14 @@ TEST(CudaDeconvolution, OneDAndThreeD) {
   KILN_REQUIRE_GPU();
   for (DataType t : kFloats) {
     run({{2, 4, 9}, {4, 3, 5}, {3}, {}, {2}, {1}, 1, PaddingMode::kEXPLICIT_ROUND_DOWN, true}, t);
-    run({{1, 3, 3, 4, 5}, {3, 2, 2, 3, 3}, {2, 1, 2}, {}, {0, 1, 1}, {0, 1, 0}, 1, PaddingMode::kEXPLICIT_ROUND_DOWN,
+    run({{1, 3, 3, 4, 5},
+         {3, 2, 2, 3, 3},
+         {2, 1, 2},
+         {},
+         {0, 1, 1},
+         {0, 1, 0},
+         1,
+         PaddingMode::kEXPLICIT_ROUND_DOWN,
          true},
         t, 6);
   }

@@ -43,9 +43,12 @@ Result<PoolAttrs> readAttrs(ir::Node const& node) {
 
 int32_t typeCode(PoolingType t) {
   switch (t) {
-    case PoolingType::kMAX: return 0;
-    case PoolingType::kAVERAGE: return 1;
-    case PoolingType::kMAX_AVERAGE_BLEND: return 2;
+    case PoolingType::kMAX:
+      return 0;
+    case PoolingType::kAVERAGE:
+      return 1;
+    case PoolingType::kMAX_AVERAGE_BLEND:
+      return 2;
   }
   return 0;
 }
@@ -136,16 +139,16 @@ Status configure(PoolPlan& p, PoolAttrs const& a, PoolCall const& c, DataType dt
   KILN_RETURN_IF_ERROR(setPackedTensor(p.y, dt, ys));
   KILN_RETURN_IF_ERROR(p.pool.create("creating a cuDNN pooling descriptor"));
   cudnnPoolingMode_t mode = a.type == PoolingType::kMAX ? CUDNN_POOLING_MAX
-                            : a.excludePadding         ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING
-                                                       : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+                            : a.excludePadding          ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING
+                                                        : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
   std::vector<int> win = toInts(cudnnSpatial(a.window.kernel, 1)), pad = toInts(cudnnSpatial(c.padBegin, 0)),
                    str = toInts(cudnnSpatial(a.window.strides, 1));
   if (!fitsInt(cudnnSpatial(a.window.kernel, 1)) || !fitsInt(cudnnSpatial(a.window.strides, 1)))
     return invalidArgument(a.who, ": too large for cuDNN");
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetPoolingNdDescriptor(p.pool.get(), mode, CUDNN_PROPAGATE_NAN,
-                                                         static_cast<int>(win.size()), win.data(), pad.data(),
-                                                         str.data()),
-                             "cudnnSetPoolingNdDescriptor");
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetPoolingNdDescriptor(p.pool.get(), mode, CUDNN_PROPAGATE_NAN, static_cast<int>(win.size()), win.data(),
+                                  pad.data(), str.data()),
+      "cudnnSetPoolingNdDescriptor");
   std::vector<int> got(ys.size());
   KILN_CUDNN_RETURN_IF_ERROR(
       cudnnGetPoolingNdForwardOutputDim(p.pool.get(), p.x.get(), static_cast<int>(got.size()), got.data()),

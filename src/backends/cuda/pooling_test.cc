@@ -39,7 +39,10 @@ void runAll(Pool const& p, uint32_t seed = 1) {
   }
 }
 
-TEST(CudaPooling, ResNetMaxPool3x3Stride2) { KILN_REQUIRE_GPU(); runAll({{2, 16, 27, 27}, {3, 3}, {2, 2}, {1, 1}, {1, 1}}); }
+TEST(CudaPooling, ResNetMaxPool3x3Stride2) {
+  KILN_REQUIRE_GPU();
+  runAll({{2, 16, 27, 27}, {3, 3}, {2, 2}, {1, 1}, {1, 1}});
+}
 
 TEST(CudaPooling, NoPadding) {
   KILN_REQUIRE_GPU();
