@@ -64,8 +64,8 @@ __device__ __forceinline__ float finish(float acc, int64_t i, int64_t oc, Epilog
 // One thread per output element; loops over the group's input channels and the kernel taps, skipping taps
 // that fall into the padding (bounds hoisted per dim).
 template <typename T>
-__global__ void convDirectKernel(ConvGeom g, T const* __restrict__ x, T const* __restrict__ w, Epilogue ep,
-                                 T* __restrict__ y, int64_t total) {
+__global__ void convDirectKernel(ConvGeom g, T const* __restrict__ x, T const* __restrict__ w, Epilogue ep, T* y,
+                                 int64_t total) {  // y not restrict: the residual may share its memory
   int64_t const outVol = g.out[0] * g.out[1] * g.out[2];
   int64_t const inVol = g.in[0] * g.in[1] * g.in[2];
   int64_t const kVol = g.kernel[0] * g.kernel[1] * g.kernel[2];
