@@ -150,10 +150,27 @@ struct ConvPlan {
   TensorDesc x, y;
   FilterDesc w;
   ConvDesc conv;
+  bool fusedOk = false;  // bias and activation descriptors for cudnnConvolutionBiasActivationForward
+  TensorDesc bias;
+  ActDesc act;
 };
 
+// Descriptors of the fused call: bias [1, K, 1...] in y's type, ReLU or identity (NaN propagates, as ours).
+Status configureFused(ConvPlan& p, ConvAttrs const& a, DataType dt, size_t yRank, int64_t k) {
+  std::vector<int64_t> bd(yRank, 1);
+  bd[1] = k;
+  KILN_RETURN_IF_ERROR(setPackedTensor(p.bias, dt, bd));
+  KILN_RETURN_IF_ERROR(p.act.create("creating a cuDNN activation descriptor"));
+  cudnnActivationMode_t mode = a.activation < 0 ? CUDNN_ACTIVATION_IDENTITY : CUDNN_ACTIVATION_RELU;
+  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetActivationDescriptor(p.act.get(), mode, CUDNN_PROPAGATE_NAN, 0.0),
+                             "cudnnSetActivationDescriptor");
+  p.fusedOk = true;
+  return Status::ok();
+}
+
 // Configures cuDNN for this shape; an error means cuDNN refuses it (the plan then stays on the direct kernel).
-Status configure(ConvPlan& p, ConvAttrs const& a, ConvCall const& c, DataType dt, cudnnConvolutionFwdAlgo_t algo) {
+Status configure(ConvPlan& p, ConvAttrs const& a, ConvCall const& c, DataType dt, cudnnConvolutionFwdAlgo_t algo,
+                 bool fused) {
   int32_t ns = a.window.nbSpatial;
   // cuDNN pads symmetrically and rounds the output size down: other geometries read a zero-padded copy.
   bool sym = true;
@@ -218,12 +235,14 @@ Status configure(ConvPlan& p, ConvAttrs const& a, ConvCall const& c, DataType dt
     p.algoWs = p.safeWs;
   }
   p.cudnn = true;
+  if (fused) (void)configureFused(p, a, dt, yd.size(), c.g.k);  // not configured: the unfused calls run
   return Status::ok();
 }
 
 class ConvCudnnKernel final : public backends::Kernel {
  public:
-  ConvCudnnKernel(ConvAttrs a, cudnnConvolutionFwdAlgo_t algo) : a_(std::move(a)), algo_(algo) {}
+  ConvCudnnKernel(ConvAttrs a, cudnnConvolutionFwdAlgo_t algo, bool fused)
+      : a_(std::move(a)), algo_(algo), fused_(fused) {}
 
   size_t workspaceSize(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) const override {
     if (in.size() < 2 || out.empty() || !dimsKnown(in[0].shape) || !dimsKnown(in[1].shape) || !dimsKnown(out[0].shape))
@@ -266,12 +285,33 @@ class ConvCudnnKernel final : public backends::Kernel {
       scratch += p->padBytes;
     }
     float one = 1.f, zero = 0.f;
+    Epilogue ep = epilogueOf(a_, ctx);
+    // Fused: y = act(conv(x) + alpha2 * z + bias), the reference's order; the identity activation needs
+    // IMPLICIT_PRECOMP_GEMM, so the short-workspace substitute runs unfused.
+    if (fused_ && p->fusedOk && ep.bias && algo == p->algo &&
+        (a_.activation == static_cast<int32_t>(ActivationType::kRELU) ||
+         (a_.activation < 0 && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))) {
+      float alpha2 = ep.residual ? 1.f : 0.f;
+      void const* z = ep.residual ? ep.residual : y.data;
+      // Without a residual z is y scaled by 0; whether cuDNN still reads it is not documented, and 0 * NaN of a
+      // stale y would poison the sum, so y is zeroed first.
+      if (!ep.residual)
+        KILN_CUDA_RETURN_IF_ERROR(
+            cudaMemsetAsync(y.data, 0, static_cast<size_t>(c.outCount) * dataTypeSize(y.dtype), stream),
+            "zeroing y for the fused convolution");
+      cudnnStatus_t fs = cudnnConvolutionBiasActivationForward(
+          h, &one, p->x.get(), xp, p->w.get(), w.data, p->conv.get(), algo, ws ? scratch : nullptr, ws, &alpha2,
+          p->y.get(), z, p->bias.get(), ep.bias, p->act.get(), p->y.get(), y.data);
+      if (fs == CUDNN_STATUS_SUCCESS) return Status::ok();
+      if (fs != CUDNN_STATUS_NOT_SUPPORTED && fs != CUDNN_STATUS_BAD_PARAM)
+        return cudnnStatusOf(fs, a_.who + ": cudnnConvolutionBiasActivationForward");
+      // Refused for this configuration: the unfused calls below compute the same.
+    }
     cudnnStatus_t s = cudnnConvolutionForward(h, &one, p->x.get(), xp, p->w.get(), w.data, p->conv.get(), algo,
                                               ws ? scratch : nullptr, ws, &zero, p->y.get(), y.data);
     // A refusal found only at launch time (nothing was queued): the direct kernel computes the whole output.
     if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) return runDirect(a_, c, ctx);
     if (s != CUDNN_STATUS_SUCCESS) return cudnnStatusOf(s, a_.who + ": cudnnConvolutionForward");
-    Epilogue ep = epilogueOf(a_, ctx);
     if (!ep.bias && !ep.residual && ep.activation < 0) return Status::ok();
     int64_t spatial = c.g.out[0] * c.g.out[1] * c.g.out[2];
     if (!launchEpilogue(static_cast<int32_t>(y.dtype), c.g.n, c.g.k, spatial, ep, y.data, stream))
@@ -289,7 +329,7 @@ class ConvCudnnKernel final : public backends::Kernel {
       auto p = std::make_shared<ConvPlan>();
       bool empty = c.g.n == 0 || c.g.c == 0 || c.g.k == 0;
       for (int64_t v : c.in) empty = empty || v == 0;
-      if (!empty && !configure(*p, a_, c, dt, algo_).isOk()) {
+      if (!empty && !configure(*p, a_, c, dt, algo_, fused_).isOk()) {
         auto direct = std::make_shared<ConvPlan>();  // cuDNN refused: descriptors of the attempt are dropped
         return std::shared_ptr<ConvPlan const>(direct);
       }
@@ -300,6 +340,7 @@ class ConvCudnnKernel final : public backends::Kernel {
 
   ConvAttrs a_;
   cudnnConvolutionFwdAlgo_t algo_;
+  bool fused_;  // bias (+ residual as z) + ReLU / identity inside cuDNN's call
   PlanCache<ConvPlan> plans_;
 };
 
@@ -320,20 +361,24 @@ KILN_REGISTER_CUDA_TACTIC(makeDirect);
 
 // `exactFp32`: the algorithm keeps fp32 accuracy (FFT and Winograd transforms do not reach 1e-5, so those claim
 // fp32 only where TF32 is allowed anyway).
-backends::Tactic makeCudnn(char const* name, cudnnConvolutionFwdAlgo_t algo, int priority, bool exactFp32) {
+backends::Tactic makeCudnn(char const* name, cudnnConvolutionFwdAlgo_t algo, int priority, bool exactFp32,
+                           bool fused = false) {
   backends::Tactic t;
   t.name = name;
   t.op = ir::OpType::kConvolution;
   t.source = TacticSource::kCUDNN;
   t.priority = priority;
-  t.supports = [exactFp32](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                           std::vector<ir::TensorInfo> const& out) {
+  t.supports = [exactFp32, fused](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
+                                  std::vector<ir::TensorInfo> const& out) {
     if (!supportsConv(node, in, out)) return false;
+    // The fused tactic claims what it fuses: a bias, then ReLU or no activation.
+    int64_t act = node.attrs.getInt("activation", -1);
+    if (fused && (in.size() < 3 || in[2].shape.nbDims < 0 || (act != -1 && act != 0))) return false;
     return exactFp32 || out[0].dtype != DataType::kFLOAT || allowTf32(node);
   };
-  t.create = [algo](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+  t.create = [algo, fused](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     KILN_ASSIGN_OR_RETURN(ConvAttrs a, readAttrs(node));
-    return std::unique_ptr<backends::Kernel>(new ConvCudnnKernel(std::move(a), algo));
+    return std::unique_ptr<backends::Kernel>(new ConvCudnnKernel(std::move(a), algo, fused));
   };
   return t;
 }
@@ -355,6 +400,11 @@ backends::Tactic makeWinograd() {
 backends::Tactic makeWinogradNonfused() {
   return makeCudnn("convolution_cudnn_winogradnonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, 6, false);
 }
+backends::Tactic makeFusedPrecomp() {
+  return makeCudnn("convolution_cudnn_fused_precompgemm", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 35, true,
+                   true);
+}
+KILN_REGISTER_CUDA_TACTIC(makeFusedPrecomp);
 KILN_REGISTER_CUDA_TACTIC(makeImplicitPrecomp);
 KILN_REGISTER_CUDA_TACTIC(makeImplicit);
 KILN_REGISTER_CUDA_TACTIC(makeGemm);
