@@ -1,0 +1,233 @@
+// The convolution family's own CUDA kernels: direct (transposed) convolution for every geometry cuDNN refuses,
+// the bias/residual/activation epilogue, and the zero-pad / crop copies around cuDNN. fp32 math throughout.
+#include <cuda_runtime.h>
+
+#include "backends/cuda/conv_kernels.h"
+#include "backends/cuda/device_types.cuh"
+
+namespace kiln::cuda {
+namespace {
+
+using dev::fromFloat;
+using dev::toFloat;
+
+// TensorRT's activation formulas (ActivationType integers), as the reference's activation_math.h in fp32.
+__device__ __forceinline__ float activate(int32_t type, float x, float a, float b) {
+  switch (type) {
+    case 0:
+      return isnan(x) ? x : (x > 0.f ? x : 0.f);  // kRELU
+    case 1:
+      return 1.f / (1.f + expf(-x));  // kSIGMOID
+    case 2:
+      return tanhf(x);  // kTANH
+    case 3:
+      return x >= 0.f ? x : a * x;  // kLEAKY_RELU
+    case 4:
+      return x >= 0.f ? x : a * expm1f(x);  // kELU
+    case 5:
+      return x > 0.f ? b * x : b * a * expm1f(x);  // kSELU
+    case 6:
+      return x / (1.f + fabsf(x));  // kSOFTSIGN
+    case 7: {                       // kSOFTPLUS
+      float t = b * x;
+      return a * (t > 0.f ? t + log1pf(expf(-t)) : log1pf(expf(t)));
+    }
+    case 8:
+      return isnan(x) ? x : fmaxf(a, fminf(b, x));  // kCLIP
+    case 9: {                                       // kHARD_SIGMOID
+      float t = a * x + b;
+      return isnan(t) ? t : fmaxf(0.f, fminf(1.f, t));
+    }
+    case 10:
+      return a * tanhf(b * x);  // kSCALED_TANH
+    case 11:
+      return isnan(x) ? x : (x > a ? x : 0.f);  // kTHRESHOLDED_RELU
+    case 12:
+      return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));  // kGELU_ERF
+    case 13: {                                                   // kGELU_TANH
+      float const k = 0.79788456080286536f;                      // sqrt(2 / pi)
+      return 0.5f * x * (1.f + tanhf(k * (0.044715f * x * x * x + x)));
+    }
+    default:
+      return x;  // -1: none
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float finish(float acc, int64_t i, int64_t oc, Epilogue const& ep) {
+  if (ep.bias) acc += toFloat(static_cast<T const*>(ep.bias)[oc]);
+  if (ep.residual) acc += toFloat(static_cast<T const*>(ep.residual)[i]);
+  if (ep.activation >= 0) acc = activate(ep.activation, acc, ep.alpha, ep.beta);
+  return acc;
+}
+
+// One thread per output element; loops over the group's input channels and the kernel taps, skipping taps
+// that fall into the padding (bounds hoisted per dim).
+template <typename T>
+__global__ void convDirectKernel(ConvGeom g, T const* __restrict__ x, T const* __restrict__ w, Epilogue ep, T* y,
+                                 int64_t total) {  // y not restrict: the residual may share its memory
+  int64_t const outVol = g.out[0] * g.out[1] * g.out[2];
+  int64_t const inVol = g.in[0] * g.in[1] * g.in[2];
+  int64_t const kVol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  int64_t const cg = g.c / g.groups, kg = g.k / g.groups;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t os = i % outVol, nk = i / outVol;
+    int64_t oc = nk % g.k, b = nk / g.k, grp = oc / kg;
+    int64_t o2 = os % g.out[2], o1 = (os / g.out[2]) % g.out[1], o0 = os / (g.out[2] * g.out[1]);
+    int64_t s0 = o0 * g.stride[0] - g.padBegin[0], s1 = o1 * g.stride[1] - g.padBegin[1],
+            s2 = o2 * g.stride[2] - g.padBegin[2];
+    T const* xb = x + (b * g.c + grp * cg) * inVol;
+    T const* wb = w + oc * cg * kVol;
+    float acc = 0.f;
+    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+      int64_t p0 = s0 + k0 * g.dil[0];
+      if (p0 < 0 || p0 >= g.in[0]) continue;
+      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+        int64_t p1 = s1 + k1 * g.dil[1];
+        if (p1 < 0 || p1 >= g.in[1]) continue;
+        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+          int64_t p2 = s2 + k2 * g.dil[2];
+          if (p2 < 0 || p2 >= g.in[2]) continue;
+          int64_t xo = (p0 * g.in[1] + p1) * g.in[2] + p2;
+          int64_t t = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
+          for (int64_t ci = 0; ci < cg; ++ci) acc += toFloat(xb[ci * inVol + xo]) * toFloat(wb[ci * kVol + t]);
+        }
+      }
+    }
+    y[i] = fromFloat<T>(finish<T>(acc, i, oc, ep));
+  }
+}
+
+// Transposed convolution as a gather: output o receives x[q / stride] * w[tap] for every tap with
+// q = o + pad - tap * dilation a non-negative multiple of the stride inside the input (as the reference).
+template <typename T>
+__global__ void deconvDirectKernel(ConvGeom g, T const* __restrict__ x, T const* __restrict__ w,
+                                   T const* __restrict__ bias, T* __restrict__ y, int64_t total) {
+  int64_t const outVol = g.out[0] * g.out[1] * g.out[2];
+  int64_t const inVol = g.in[0] * g.in[1] * g.in[2];
+  int64_t const kVol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  int64_t const cg = g.c / g.groups, kg = g.k / g.groups;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t os = i % outVol, nk = i / outVol;
+    int64_t oc = nk % g.k, b = nk / g.k, grp = oc / kg, ocl = oc % kg;
+    int64_t o[3] = {os / (g.out[2] * g.out[1]), (os / g.out[2]) % g.out[1], os % g.out[2]};
+    float acc = bias ? toFloat(bias[oc]) : 0.f;
+    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+      int64_t q0 = o[0] + g.padBegin[0] - k0 * g.dil[0];
+      if (q0 < 0 || q0 % g.stride[0] != 0 || q0 / g.stride[0] >= g.in[0]) continue;
+      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+        int64_t q1 = o[1] + g.padBegin[1] - k1 * g.dil[1];
+        if (q1 < 0 || q1 % g.stride[1] != 0 || q1 / g.stride[1] >= g.in[1]) continue;
+        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+          int64_t q2 = o[2] + g.padBegin[2] - k2 * g.dil[2];
+          if (q2 < 0 || q2 % g.stride[2] != 0 || q2 / g.stride[2] >= g.in[2]) continue;
+          int64_t lin = (q0 / g.stride[0] * g.in[1] + q1 / g.stride[1]) * g.in[2] + q2 / g.stride[2];
+          int64_t t = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            int64_t cin = grp * cg + ci;
+            acc += toFloat(x[(b * g.c + cin) * inVol + lin]) * toFloat(w[(cin * kg + ocl) * kVol + t]);
+          }
+        }
+      }
+    }
+    y[i] = fromFloat<T>(acc);
+  }
+}
+
+template <typename T>
+__global__ void epilogueKernel(int64_t k, int64_t spatial, Epilogue ep, T* __restrict__ y, int64_t total) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = fromFloat<T>(finish<T>(toFloat(y[i]), i, (i / spatial) % k, ep));
+}
+
+struct Ext3 {
+  int64_t v[3];
+};
+
+template <typename T>
+__global__ void shiftCopyKernel(Ext3 src, Ext3 dst, Ext3 off, T const* __restrict__ s, T* __restrict__ d,
+                                T const* __restrict__ bias, int64_t channels, int64_t total) {
+  int64_t const dVol = dst.v[0] * dst.v[1] * dst.v[2];
+  int64_t const sVol = src.v[0] * src.v[1] * src.v[2];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t pl = i / dVol, r = i % dVol;
+    int64_t j2 = r % dst.v[2] - off.v[2], j1 = (r / dst.v[2]) % dst.v[1] - off.v[1],
+            j0 = r / (dst.v[2] * dst.v[1]) - off.v[0];
+    bool inside = j0 >= 0 && j0 < src.v[0] && j1 >= 0 && j1 < src.v[1] && j2 >= 0 && j2 < src.v[2];
+    float v = inside ? toFloat(s[pl * sVol + (j0 * src.v[1] + j1) * src.v[2] + j2]) : 0.f;
+    if (bias) v += toFloat(bias[pl % channels]);
+    d[i] = fromFloat<T>(v);
+  }
+}
+
+// Float storage types only: the family's kernels compute in fp32 for float, half and bf16.
+#define KILN_CONV_FLOAT_DISPATCH(DT, ...) \
+  [&]() -> bool {                         \
+    switch (DT) {                         \
+      case ::kiln::cuda::dev::kFLOAT: {   \
+        using T = float;                  \
+        __VA_ARGS__;                      \
+        return true;                      \
+      }                                   \
+      case ::kiln::cuda::dev::kHALF: {    \
+        using T = __half;                 \
+        __VA_ARGS__;                      \
+        return true;                      \
+      }                                   \
+      case ::kiln::cuda::dev::kBF16: {    \
+        using T = __nv_bfloat16;          \
+        __VA_ARGS__;                      \
+        return true;                      \
+      }                                   \
+      default:                            \
+        return false;                     \
+    }                                     \
+  }()
+
+constexpr int kThreads = 256;
+
+}  // namespace
+
+bool launchConvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
+                      cudaStream_t stream) {
+  int64_t total = g.n * g.k * g.out[0] * g.out[1] * g.out[2];
+  if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
+  return KILN_CONV_FLOAT_DISPATCH(
+      dtype, convDirectKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+                 g, static_cast<T const*>(x), static_cast<T const*>(w), ep, static_cast<T*>(y), total));
+}
+
+bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, void const* bias, void* y,
+                        cudaStream_t stream) {
+  int64_t total = g.n * g.k * g.out[0] * g.out[1] * g.out[2];
+  if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
+  return KILN_CONV_FLOAT_DISPATCH(
+      dtype, deconvDirectKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+                 g, static_cast<T const*>(x), static_cast<T const*>(w), static_cast<T const*>(bias), static_cast<T*>(y),
+                 total));
+}
+
+bool launchEpilogue(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilogue const& ep, void* y,
+                    cudaStream_t stream) {
+  int64_t total = n * k * spatial;
+  if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
+  return KILN_CONV_FLOAT_DISPATCH(dtype, epilogueKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+                                             k, spatial, ep, static_cast<T*>(y), total));
+}
+
+bool launchShiftCopy(int32_t dtype, int64_t planes, int64_t const srcExt[3], int64_t const dstExt[3],
+                     int64_t const offset[3], void const* src, void* dst, void const* bias, int64_t channels,
+                     cudaStream_t stream) {
+  Ext3 s{{srcExt[0], srcExt[1], srcExt[2]}}, d{{dstExt[0], dstExt[1], dstExt[2]}}, o{{offset[0], offset[1], offset[2]}};
+  int64_t total = planes * d.v[0] * d.v[1] * d.v[2];
+  if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
+  return KILN_CONV_FLOAT_DISPATCH(dtype, shiftCopyKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+                                             s, d, o, static_cast<T const*>(src), static_cast<T*>(dst),
+                                             static_cast<T const*>(bias), channels < 1 ? 1 : channels, total));
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,59 @@
+// Launchers of the convolution family's own CUDA kernels (conv.cu): direct convolution and transposed
+// convolution, the bias/residual/activation epilogue that follows a cuDNN convolution, and the zero-padding and
+// cropping copies that let cuDNN (symmetric pads only) run asymmetric geometries. Plain signatures: no Kiln headers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace kiln::cuda {
+
+/// N-D (up to 3 spatial dims) window geometry; fewer spatial dims are given as leading dims of extent 1
+/// (kernel 1, stride 1, dilation 1, pad 0), so linear spatial indices are unchanged.
+struct ConvGeom {
+  int64_t n = 0;  // batch
+  int64_t c = 0;  // input channels
+  int64_t k = 0;  // output channels
+  int64_t groups = 1;
+  int64_t in[3] = {1, 1, 1};
+  int64_t out[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dil[3] = {1, 1, 1};
+  int64_t padBegin[3] = {0, 0, 0};  // effective (already resolved for the SAME modes)
+};
+
+/// What follows the convolution sum: y = act(sum + bias[channel] + residual[i]); absent pieces are null / -1.
+/// `activation` is the ActivationType integer (-1 none) with TensorRT's alpha/beta meanings.
+struct Epilogue {
+  void const* bias = nullptr;      // [k], the output's type
+  void const* residual = nullptr;  // y's shape and type
+  int32_t activation = -1;
+  float alpha = 0.f;
+  float beta = 0.f;
+};
+
+/// Direct convolution of x [n, c, in...] with w [k, c/groups, kernel...] into y [n, k, out...] with the epilogue
+/// fused; fp32 accumulation. `dtype` (float, half, bf16 code) is the type of x, w, bias, residual and y.
+/// Returns false for an unsupported dtype; launch errors are left for launchStatus.
+bool launchConvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
+                      cudaStream_t stream);
+
+/// Direct transposed convolution of x [n, c, in...] with w [c, k/groups, kernel...] (+ bias [k]) into
+/// y [n, k, out...], gathered per output element; fp32 accumulation.
+bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, void const* bias, void* y,
+                        cudaStream_t stream);
+
+/// In place on y [n, k, spatial]: y = act(y + bias[channel] + residual).
+bool launchEpilogue(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilogue const& ep, void* y,
+                    cudaStream_t stream);
+
+/// dst [planes, dstExt...] = src [planes, srcExt...] shifted by `offset` per dim: dst[j] = src[j - offset] where
+/// inside src, else 0 (zero padding when offset >= 0, cropping when offset <= 0), then + bias[plane % channels]
+/// when bias is given. Extents are 3-D with leading 1s.
+bool launchShiftCopy(int32_t dtype, int64_t planes, int64_t const srcExt[3], int64_t const dstExt[3],
+                     int64_t const offset[3], void const* src, void* dst, void const* bias, int64_t channels,
+                     cudaStream_t stream);
+
+}  // namespace kiln::cuda

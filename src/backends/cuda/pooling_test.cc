@@ -1,0 +1,85 @@
+// gpu tests of the CUDA Pooling tactics (direct kernel, cudnnPoolingForward) against the reference: max, average
+// with and without padding in the count, blend, every padding mode, asymmetric pads, 1-D/2-D/3-D, fp32/fp16/bf16.
+#include "backends/cuda/cuda_test_util.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+using namespace cudatest;  // NOLINT: test helpers
+
+struct Pool {
+  std::vector<int64_t> x{}, window{}, strides{}, pb{}, pe{};
+  PaddingMode mode = PaddingMode::kEXPLICIT_ROUND_DOWN;
+};
+
+std::vector<DataType> const kFloats{DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
+
+// Every pooling type (average with and without exclude_padding), every float type.
+void runAll(Pool const& p, uint32_t seed = 1) {
+  for (DataType t : kFloats) {
+    for (int type = 0; type < 3; ++type) {
+      for (int exclude = 0; exclude < 2; ++exclude) {
+        if (type == 0 && exclude == 0) continue;
+        SCOPED_TRACE(std::string("dtype ") + dataTypeName(t) + " type " + std::to_string(type) + " exclude " +
+                     std::to_string(exclude));
+        ir::Attributes a;
+        a.setInt("type", type);
+        a.setInts("window", p.window);
+        if (!p.strides.empty()) a.setInts("strides", p.strides);
+        if (!p.pb.empty()) a.setInts("pads_begin", p.pb);
+        if (!p.pe.empty()) a.setInts("pads_end", p.pe);
+        a.setInt("padding_mode", static_cast<int64_t>(p.mode));
+        a.setFloat("blend_factor", 0.3);
+        a.setInt("exclude_padding", exclude);
+        expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, p.x, seed, -2, 2))}}, -1,
+                               type == 2 ? 1 : 2);
+      }
+    }
+  }
+}
+
+TEST(CudaPooling, ResNetMaxPool3x3Stride2) {
+  KILN_REQUIRE_GPU();
+  runAll({{2, 16, 27, 27}, {3, 3}, {2, 2}, {1, 1}, {1, 1}});
+}
+
+TEST(CudaPooling, NoPadding) {
+  KILN_REQUIRE_GPU();
+  runAll({{1, 5, 8, 9}, {2, 2}, {2, 2}});
+  runAll({{2, 3, 7, 7}, {7, 7}}, 2);  // global pooling
+}
+
+TEST(CudaPooling, AsymmetricPads) {
+  KILN_REQUIRE_GPU();
+  runAll({{1, 4, 9, 10}, {3, 2}, {2, 1}, {0, 1}, {2, 0}});
+  runAll({{2, 3, 6, 6}, {2, 2}, {2, 2}, {1, 1}, {1, 1}}, 3);  // pad == window - 1 at both ends
+}
+
+TEST(CudaPooling, PaddingModes) {
+  KILN_REQUIRE_GPU();
+  for (PaddingMode m : {PaddingMode::kEXPLICIT_ROUND_UP, PaddingMode::kSAME_UPPER, PaddingMode::kSAME_LOWER}) {
+    SCOPED_TRACE("padding mode " + std::to_string(static_cast<int>(m)));
+    runAll({{1, 3, 10, 11}, {3, 4}, {2, 3}, {1, 0}, {0, 1}, m});
+  }
+}
+
+TEST(CudaPooling, OneDAndThreeD) {
+  KILN_REQUIRE_GPU();
+  runAll({{2, 3, 17}, {4}, {3}, {1}, {1}});
+  runAll({{1, 2, 6, 7, 8}, {2, 3, 3}, {2, 2, 2}, {0, 1, 1}, {0, 1, 1}}, 4);
+  runAll({{1, 2, 5, 6, 7}, {3, 2, 3}, {1, 2, 2}, {1, 0, 2}, {0, 1, 1}, PaddingMode::kEXPLICIT_ROUND_UP}, 5);
+}
+
+TEST(CudaPooling, ManyBlocks) {
+  KILN_REQUIRE_GPU();
+  runAll({{4, 33, 41, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}});
+}
+
+TEST(CudaPooling, EmptyBatch) {
+  KILN_REQUIRE_GPU();
+  runAll({{0, 3, 5, 5}, {2, 2}, {2, 2}});
+}
+
+}  // namespace
+}  // namespace kiln
