@@ -192,6 +192,7 @@ CallShape callShapeOf(Shape const& s) {
   // A b shared by every batch entry of a contiguous, untransposed a: one tall GEMM of batch * m rows.
   if (!s.transA && b.rank == 1 && b.strideB[0] == 0 && b.strideA[0] == s.p.m * s.p.k) {
     c.m = s.p.m * b.dims[0];
+    c.inner = 0;  // that dim is in m now: one call of one matrix
     return c;
   }
   int64_t run = s.p.m * s.p.n;

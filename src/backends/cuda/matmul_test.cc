@@ -1,5 +1,8 @@
 // gpu tests of the MatrixMultiply tactics (cuBLASLt algo0..2 and the tiled kernel) against the reference
 // backend: every float type, transposes, vectors, batch broadcasting, edge sizes, bias with each activation.
+#include <cuda_runtime_api.h>
+
+#include <thread>
 #include <vector>
 
 #include "backends/cuda/cuda_test_util.h"
@@ -94,6 +97,28 @@ TEST(CudaMatrixMultiply, Tf32Shapes) {
   for (auto c : shapeCases()) {
     c.tf32 = true;
     check(DataType::kFLOAT, c, kTf32Tolerance);
+  }
+}
+
+TEST(CudaMatrixMultiply, Tf32IsUsedOnlyWhenAllowed) {
+  KILN_REQUIRE_GPU();
+  // TF32 rounds inputs to 10 mantissa bits: its error is far above fp32's, which shows the flag reached cuBLASLt
+  // (and that cuBLASLt, not the tiled fallback, ran).
+  for (bool tf32 : {false, true}) {
+    Mm c = mm({130, 257}, {257, 131});
+    c.tf32 = tf32;
+    auto r = check(DataType::kFLOAT, c, tf32 ? kTf32Tolerance : -1);
+    ASSERT_EQ(r.size(), 4u);
+    double simt = 0, lt = 0;
+    for (auto const& x : r) {
+      std::printf("%s %s: %.3g\n", tf32 ? "tf32" : "fp32", x.tactic.c_str(), x.error);
+      (x.tactic == "matrixmultiply_cuda_simt" ? simt : lt) =
+          std::max(x.tactic == "matrixmultiply_cuda_simt" ? simt : lt, x.error);
+    }
+    if (tf32)
+      EXPECT_GT(lt, 10 * simt);
+    else
+      EXPECT_LT(lt, 1e-6);
   }
 }
 
@@ -203,27 +228,31 @@ TEST(CudaMatrixMultiply, BiasAndActivationsFloat64) {
 
 TEST(CudaMatrixMultiply, BertShapes) {
   KILN_REQUIRE_GPU();
-  for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
-    for (bool tf32 : {false, true}) {
-      if (tf32 && t != DataType::kFLOAT) continue;
-      double tol = tf32 ? kTf32Tolerance : -1;
-      Mm ffn = mm({128, 768}, {768, 3072});
-      ffn.constB = true;
-      ffn.bias = Shape{3072};
-      ffn.act = static_cast<int>(ActivationType::kGELU_TANH);
-      ffn.tf32 = tf32;
-      check(t, ffn, tol);
-      ffn.act = static_cast<int>(ActivationType::kGELU_ERF);
-      check(t, ffn, tol);
-      Mm proj = mm({2, 128, 768}, {768, 768});  // batch folded into M
-      proj.constB = true;
-      proj.bias = Shape{768};
-      proj.tf32 = tf32;
-      check(t, proj, tol);
-      Mm scores = mm({2, 12, 128, 64}, {2, 12, 128, 64}, 0, 1);  // Q K^T per head
-      scores.tf32 = tf32;
-      check(t, scores, tol);
-    }
+  // (type, tf32, activation of the FFN's first GEMM): the fp64 reference is the slow part, so one FFN each.
+  struct Case {
+    DataType t;
+    bool tf32;
+    ActivationType act;
+  };
+  for (Case const& k : {Case{DataType::kFLOAT, false, ActivationType::kGELU_ERF},
+                        Case{DataType::kFLOAT, true, ActivationType::kGELU_TANH},
+                        Case{DataType::kHALF, false, ActivationType::kGELU_TANH},
+                        Case{DataType::kBF16, false, ActivationType::kGELU_ERF}}) {
+    double tol = k.tf32 ? kTf32Tolerance : -1;
+    Mm ffn = mm({128, 768}, {768, 3072});
+    ffn.constB = true;
+    ffn.bias = Shape{3072};
+    ffn.act = static_cast<int>(k.act);
+    ffn.tf32 = k.tf32;
+    check(k.t, ffn, tol);
+    Mm proj = mm({2, 128, 768}, {768, 768});  // batch folded into M
+    proj.constB = true;
+    proj.bias = Shape{768};
+    proj.tf32 = k.tf32;
+    check(k.t, proj, tol);
+    Mm scores = mm({2, 12, 128, 64}, {2, 12, 128, 64}, 0, 1);  // Q K^T per head
+    scores.tf32 = k.tf32;
+    check(k.t, scores, tol);
   }
 }
 
@@ -260,6 +289,110 @@ TEST(CudaMatrixMultiply, MixedTypesAreNotClaimed) {
        at,
        {var(randomTensor(DataType::kFLOAT, {3, 4}, 1)), var(randomTensor(DataType::kHALF, {4, 5}, 2))}},
       -1, 0);
+}
+
+// One cuBLASLt kernel shared by threads enqueueing different shapes at once, and enqueued inside a CUDA graph
+// capture (a shape first seen there: its plan is made during the capture). fp32 [2, M, 40] x [40, 24] + bias, ReLU.
+TEST(CudaMatrixMultiply, SharedKernelAcrossThreadsAndGraphCapture) {
+  KILN_REQUIRE_GPU();
+  constexpr int64_t kK = 40, kN = 24;
+  ir::Graph g;
+  auto a = g.addInput("a", DataType::kFLOAT, makeDims({2, -1, kK}));
+  auto b = g.addInput("b", DataType::kFLOAT, makeDims({kK, kN}));
+  auto bias = g.addInput("bias", DataType::kFLOAT, makeDims({kN}));
+  ASSERT_TRUE(a.isOk() && b.isOk() && bias.isOk());
+  ir::Node* n = g.addNode(ir::OpType::kMatrixMultiply, "mm", {*a, *b, *bias});
+  n->attrs = attrs({{"activation", int64_t{static_cast<int64_t>(ActivationType::kRELU)}}});
+  for (char const* name : {"matrixmultiply_cublaslt_algo0", "matrixmultiply_cuda_simt"}) {
+    SCOPED_TRACE(name);
+    backends::Tactic const* t = backends::TacticRegistry::instance().find(name);
+    ASSERT_NE(t, nullptr);
+    auto k = t->create(*n);
+    ASSERT_TRUE(k.isOk()) << k.status().toString();
+    backends::Kernel const& kernel = **k;
+    auto bv = randomValues(kK * kN, 2), biasv = randomValues(kN, 3);
+    // Runs y = relu(a b + bias) for M rows per batch on `stream`, or captured in a graph; returns max |error|.
+    auto runOnce = [&](int64_t m, bool capture) -> double {
+      auto av = randomValues(static_cast<size_t>(2 * m * kK), static_cast<uint32_t>(m));
+      std::vector<float> ah(av.begin(), av.end()), bh(bv.begin(), bv.end()), biash(biasv.begin(), biasv.end());
+      std::vector<float> yh(static_cast<size_t>(2 * m * kN), -7.f);
+      void *da = nullptr, *db = nullptr, *dbias = nullptr, *dy = nullptr;
+      void* ws = nullptr;
+      std::vector<ir::TensorInfo> in = {{DataType::kFLOAT, makeDims({2, m, kK})},
+                                        {DataType::kFLOAT, makeDims({kK, kN})},
+                                        {DataType::kFLOAT, makeDims({kN})}};
+      std::vector<ir::TensorInfo> out = {{DataType::kFLOAT, makeDims({2, m, kN})}};
+      size_t wsBytes = kernel.workspaceSize(in, out);
+      cudaStream_t stream = nullptr;
+      EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+      EXPECT_EQ(cudaMalloc(&da, ah.size() * 4), cudaSuccess);
+      EXPECT_EQ(cudaMalloc(&db, bh.size() * 4), cudaSuccess);
+      EXPECT_EQ(cudaMalloc(&dbias, biash.size() * 4), cudaSuccess);
+      EXPECT_EQ(cudaMalloc(&dy, yh.size() * 4), cudaSuccess);
+      if (wsBytes) {
+        EXPECT_EQ(cudaMalloc(&ws, wsBytes), cudaSuccess);
+      }
+      cudaMemcpy(da, ah.data(), ah.size() * 4, cudaMemcpyHostToDevice);
+      cudaMemcpy(db, bh.data(), bh.size() * 4, cudaMemcpyHostToDevice);
+      cudaMemcpy(dbias, biash.data(), biash.size() * 4, cudaMemcpyHostToDevice);
+      cudaMemset(dy, 0xff, yh.size() * 4);
+      backends::DeviceStream ds(device(), stream);
+      backends::LaunchContext ctx;
+      ctx.stream = &ds;
+      ctx.inputs = {{da, DataType::kFLOAT, in[0].shape},
+                    {db, DataType::kFLOAT, in[1].shape},
+                    {dbias, DataType::kFLOAT, in[2].shape}};
+      ctx.outputs = {{dy, DataType::kFLOAT, out[0].shape}};
+      ctx.workspace = ws;
+      ctx.workspaceSize = wsBytes;
+      if (capture) {
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+        Status s = kernel.enqueue(ctx);
+        EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+        EXPECT_TRUE(s.isOk()) << s.toString();
+        EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+        EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+      } else {
+        Status s = kernel.enqueue(ctx);
+        EXPECT_TRUE(s.isOk()) << s.toString();
+      }
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      cudaMemcpy(yh.data(), dy, yh.size() * 4, cudaMemcpyDeviceToHost);
+      double worst = 0;
+      for (int64_t r = 0; r < 2 * m; ++r)
+        for (int64_t j = 0; j < kN; ++j) {
+          double acc = biasv[static_cast<size_t>(j)];
+          for (int64_t t2 = 0; t2 < kK; ++t2)
+            acc += static_cast<double>(ah[static_cast<size_t>(r * kK + t2)]) * bh[static_cast<size_t>(t2 * kN + j)];
+          acc = acc > 0 ? acc : 0;
+          double e = std::fabs(acc - yh[static_cast<size_t>(r * kN + j)]);
+          worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+        }
+      cudaFree(da);
+      cudaFree(db);
+      cudaFree(dbias);
+      cudaFree(dy);
+      if (ws) cudaFree(ws);
+      cudaStreamDestroy(stream);
+      return worst;
+    };
+    std::vector<double> worst(4, 0);
+    std::vector<std::thread> threads;
+    for (int th = 0; th < 4; ++th)
+      threads.emplace_back([&, th] {
+        for (int it = 0; it < 6; ++it)
+          worst[static_cast<size_t>(th)] =
+              std::max(worst[static_cast<size_t>(th)], runOnce(5 + 7 * ((th + it) % 4), false));
+      });
+    for (auto& th : threads) th.join();
+    for (double w : worst) EXPECT_LE(w, 1e-4);
+    EXPECT_LE(runOnce(61, true), 1e-4);
+  }
 }
 
 }  // namespace
