@@ -1,0 +1,248 @@
+// MatrixMultiply device kernels: a 64x64-tiled shared-memory GEMM over a broadcast batch with the bias and
+// activation fused into its epilogue, and the stand-alone bias + activation pass used after cuBLASLt GEMMs.
+#include "backends/cuda/device_types.cuh"
+#include "backends/cuda/matmul_kernels.h"
+
+namespace kiln::cuda {
+namespace {
+
+// Math in the accumulation type (float for fp32/fp16/bf16 storage, double for fp64).
+__device__ __forceinline__ float mExp(float x) { return expf(x); }
+__device__ __forceinline__ double mExp(double x) { return exp(x); }
+__device__ __forceinline__ float mExpm1(float x) { return expm1f(x); }
+__device__ __forceinline__ double mExpm1(double x) { return expm1(x); }
+__device__ __forceinline__ float mLog1p(float x) { return log1pf(x); }
+__device__ __forceinline__ double mLog1p(double x) { return log1p(x); }
+__device__ __forceinline__ float mTanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double mTanh(double x) { return tanh(x); }
+__device__ __forceinline__ float mErf(float x) { return erff(x); }
+__device__ __forceinline__ double mErf(double x) { return erf(x); }
+__device__ __forceinline__ float mAbs(float x) { return fabsf(x); }
+__device__ __forceinline__ double mAbs(double x) { return fabs(x); }
+
+template <typename A>
+__device__ __forceinline__ bool isNan(A x) {
+  return x != x;
+}
+
+// TensorRT's activation formulas (the reference's activation_math.h), NaN kept where the reference keeps it.
+template <typename A>
+__device__ A activate(int32_t type, A x, A alpha, A beta) {
+  A const zero = A(0), one = A(1);
+  switch (type) {
+    case 0:  // kRELU
+      return isNan(x) ? x : (x > zero ? x : zero);
+    case 1:  // kSIGMOID
+      return one / (one + mExp(-x));
+    case 2:  // kTANH
+      return mTanh(x);
+    case 3:  // kLEAKY_RELU
+      return x >= zero ? x : alpha * x;
+    case 4:  // kELU
+      return x >= zero ? x : alpha * mExpm1(x);
+    case 5:  // kSELU
+      return x > zero ? beta * x : beta * alpha * mExpm1(x);
+    case 6:  // kSOFTSIGN
+      return x / (one + mAbs(x));
+    case 7: {  // kSOFTPLUS, without overflow for large beta * x
+      A t = beta * x;
+      A sp = t > zero ? t + mLog1p(mExp(-t)) : mLog1p(mExp(t));
+      return alpha * sp;
+    }
+    case 8: {  // kCLIP: max(alpha, min(beta, x))
+      if (isNan(x)) return x;
+      A lo = x < beta ? x : beta;
+      return alpha < lo ? lo : alpha;
+    }
+    case 9: {  // kHARD_SIGMOID
+      A t = alpha * x + beta;
+      return isNan(t) ? t : (t < zero ? zero : (t > one ? one : t));
+    }
+    case 10:  // kSCALED_TANH
+      return alpha * mTanh(beta * x);
+    case 11:  // kTHRESHOLDED_RELU
+      return isNan(x) ? x : (x > alpha ? x : zero);
+    case 12:  // kGELU_ERF
+      return A(0.5) * x * (one + mErf(x * A(0.70710678118654752440)));
+    case 13: {                                // kGELU_TANH
+      A const k = A(0.79788456080286535588);  // sqrt(2 / pi)
+      return A(0.5) * x * (one + mTanh(k * (A(0.044715) * x * x * x + x)));
+    }
+    default:
+      return x;
+  }
+}
+
+// Storage <-> accumulation type.
+template <typename A, typename T>
+__device__ __forceinline__ A toAcc(T v) {
+  return static_cast<A>(dev::toFloat(v));
+}
+template <>
+__device__ __forceinline__ double toAcc<double, double>(double v) {
+  return v;
+}
+template <typename T, typename A>
+__device__ __forceinline__ T fromAcc(A v) {
+  return dev::fromFloat<T>(static_cast<float>(v));
+}
+template <>
+__device__ __forceinline__ double fromAcc<double, double>(double v) {
+  return v;
+}
+
+// Bias element for the output's linear index i.
+__device__ __forceinline__ int64_t biasOffset(MatmulEpilogue const& ep, int64_t i) {
+  int64_t off = 0;
+  for (int32_t d = ep.rank - 1; d >= 0; --d) {
+    int64_t c = i % ep.dims[d];
+    i /= ep.dims[d];
+    off += c * ep.biasStrides[d];
+  }
+  return off;
+}
+
+template <typename T, typename A>
+__device__ __forceinline__ T finish(A v, int64_t yIndex, MatmulEpilogue const& ep) {
+  if (ep.bias) v += toAcc<A>(static_cast<T const*>(ep.bias)[biasOffset(ep, yIndex)]);
+  if (ep.activation >= 0) v = activate<A>(ep.activation, v, static_cast<A>(ep.alpha), static_cast<A>(ep.beta));
+  return fromAcc<T>(v);
+}
+
+constexpr int kTile = 64;     // output rows and columns per block
+constexpr int kTileK = 16;    // depth of one shared-memory stage
+constexpr int kThreads = 16;  // threads per block side: each thread owns a 4x4 strided sub-tile
+constexpr int kPer = kTile / kThreads;
+
+template <typename T, typename A>
+__global__ void __launch_bounds__(kThreads* kThreads)
+    matmulSimtKernel(T const* __restrict__ a, T const* __restrict__ b, T* __restrict__ y, MatmulProblem p,
+                     MatmulBatch batch, int64_t batchCount, MatmulEpilogue ep) {
+  __shared__ A as[kTileK][kTile + 1];
+  __shared__ A bs[kTileK][kTile + 1];
+  int const tx = threadIdx.x, ty = threadIdx.y, tid = ty * kThreads + tx;
+  int64_t const tilesM = (p.m + kTile - 1) / kTile;
+  // Loads walk the contiguous direction of each operand so that neighbouring threads read neighbouring words.
+  bool const aAlongK = p.aCol == 1, bAlongN = p.bCol == 1;
+  for (int64_t bi = blockIdx.z; bi < batchCount; bi += gridDim.z) {
+    int64_t offA = 0, offB = 0, rem = bi;
+    for (int32_t d = batch.rank - 1; d >= 0; --d) {
+      int64_t c = rem % batch.dims[d];
+      rem /= batch.dims[d];
+      offA += c * batch.strideA[d];
+      offB += c * batch.strideB[d];
+    }
+    T const* pa = a + offA;
+    T const* pb = b + offB;
+    int64_t const col0 = static_cast<int64_t>(blockIdx.x) * kTile;
+    for (int64_t tm = blockIdx.y; tm < tilesM; tm += gridDim.y) {
+      int64_t const row0 = tm * kTile;
+      A acc[kPer][kPer];
+#pragma unroll
+      for (int r = 0; r < kPer; ++r)
+#pragma unroll
+        for (int c = 0; c < kPer; ++c) acc[r][c] = A(0);
+      for (int64_t k0 = 0; k0 < p.k; k0 += kTileK) {
+#pragma unroll
+        for (int q = 0; q < kTile * kTileK / (kThreads * kThreads); ++q) {
+          int l = tid + q * kThreads * kThreads;
+          int row = aAlongK ? l / kTileK : l % kTile;
+          int kk = aAlongK ? l % kTileK : l / kTile;
+          int64_t gi = row0 + row, gk = k0 + kk;
+          as[kk][row] = gi < p.m && gk < p.k ? toAcc<A>(pa[gi * p.aRow + gk * p.aCol]) : A(0);
+          int col = bAlongN ? l % kTile : l / kTileK;
+          int kb = bAlongN ? l / kTile : l % kTileK;
+          int64_t gj = col0 + col, gkb = k0 + kb;
+          bs[kb][col] = gj < p.n && gkb < p.k ? toAcc<A>(pb[gkb * p.bRow + gj * p.bCol]) : A(0);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < kTileK; ++kk) {
+          A av[kPer], bv[kPer];
+#pragma unroll
+          for (int r = 0; r < kPer; ++r) av[r] = as[kk][ty + r * kThreads];
+#pragma unroll
+          for (int c = 0; c < kPer; ++c) bv[c] = bs[kk][tx + c * kThreads];
+#pragma unroll
+          for (int r = 0; r < kPer; ++r)
+#pragma unroll
+            for (int c = 0; c < kPer; ++c) acc[r][c] += av[r] * bv[c];
+        }
+        __syncthreads();
+      }
+#pragma unroll
+      for (int r = 0; r < kPer; ++r) {
+        int64_t i = row0 + ty + r * kThreads;
+        if (i >= p.m) continue;
+#pragma unroll
+        for (int c = 0; c < kPer; ++c) {
+          int64_t j = col0 + tx + c * kThreads;
+          if (j >= p.n) continue;
+          int64_t yi = (bi * p.m + i) * p.n + j;
+          y[yi] = ep.bias != nullptr || ep.activation >= 0 ? finish<T, A>(acc[r][c], yi, ep) : fromAcc<T>(acc[r][c]);
+        }
+      }
+    }
+  }
+}
+
+template <typename T, typename A>
+__global__ void epilogueKernel(T* __restrict__ y, int64_t count, MatmulEpilogue ep) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = finish<T, A>(toAcc<A>(y[i]), i, ep);
+}
+
+// Calls body with T (storage) and A (accumulation) bound for the float types this family computes in.
+#define KILN_MATMUL_DISPATCH(DT, ...) \
+  [&]() -> bool {                     \
+    switch (DT) {                     \
+      case dev::kFLOAT: {             \
+        using T = float;              \
+        using A = float;              \
+        __VA_ARGS__;                  \
+        return true;                  \
+      }                               \
+      case dev::kHALF: {              \
+        using T = __half;             \
+        using A = float;              \
+        __VA_ARGS__;                  \
+        return true;                  \
+      }                               \
+      case dev::kBF16: {              \
+        using T = __nv_bfloat16;      \
+        using A = float;              \
+        __VA_ARGS__;                  \
+        return true;                  \
+      }                               \
+      case kMatmulFloat64: {          \
+        using T = double;             \
+        using A = double;             \
+        __VA_ARGS__;                  \
+        return true;                  \
+      }                               \
+      default:                        \
+        return false;                 \
+    }                                 \
+  }()
+
+}  // namespace
+
+bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const& p, MatmulBatch const& batch,
+                      int64_t batchCount, MatmulEpilogue const& ep, cudaStream_t stream) {
+  int64_t tilesN = (p.n + kTile - 1) / kTile, tilesM = (p.m + kTile - 1) / kTile;
+  // Columns go on grid.x (2^31 - 1 blocks); rows and batches loop inside the kernel past 65535 blocks.
+  dim3 grid(static_cast<unsigned>(tilesN), static_cast<unsigned>(tilesM < 65535 ? tilesM : 65535),
+            static_cast<unsigned>(batchCount < 65535 ? batchCount : 65535));
+  dim3 block(kThreads, kThreads);
+  return KILN_MATMUL_DISPATCH(
+      p.dtype, matmulSimtKernel<T, A><<<grid, block, 0, stream>>>(static_cast<T const*>(a), static_cast<T const*>(b),
+                                                                  static_cast<T*>(y), p, batch, batchCount, ep));
+}
+
+bool launchMatmulEpilogue(void* y, int32_t dtype, int64_t count, MatmulEpilogue const& ep, cudaStream_t stream) {
+  return KILN_MATMUL_DISPATCH(
+      dtype, epilogueKernel<T, A><<<dev::blocksFor(count), 256, 0, stream>>>(static_cast<T*>(y), count, ep));
+}
+
+}  // namespace kiln::cuda
