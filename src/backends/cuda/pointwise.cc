@@ -321,8 +321,7 @@ class ActivationKernel final : public backends::Kernel {
       return invalidArgument(what_, ": output ", dimsToString(y.shape), " differs from input ", dimsToString(x.shape));
     int64_t n = x.count();
     if (n <= 0) return Status::ok();
-    return launched(pw::launchActivation(x.data, y.data, code(x.dtype), act_, alpha_, beta_, n, streamOf(ctx)),
-                    what_);
+    return launched(pw::launchActivation(x.data, y.data, code(x.dtype), act_, alpha_, beta_, n, streamOf(ctx)), what_);
   }
 
  private:
@@ -366,8 +365,8 @@ class SelectKernel final : public backends::Kernel {
     KILN_ASSIGN_OR_RETURN(pw::Broadcast bc, makeBroadcast(y.shape, {c.shape, a.shape, b.shape}, what_));
     int64_t n = y.count();
     if (n <= 0) return Status::ok();
-    return launched(pw::launchSelect(c.data, a.data, b.data, y.data, static_cast<int32_t>(dataTypeSize(y.dtype)), n,
-                                     bc, streamOf(ctx)),
+    return launched(pw::launchSelect(c.data, a.data, b.data, y.data, static_cast<int32_t>(dataTypeSize(y.dtype)), n, bc,
+                                     streamOf(ctx)),
                     what_);
   }
 
@@ -448,8 +447,10 @@ class ScaleKernel final : public backends::Kernel {
         return invalidArgument(what_, ": channel_axis ", a, " is out of range for ", dimsToString(x.shape));
       count = x.shape.d[*axis];
       for (int32_t d = *axis + 1; d < rank; ++d) {
-        if (mode_ == ScaleMode::kELEMENTWISE) count *= x.shape.d[d];
-        else inner *= x.shape.d[d];
+        if (mode_ == ScaleMode::kELEMENTWISE)
+          count *= x.shape.d[d];
+        else
+          inner *= x.shape.d[d];
       }
     }
     pw::Coef coef[3];  // shift, scale, power
@@ -462,9 +463,9 @@ class ScaleKernel final : public backends::Kernel {
     }
     int64_t n = x.count();
     if (n <= 0) return Status::ok();
-    return launched(pw::launchScale(x.data, y.data, code(x.dtype), coef[0], coef[1], coef[2], n, inner, count,
-                                    streamOf(ctx)),
-                    what_);
+    return launched(
+        pw::launchScale(x.data, y.data, code(x.dtype), coef[0], coef[1], coef[2], n, inner, count, streamOf(ctx)),
+        what_);
   }
 
  private:
@@ -500,7 +501,8 @@ KILN_REGISTER_CUDA_TACTIC(makeScale);
 
 class QuantKernel final : public backends::Kernel {
  public:
-  QuantKernel(bool quantize, int64_t axis, std::string what) : quantize_(quantize), axis_(axis), what_(std::move(what)) {}
+  QuantKernel(bool quantize, int64_t axis, std::string what)
+      : quantize_(quantize), axis_(axis), what_(std::move(what)) {}
   Status enqueue(LaunchContext const& ctx) const override {
     TensorView const& x = ctx.inputs[0];
     TensorView const& s = ctx.inputs[1];
@@ -514,12 +516,14 @@ class QuantKernel final : public backends::Kernel {
       return invalidArgument(what_, ": zero point must have the scale's shape");
     int64_t inner = 1, count = 1;
     switch (l->kind) {
-      case ir::QuantLayout::Kind::kTENSOR: break;
+      case ir::QuantLayout::Kind::kTENSOR:
+        break;
       case ir::QuantLayout::Kind::kAXIS:
         count = x.shape.d[l->axis];
         for (int32_t d = l->axis + 1; d < x.shape.nbDims; ++d) inner *= x.shape.d[d];
         break;
-      case ir::QuantLayout::Kind::kBLOCK: return unsupported(what_, ": block quantization has no CUDA kernel");
+      case ir::QuantLayout::Kind::kBLOCK:
+        return unsupported(what_, ": block quantization has no CUDA kernel");
     }
     int64_t n = x.count();
     if (n <= 0) return Status::ok();

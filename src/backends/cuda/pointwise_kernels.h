@@ -26,20 +26,67 @@ struct Broadcast {
 
 // Operation codes, equal to Kiln's public enum values (pointwise.cc static_asserts that they match).
 enum EwOp : int32_t {
-  kEwSum = 0, kEwProd = 1, kEwMax = 2, kEwMin = 3, kEwSub = 4, kEwDiv = 5, kEwPow = 6, kEwFloorDiv = 7,
-  kEwAnd = 8, kEwOr = 9, kEwXor = 10, kEwEqual = 11, kEwGreater = 12, kEwLess = 13,
-  kEwBitAnd = 100, kEwBitOr = 101, kEwBitXor = 102,
+  kEwSum = 0,
+  kEwProd = 1,
+  kEwMax = 2,
+  kEwMin = 3,
+  kEwSub = 4,
+  kEwDiv = 5,
+  kEwPow = 6,
+  kEwFloorDiv = 7,
+  kEwAnd = 8,
+  kEwOr = 9,
+  kEwXor = 10,
+  kEwEqual = 11,
+  kEwGreater = 12,
+  kEwLess = 13,
+  kEwBitAnd = 100,
+  kEwBitOr = 101,
+  kEwBitXor = 102,
 };
 enum UnOp : int32_t {
-  kUnExp = 0, kUnLog = 1, kUnSqrt = 2, kUnRecip = 3, kUnAbs = 4, kUnNeg = 5, kUnSin = 6, kUnCos = 7, kUnTan = 8,
-  kUnSinh = 9, kUnCosh = 10, kUnAsin = 11, kUnAcos = 12, kUnAtan = 13, kUnAsinh = 14, kUnAcosh = 15,
-  kUnAtanh = 16, kUnCeil = 17, kUnFloor = 18, kUnErf = 19, kUnNot = 20, kUnSign = 21, kUnRound = 22,
-  kUnIsInf = 23, kUnIsNan = 24, kUnBitNot = 100,
+  kUnExp = 0,
+  kUnLog = 1,
+  kUnSqrt = 2,
+  kUnRecip = 3,
+  kUnAbs = 4,
+  kUnNeg = 5,
+  kUnSin = 6,
+  kUnCos = 7,
+  kUnTan = 8,
+  kUnSinh = 9,
+  kUnCosh = 10,
+  kUnAsin = 11,
+  kUnAcos = 12,
+  kUnAtan = 13,
+  kUnAsinh = 14,
+  kUnAcosh = 15,
+  kUnAtanh = 16,
+  kUnCeil = 17,
+  kUnFloor = 18,
+  kUnErf = 19,
+  kUnNot = 20,
+  kUnSign = 21,
+  kUnRound = 22,
+  kUnIsInf = 23,
+  kUnIsNan = 24,
+  kUnBitNot = 100,
 };
 enum ActOp : int32_t {
-  kActRelu = 0, kActSigmoid = 1, kActTanh = 2, kActLeakyRelu = 3, kActElu = 4, kActSelu = 5, kActSoftsign = 6,
-  kActSoftplus = 7, kActClip = 8, kActHardSigmoid = 9, kActScaledTanh = 10, kActThresholdedRelu = 11,
-  kActGeluErf = 12, kActGeluTanh = 13,
+  kActRelu = 0,
+  kActSigmoid = 1,
+  kActTanh = 2,
+  kActLeakyRelu = 3,
+  kActElu = 4,
+  kActSelu = 5,
+  kActSoftsign = 6,
+  kActSoftplus = 7,
+  kActClip = 8,
+  kActHardSigmoid = 9,
+  kActScaledTanh = 10,
+  kActThresholdedRelu = 11,
+  kActGeluErf = 12,
+  kActGeluTanh = 13,
 };
 
 /// y[i] = convert(x[i]) for n elements from type `inType` to `outType` (the reference's rules: float->int
@@ -49,8 +96,8 @@ bool launchCast(void const* x, int32_t inType, void* y, int32_t outType, int64_t
 
 /// y = a op b over `n` output elements with broadcast `bc` (operands 0: a, 1: b); a and b have type `type`;
 /// y has type `type`, or bool for comparisons and logical ops.
-bool launchElementWise(void const* a, void const* b, void* y, int32_t type, int32_t op, int64_t n,
-                       Broadcast const& bc, cudaStream_t s);
+bool launchElementWise(void const* a, void const* b, void* y, int32_t type, int32_t op, int64_t n, Broadcast const& bc,
+                       cudaStream_t s);
 
 /// y = op(x) for n elements; y has type `type`, or bool for kISINF/kISNAN.
 bool launchUnary(void const* x, void* y, int32_t type, int32_t op, int64_t n, cudaStream_t s);
@@ -78,11 +125,10 @@ bool launchScale(void const* x, void* y, int32_t type, Coef shift, Coef scale, C
 
 /// Quantize: y = saturate(round_half_even(x / scale) + zp) (fp8: round(x / scale + zp)); scale index of element i
 /// is (i / inner) % count (count 1: per tensor). zp may be null.
-bool launchQuantize(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp,
-                    int32_t zpType, void* y, int32_t yType, int64_t n, int64_t inner, int64_t count, cudaStream_t s);
+bool launchQuantize(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp, int32_t zpType,
+                    void* y, int32_t yType, int64_t n, int64_t inner, int64_t count, cudaStream_t s);
 /// Dequantize: y = (x - zp) * scale, rounded to float32 then to y's type.
 bool launchDequantize(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp,
-                      int32_t zpType, void* y, int32_t yType, int64_t n, int64_t inner, int64_t count,
-                      cudaStream_t s);
+                      int32_t zpType, void* y, int32_t yType, int64_t n, int64_t inner, int64_t count, cudaStream_t s);
 
 }  // namespace kiln::cuda::pw

@@ -18,8 +18,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<DataType> const kFloats{DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
-std::vector<DataType> const kAllTypes{DataType::kFLOAT, DataType::kHALF, DataType::kBF16,
-                                      DataType::kFP8,   DataType::kINT8, DataType::kUINT8,
+std::vector<DataType> const kAllTypes{DataType::kFLOAT, DataType::kHALF,  DataType::kBF16,
+                                      DataType::kFP8,   DataType::kINT8,  DataType::kUINT8,
                                       DataType::kINT32, DataType::kINT64, DataType::kBOOL};
 
 ir::AttrValue iv(int64_t v) { return ir::AttrValue(v); }
@@ -55,8 +55,8 @@ TEST(CudaCast, EveryPairOfTypesMatchesTheReferenceExactly) {
   for (DataType from : kAllTypes) {
     for (DataType to : kAllTypes) {
       SCOPED_TRACE(std::string(dataTypeName(from)) + " -> " + dataTypeName(to));
-      HostTensor x = from == DataType::kFP8 ? randomTensor(from, {3, 5, 7}, 11, -400, 400)
-                                            : typed(from, {3, 5, 7}, 11, -300, 300);
+      HostTensor x =
+          from == DataType::kFP8 ? randomTensor(from, {3, 5, 7}, 11, -400, 400) : typed(from, {3, 5, 7}, 11, -300, 300);
       expectMatchesReference({ir::OpType::kCast, attrs({{"to", ev(to)}}), {var(x)}}, 0);
     }
   }
@@ -64,10 +64,9 @@ TEST(CudaCast, EveryPairOfTypesMatchesTheReferenceExactly) {
 
 TEST(CudaCast, SpecialFloatValuesTruncateSaturateAndRound) {
   KILN_REQUIRE_GPU();
-  std::vector<double> v{0.0,  -0.0,   0.5,    -0.5,  1.5,    2.5,     -2.5,   127.9, -128.9, 255.5, 256.0,
-                        -1.0, 1e10,   -1e10,  kInf,  -kInf,  kNaN,    65504,  65520, 1e-8,  -1e-8, 448,
-                        460,  470,    1e-3,   3e38,  -3e38,  2147483647.0, -2147483649.0, 9.3e18, -9.3e18,
-                        0.1,  300.7};
+  std::vector<double> v{0.0,  -0.0, 0.5,   -0.5, 1.5,   2.5,          -2.5,          127.9,  -128.9,  255.5, 256.0,
+                        -1.0, 1e10, -1e10, kInf, -kInf, kNaN,         65504,         65520,  1e-8,    -1e-8, 448,
+                        460,  470,  1e-3,  3e38, -3e38, 2147483647.0, -2147483649.0, 9.3e18, -9.3e18, 0.1,   300.7};
   for (DataType from : kFloats) {
     for (DataType to : kAllTypes) {
       SCOPED_TRACE(std::string(dataTypeName(from)) + " -> " + dataTypeName(to));
@@ -79,20 +78,37 @@ TEST(CudaCast, SpecialFloatValuesTruncateSaturateAndRound) {
 
 TEST(CudaCast, IntegerExtremesWrapOrRound) {
   KILN_REQUIRE_GPU();
-  std::vector<double> v{0, 1, -1, 127, -128, 255, 256, -129, 32767, 65535, 65536, 2147483647, -2147483648.0,
-                        4294967296.0, 9007199254740993.0, -9007199254740993.0, 1e18, -1e18};
+  std::vector<double> v{0,
+                        1,
+                        -1,
+                        127,
+                        -128,
+                        255,
+                        256,
+                        -129,
+                        32767,
+                        65535,
+                        65536,
+                        2147483647,
+                        -2147483648.0,
+                        4294967296.0,
+                        9007199254740993.0,
+                        -9007199254740993.0,
+                        1e18,
+                        -1e18};
   for (DataType to : kAllTypes) {
     SCOPED_TRACE(std::string("int64 -> ") + dataTypeName(to));
-    expectMatchesReference(
-        {ir::OpType::kCast, attrs({{"to", ev(to)}}),
-         {var(values(DataType::kINT64, {static_cast<int64_t>(v.size())}, v))}},
-        0);
+    expectMatchesReference({ir::OpType::kCast,
+                            attrs({{"to", ev(to)}}),
+                            {var(values(DataType::kINT64, {static_cast<int64_t>(v.size())}, v))}},
+                           0);
   }
 }
 
 TEST(CudaCast, LargeRank0AndEmpty) {
   KILN_REQUIRE_GPU();
-  expectMatchesReference({ir::OpType::kCast, attrs({{"to", ev(DataType::kHALF)}}),
+  expectMatchesReference({ir::OpType::kCast,
+                          attrs({{"to", ev(DataType::kHALF)}}),
                           {var(randomTensor(DataType::kFLOAT, {(1 << 20) + 3}, 5, -100, 100))}},
                          0);
   expectMatchesReference(
@@ -102,8 +118,7 @@ TEST(CudaCast, LargeRank0AndEmpty) {
       {ir::OpType::kCast, attrs({{"to", ev(DataType::kINT8)}}), {var(randomTensor(DataType::kFLOAT, {2, 0, 3}, 5))}},
       0);
   expectMatchesReference(
-      {ir::OpType::kCast, attrs({{"to", ev(DataType::kFLOAT)}}), {var(randomTensor(DataType::kFLOAT, {4, 5}, 5))}},
-      0);
+      {ir::OpType::kCast, attrs({{"to", ev(DataType::kFLOAT)}}), {var(randomTensor(DataType::kFLOAT, {4, 5}, 5))}}, 0);
 }
 
 // ---------------------------------------------------------------- ElementWise
@@ -129,8 +144,8 @@ std::vector<std::pair<Shape, Shape>> const kShapePairs{
 };
 
 void checkElementWise(EW op, DataType t, Shape const& sa, Shape const& sb, uint32_t seed) {
-  SCOPED_TRACE("op " + std::to_string(static_cast<int>(op)) + " " + dataTypeName(t) + " " +
-               dimsToString(makeDims(sa)) + " x " + dimsToString(makeDims(sb)));
+  SCOPED_TRACE("op " + std::to_string(static_cast<int>(op)) + " " + dataTypeName(t) + " " + dimsToString(makeDims(sa)) +
+               " x " + dimsToString(makeDims(sb)));
   HostTensor a, b;
   bool comparison = op == EW::kEQUAL || op == EW::kGREATER || op == EW::kLESS;
   if (t == DataType::kBOOL) {
@@ -185,7 +200,8 @@ TEST(CudaElementWise, BitwiseOnIntegers) {
       for (auto const& [sa, sb] : kShapePairs) {
         SCOPED_TRACE(dataTypeName(t));
         HostTensor a = t == DataType::kUINT8 ? intValued(t, sa, seed, 0, 256) : intValued(t, sa, seed, -120, 120);
-        HostTensor b = t == DataType::kUINT8 ? intValued(t, sb, seed + 1, 0, 256) : intValued(t, sb, seed + 1, -120, 120);
+        HostTensor b =
+            t == DataType::kUINT8 ? intValued(t, sb, seed + 1, 0, 256) : intValued(t, sb, seed + 1, -120, 120);
         ++seed;
         expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", ev(op)}}), {var(a), var(b)}}, 0);
       }
@@ -231,21 +247,24 @@ TEST(CudaElementWise, FloatNaNAndInfinities) {
 TEST(CudaElementWise, LargeOddAndEmpty) {
   KILN_REQUIRE_GPU();
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kINT32}) {
-    expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", ev(EW::kSUM)}}),
+    expectMatchesReference({ir::OpType::kElementWise,
+                            attrs({{"op", ev(EW::kSUM)}}),
                             {var(typed(t, {1000003}, 1)), var(typed(t, {1000003}, 2))}},
                            isFloatType(t) ? -1 : 0);
-    expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", ev(EW::kPROD)}}),
+    expectMatchesReference({ir::OpType::kElementWise,
+                            attrs({{"op", ev(EW::kPROD)}}),
                             {var(typed(t, {257, 1, 1031}, 3)), var(typed(t, {1, 9, 1031}, 4))}},
                            isFloatType(t) ? -1 : 0);
-    expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", ev(EW::kSUB)}}),
-                            {var(typed(t, {0, 3}, 5)), var(typed(t, {1, 3}, 6))}},
-                           isFloatType(t) ? -1 : 0);
-    expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", ev(EW::kLESS)}}),
-                            {var(typed(t, {4, 0}, 5)), var(typed(t, {1}, 6))}},
-                           0);
+    expectMatchesReference(
+        {ir::OpType::kElementWise, attrs({{"op", ev(EW::kSUB)}}), {var(typed(t, {0, 3}, 5)), var(typed(t, {1, 3}, 6))}},
+        isFloatType(t) ? -1 : 0);
+    expectMatchesReference(
+        {ir::OpType::kElementWise, attrs({{"op", ev(EW::kLESS)}}), {var(typed(t, {4, 0}, 5)), var(typed(t, {1}, 6))}},
+        0);
   }
   // Constant operands (weights) work the same.
-  expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", ev(EW::kSUM)}}),
+  expectMatchesReference({ir::OpType::kElementWise,
+                          attrs({{"op", ev(EW::kSUM)}}),
                           {var(typed(DataType::kFLOAT, {2, 3, 4}, 7)), cst(typed(DataType::kFLOAT, {3, 1}, 8))}});
 }
 
@@ -266,12 +285,12 @@ TEST(CudaUnary, FloatMathEveryType) {
     double lo, hi;
   };
   std::vector<Case> const cases{
-      {UO::kEXP, -5, 5},     {UO::kLOG, 0.01, 50},   {UO::kSQRT, 0, 50},      {UO::kRECIP, -3, 3},
-      {UO::kABS, -5, 5},     {UO::kNEG, -5, 5},      {UO::kSIN, -6, 6},       {UO::kCOS, -6, 6},
-      {UO::kTAN, -1.5, 1.5}, {UO::kSINH, -4, 4},     {UO::kCOSH, -4, 4},      {UO::kASIN, -0.99, 0.99},
-      {UO::kACOS, -0.99, 0.99}, {UO::kATAN, -8, 8},  {UO::kASINH, -8, 8},     {UO::kACOSH, 1, 8},
-      {UO::kATANH, -0.95, 0.95}, {UO::kCEIL, -9, 9}, {UO::kFLOOR, -9, 9},     {UO::kERF, -3, 3},
-      {UO::kSIGN, -2, 2},    {UO::kROUND, -9, 9}};
+      {UO::kEXP, -5, 5},         {UO::kLOG, 0.01, 50}, {UO::kSQRT, 0, 50},  {UO::kRECIP, -3, 3},
+      {UO::kABS, -5, 5},         {UO::kNEG, -5, 5},    {UO::kSIN, -6, 6},   {UO::kCOS, -6, 6},
+      {UO::kTAN, -1.5, 1.5},     {UO::kSINH, -4, 4},   {UO::kCOSH, -4, 4},  {UO::kASIN, -0.99, 0.99},
+      {UO::kACOS, -0.99, 0.99},  {UO::kATAN, -8, 8},   {UO::kASINH, -8, 8}, {UO::kACOSH, 1, 8},
+      {UO::kATANH, -0.95, 0.95}, {UO::kCEIL, -9, 9},   {UO::kFLOOR, -9, 9}, {UO::kERF, -3, 3},
+      {UO::kSIGN, -2, 2},        {UO::kROUND, -9, 9}};
   uint32_t seed = 1;
   for (Case const& c : cases)
     for (DataType t : kFloats)
@@ -284,8 +303,8 @@ TEST(CudaUnary, SpecialValues) {
   std::vector<double> v{kNaN, kInf, -kInf, 0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 1, -1, 1e30, -1e30};
   Shape s{static_cast<int64_t>(v.size())};
   for (DataType t : kFloats)
-    for (UO op : {UO::kISINF, UO::kISNAN, UO::kROUND, UO::kSIGN, UO::kABS, UO::kNEG, UO::kCEIL, UO::kFLOOR,
-                  UO::kEXP, UO::kSQRT, UO::kLOG, UO::kRECIP})
+    for (UO op : {UO::kISINF, UO::kISNAN, UO::kROUND, UO::kSIGN, UO::kABS, UO::kNEG, UO::kCEIL, UO::kFLOOR, UO::kEXP,
+                  UO::kSQRT, UO::kLOG, UO::kRECIP})
       checkUnary(op, values(t, s, v));
 }
 
@@ -314,15 +333,21 @@ TEST(CudaActivation, EveryTypeWithAlphaBeta) {
     ActivationType type;
     double alpha, beta;
   };
-  std::vector<Case> const cases{
-      {ActivationType::kRELU, 0, 0},          {ActivationType::kSIGMOID, 0, 0},
-      {ActivationType::kTANH, 0, 0},          {ActivationType::kLEAKY_RELU, 0.1, 0},
-      {ActivationType::kELU, 0.7, 0},         {ActivationType::kSELU, 1.6732632, 1.0507010},
-      {ActivationType::kSOFTSIGN, 0, 0},      {ActivationType::kSOFTPLUS, 1.3, 0.7},
-      {ActivationType::kSOFTPLUS, 1, 30},     {ActivationType::kCLIP, -0.5, 0.8},
-      {ActivationType::kHARD_SIGMOID, 0.2, 0.5}, {ActivationType::kSCALED_TANH, 1.7, 0.66},
-      {ActivationType::kTHRESHOLDED_RELU, 0.3, 0}, {ActivationType::kGELU_ERF, 0, 0},
-      {ActivationType::kGELU_TANH, 0, 0}};
+  std::vector<Case> const cases{{ActivationType::kRELU, 0, 0},
+                                {ActivationType::kSIGMOID, 0, 0},
+                                {ActivationType::kTANH, 0, 0},
+                                {ActivationType::kLEAKY_RELU, 0.1, 0},
+                                {ActivationType::kELU, 0.7, 0},
+                                {ActivationType::kSELU, 1.6732632, 1.0507010},
+                                {ActivationType::kSOFTSIGN, 0, 0},
+                                {ActivationType::kSOFTPLUS, 1.3, 0.7},
+                                {ActivationType::kSOFTPLUS, 1, 30},
+                                {ActivationType::kCLIP, -0.5, 0.8},
+                                {ActivationType::kHARD_SIGMOID, 0.2, 0.5},
+                                {ActivationType::kSCALED_TANH, 1.7, 0.66},
+                                {ActivationType::kTHRESHOLDED_RELU, 0.3, 0},
+                                {ActivationType::kGELU_ERF, 0, 0},
+                                {ActivationType::kGELU_TANH, 0, 0}};
   uint32_t seed = 1;
   for (Case const& c : cases)
     for (DataType t : kFloats)
@@ -344,7 +369,8 @@ TEST(CudaActivation, NaNInfAndEmpty) {
                               attrs({{"type", iv(type)}, {"alpha", 0.5}, {"beta", 0.9}}),
                               {var(values(t, {8}, v))}});
     }
-  expectMatchesReference({ir::OpType::kActivation, attrs({{"type", ev(ActivationType::kRELU)}}),
+  expectMatchesReference({ir::OpType::kActivation,
+                          attrs({{"type", ev(ActivationType::kRELU)}}),
                           {var(randomTensor(DataType::kFLOAT, {0, 7}, 1))}});
 }
 
@@ -379,21 +405,24 @@ TEST(CudaSelect, EveryTypeAndBroadcast) {
 
 TEST(CudaParametricReLU, SlopeBroadcasts) {
   KILN_REQUIRE_GPU();
-  std::vector<std::pair<Shape, Shape>> const shapes{{{2, 3, 4, 5}, {3, 1, 1}}, {{2, 3, 4, 5}, {5}},
-                                                    {{2, 3, 4, 5}, {1}},       {{2, 3, 4, 5}, {2, 3, 4, 5}},
-                                                    {{70001}, {70001}},        {{}, {}},
+  std::vector<std::pair<Shape, Shape>> const shapes{{{2, 3, 4, 5}, {3, 1, 1}},
+                                                    {{2, 3, 4, 5}, {5}},
+                                                    {{2, 3, 4, 5}, {1}},
+                                                    {{2, 3, 4, 5}, {2, 3, 4, 5}},
+                                                    {{70001}, {70001}},
+                                                    {{}, {}},
                                                     {{0, 3}, {3}}};
   uint32_t seed = 1;
   for (DataType t : kFloats)
     for (auto const& [xs, ss] : shapes) {
       SCOPED_TRACE(std::string(dataTypeName(t)) + " " + dimsToString(makeDims(xs)) + " " + dimsToString(makeDims(ss)));
-      expectMatchesReference({ir::OpType::kParametricReLU, {}, {var(randomTensor(t, xs, seed)),
-                                                                cst(randomTensor(t, ss, seed + 1, 0, 0.5))}});
+      expectMatchesReference({ir::OpType::kParametricReLU,
+                              {},
+                              {var(randomTensor(t, xs, seed)), cst(randomTensor(t, ss, seed + 1, 0, 0.5))}});
       seed += 2;
     }
   HostTensor x = values(DataType::kFLOAT, {4}, {kNaN, -kInf, kInf, -0.0});
-  expectMatchesReference(
-      {ir::OpType::kParametricReLU, {}, {var(x), var(values(DataType::kFLOAT, {1}, {0.25}))}});
+  expectMatchesReference({ir::OpType::kParametricReLU, {}, {var(x), var(values(DataType::kFLOAT, {1}, {0.25}))}});
 }
 
 // ---------------------------------------------------------------- Scale
@@ -423,10 +452,10 @@ TEST(CudaScale, EveryModeTypeAndCoefficientSubset) {
             SCOPED_TRACE(std::string(dataTypeName(t)) + " mode " + std::to_string(static_cast<int>(mode)) + " axis " +
                          std::to_string(axis) + " subset " + std::to_string(subset) + " coef " + dataTypeName(ct));
             // Positive bases keep the power real.
-            expectMatchesReference({ir::OpType::kScale,
-                                    at,
-                                    {var(randomTensor(t, xs, seed, 0.5, 2)), coef(1, 0, 0.5), coef(2, 0.5, 1.5),
-                                     coef(4, 0.5, 2)}});
+            expectMatchesReference(
+                {ir::OpType::kScale,
+                 at,
+                 {var(randomTensor(t, xs, seed, 0.5, 2)), coef(1, 0, 0.5), coef(2, 0.5, 1.5), coef(4, 0.5, 2)}});
             ++seed;
           }
 }
@@ -442,10 +471,10 @@ TEST(CudaScale, RanksLargeAndEmpty) {
                             attrs({{"mode", ev(ScaleMode::kCHANNEL)}}),
                             {var(randomTensor(t, {3, 17, 4099}, 1)), cst(randomTensor(DataType::kFLOAT, {17}, 2)),
                              cst(randomTensor(DataType::kFLOAT, {17}, 3)), none()}});
-    expectMatchesReference({ir::OpType::kScale,
-                            attrs({{"mode", ev(ScaleMode::kUNIFORM)}}),
-                            {var(randomTensor(t, {0, 3, 2}, 1)), cst(randomTensor(DataType::kFLOAT, {1}, 2)), none(),
-                             none()}});
+    expectMatchesReference(
+        {ir::OpType::kScale,
+         attrs({{"mode", ev(ScaleMode::kUNIFORM)}}),
+         {var(randomTensor(t, {0, 3, 2}, 1)), cst(randomTensor(DataType::kFLOAT, {1}, 2)), none(), none()}});
   }
 }
 
@@ -495,11 +524,11 @@ TEST(CudaQuantize, NaNInfAndEmpty) {
                             attrs({{"axis", iv(0)}, {"to", ev(to)}}),
                             {var(values(DataType::kFLOAT, {8}, v)), cst(values(DataType::kFLOAT, {}, {0.5})), none()}},
                            0);
-    expectMatchesReference({ir::OpType::kQuantize,
-                            attrs({{"axis", iv(0)}, {"to", ev(to)}}),
-                            {var(randomTensor(DataType::kFLOAT, {0, 4}, 1)), cst(values(DataType::kFLOAT, {}, {0.5})),
-                             none()}},
-                           0);
+    expectMatchesReference(
+        {ir::OpType::kQuantize,
+         attrs({{"axis", iv(0)}, {"to", ev(to)}}),
+         {var(randomTensor(DataType::kFLOAT, {0, 4}, 1)), cst(values(DataType::kFLOAT, {}, {0.5})), none()}},
+        0);
   }
 }
 
@@ -531,11 +560,11 @@ TEST(CudaDequantize, EveryTypeAndLayout) {
                                    0);
             ++seed;
           }
-  expectMatchesReference({ir::OpType::kDequantize,
-                          attrs({{"axis", iv(0)}, {"to", ev(DataType::kFLOAT)}}),
-                          {var(intValued(DataType::kINT8, {3, 0}, 1, -5, 5)), cst(values(DataType::kFLOAT, {}, {0.5})),
-                           none()}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kDequantize,
+       attrs({{"axis", iv(0)}, {"to", ev(DataType::kFLOAT)}}),
+       {var(intValued(DataType::kINT8, {3, 0}, 1, -5, 5)), cst(values(DataType::kFLOAT, {}, {0.5})), none()}},
+      0);
 }
 
 TEST(CudaPointwise, BlockQuantizationFallsBack) {
@@ -548,8 +577,7 @@ TEST(CudaPointwise, BlockQuantizationFallsBack) {
   n->attrs = attrs({{"axis", iv(0)}, {"to", ev(DataType::kINT8)}, {"block_shape", std::vector<int64_t>{1, 4}}});
   std::vector<ir::TensorInfo> in{{DataType::kFLOAT, makeDims({4, 8})}, {DataType::kFLOAT, makeDims({4, 2})}};
   std::vector<ir::TensorInfo> out{{DataType::kINT8, makeDims({4, 8})}};
-  for (backends::Tactic const* t :
-       backends::TacticRegistry::instance().candidates(*n, in, out, DeviceType::kGPU, ~0u))
+  for (backends::Tactic const* t : backends::TacticRegistry::instance().candidates(*n, in, out, DeviceType::kGPU, ~0u))
     EXPECT_TRUE(backends::isHostFallback(*t)) << t->name;
 }
 
