@@ -443,7 +443,7 @@ __device__ __forceinline__ float activate(int32_t act, float x, float alpha, flo
       return alpha < m ? m : alpha;   // std::max(alpha, m)
     }
     case kActHardSigmoid: {
-      float t = alpha * x + beta;
+      float t = fmaf(alpha, x, beta);  // one rounding: alpha * x + beta cancels near t = 0
       if (isnan(t)) return t;
       float m = t < 1.f ? t : 1.f;
       return 0.f < m ? m : 0.f;
@@ -452,11 +452,14 @@ __device__ __forceinline__ float activate(int32_t act, float x, float alpha, flo
       return alpha * tanhf(beta * x);
     case kActThresholdedRelu:
       return isnan(x) ? x : (x > alpha ? x : 0.f);
+    // 1 + erf(v) and 1 + tanh(z) cancel for negative arguments in fp32; erfc(-v) and 2 / (1 + exp(-2z)) are the
+    // same values without the cancellation (the reference computes the plain formulas in double).
     case kActGeluErf:
-      return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+      return 0.5f * x * erfcf(-x * 0.70710678118654752f);
     case kActGeluTanh: {
       float const k = 0.79788456080286536f;  // sqrt(2 / pi)
-      return 0.5f * x * (1.f + tanhf(k * (0.044715f * x * x * x + x)));
+      float z = k * (0.044715f * x * x * x + x);
+      return x / (1.f + expf(-2.f * z));
     }
     default:
       return x;
