@@ -497,53 +497,70 @@ backends::Tactic makeScale() {
 }
 KILN_REGISTER_CUDA_TACTIC(makeScale);
 
-// ---- Quantize / Dequantize (per tensor and per axis; block layouts fall back) ----
+// ---- Quantize / Dequantize (per tensor, per axis and per block) ----
 
 class QuantKernel final : public backends::Kernel {
  public:
-  QuantKernel(bool quantize, int64_t axis, std::string what)
-      : quantize_(quantize), axis_(axis), what_(std::move(what)) {}
+  QuantKernel(bool quantize, int64_t axis, bool hasBlock, std::vector<int64_t> block, std::string what)
+      : quantize_(quantize), axis_(axis), hasBlock_(hasBlock), block_(std::move(block)), what_(std::move(what)) {}
   Status enqueue(LaunchContext const& ctx) const override {
     TensorView const& x = ctx.inputs[0];
     TensorView const& s = ctx.inputs[1];
     TensorView const& y = ctx.outputs[0];
     if (!dimsEqual(x.shape, y.shape))
       return invalidArgument(what_, ": output ", dimsToString(y.shape), " differs from input ", dimsToString(x.shape));
-    Result<ir::QuantLayout> l = ir::resolveQuantLayout(x.shape, s.shape, axis_, false, {});
+    Result<ir::QuantLayout> l = ir::resolveQuantLayout(x.shape, s.shape, axis_, hasBlock_, block_);
     if (!l.isOk()) return l.status().withContext(what_);
     bool hasZp = ctx.inputs.size() > 2 && present(ctx.inputs[2]);
     if (hasZp && !dimsEqual(ctx.inputs[2].shape, s.shape))
       return invalidArgument(what_, ": zero point must have the scale's shape");
-    int64_t inner = 1, count = 1;
+    int64_t n = x.count();
+    if (n <= 0) return Status::ok();
+    pw::QuantIndex qi;
     switch (l->kind) {
       case ir::QuantLayout::Kind::kTENSOR:
         break;
       case ir::QuantLayout::Kind::kAXIS:
-        count = x.shape.d[l->axis];
-        for (int32_t d = l->axis + 1; d < x.shape.nbDims; ++d) inner *= x.shape.d[d];
+        qi.count = x.shape.d[l->axis];
+        for (int32_t d = l->axis + 1; d < x.shape.nbDims; ++d) qi.inner *= x.shape.d[d];
         break;
-      case ir::QuantLayout::Kind::kBLOCK:
-        return unsupported(what_, ": block quantization has no CUDA kernel");
+      case ir::QuantLayout::Kind::kBLOCK: {
+        // Scale index of element (i_0, ..., i_r-1) is sum_d (i_d / block_d) * stride_d, strides row-major over the
+        // scale's extents (quantize_util.cc's scaleIndexMap).
+        if (x.shape.nbDims > pw::kMaxRank || s.shape.nbDims != x.shape.nbDims)
+          return invalidArgument(what_, ": block scale ", dimsToString(s.shape), " does not fit ",
+                                 dimsToString(x.shape));
+        qi.blocked = true;
+        qi.rank = x.shape.nbDims;
+        int64_t stride = 1;
+        for (int32_t d = qi.rank - 1; d >= 0; --d) {
+          qi.dims[d] = x.shape.d[d];
+          qi.block[d] = l->block[static_cast<size_t>(d)];
+          qi.scaleStrides[d] = stride;
+          stride *= s.shape.d[d];
+        }
+        break;
+      }
     }
-    int64_t n = x.count();
-    if (n <= 0) return Status::ok();
     void const* zp = hasZp ? ctx.inputs[2].data : nullptr;
     int32_t zpType = hasZp ? code(ctx.inputs[2].dtype) : 0;
     bool ok = quantize_ ? pw::launchQuantize(x.data, code(x.dtype), s.data, code(s.dtype), zp, zpType, y.data,
-                                             code(y.dtype), n, inner, count, streamOf(ctx))
+                                             code(y.dtype), n, qi, streamOf(ctx))
                         : pw::launchDequantize(x.data, code(x.dtype), s.data, code(s.dtype), zp, zpType, y.data,
-                                               code(y.dtype), n, inner, count, streamOf(ctx));
+                                               code(y.dtype), n, qi, streamOf(ctx));
     return launched(ok, what_);
   }
 
  private:
   bool quantize_;
   int64_t axis_;
+  bool hasBlock_;
+  std::vector<int64_t> block_;
   std::string what_;
 };
 
 bool quantSupports(bool quantize, ir::Node const& node, Infos const& in, Infos const& out) {
-  if (node.attrs.has("block_shape") || in.size() < 2 || in.size() > 3 || out.size() != 1) return false;
+  if (in.size() < 2 || in.size() > 3 || out.size() != 1) return false;
   if (!present(in[0]) || !present(in[1]) || !isCudaFloat(in[1].dtype)) return false;
   if (in.size() > 2 && present(in[2]) && !isDeviceType(in[2].dtype)) return false;
   if (quantize)
@@ -561,7 +578,8 @@ backends::Tactic makeQuantTactic(bool quantize) {
     return quantSupports(quantize, node, in, out);
   };
   t.create = [quantize](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
-    return std::unique_ptr<backends::Kernel>(new QuantKernel(quantize, n.attrs.getInt("axis", 0), n.describe()));
+    return std::unique_ptr<backends::Kernel>(new QuantKernel(
+        quantize, n.attrs.getInt("axis", 0), n.attrs.has("block_shape"), n.attrs.getInts("block_shape"), n.describe()));
   };
   return t;
 }

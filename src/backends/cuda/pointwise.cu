@@ -512,10 +512,22 @@ __global__ void scaleKernel(T const* x, T* y, Coef shift, Coef scale, Coef power
 
 // ---- Quantize / Dequantize (quantize.cc: x / scale in double rounded to float; round half to even) ----
 
+__device__ __forceinline__ int64_t scaleIndex(QuantIndex const& q, int64_t i) {
+  if (!q.blocked) return (i / q.inner) % q.count;
+  int64_t s = 0;
+  for (int d = q.rank - 1; d >= 0; --d) {
+    int64_t e = q.dims[d];
+    int64_t next = i / e;
+    s += (i - next * e) / q.block[d] * q.scaleStrides[d];
+    i = next;
+  }
+  return s;
+}
+
 __global__ void quantizeKernel(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp,
-                               int32_t zpType, void* y, int32_t yType, int64_t n, int64_t inner, int64_t count) {
+                               int32_t zpType, void* y, int32_t yType, int64_t n, QuantIndex qi) {
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
-    int64_t si = (i / inner) % count;
+    int64_t si = scaleIndex(qi, i);
     double q = static_cast<double>(static_cast<float>(loadAny(x, xType, i) / loadAny(scale, scaleType, si)));
     double z = zp ? loadAny(zp, zpType, si) : 0.0;
     if (yType == dev::kFP8) {
@@ -534,9 +546,9 @@ __global__ void quantizeKernel(void const* x, int32_t xType, void const* scale, 
 }
 
 __global__ void dequantizeKernel(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp,
-                                 int32_t zpType, void* y, int32_t yType, int64_t n, int64_t inner, int64_t count) {
+                                 int32_t zpType, void* y, int32_t yType, int64_t n, QuantIndex qi) {
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
-    int64_t si = (i / inner) % count;
+    int64_t si = scaleIndex(qi, i);
     double z = zp ? loadAny(zp, zpType, si) : 0.0;
     float v = static_cast<float>((loadAny(x, xType, i) - z) * loadAny(scale, scaleType, si));
     switch (yType) {
@@ -668,22 +680,30 @@ bool launchScale(void const* x, void* y, int32_t type, Coef shift, Coef scale, C
                 static_cast<T const*>(x), static_cast<T*>(y), shift, scale, power, n, inner, count));
 }
 
+static bool validIndex(QuantIndex const& qi) {
+  if (!qi.blocked) return qi.inner > 0 && qi.count > 0;
+  if (qi.rank < 0 || qi.rank > kMaxRank) return false;
+  for (int d = 0; d < qi.rank; ++d)
+    if (qi.dims[d] <= 0 || qi.block[d] <= 0) return false;
+  return true;
+}
+
 bool launchQuantize(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp, int32_t zpType,
-                    void* y, int32_t yType, int64_t n, int64_t inner, int64_t count, cudaStream_t s) {
+                    void* y, int32_t yType, int64_t n, QuantIndex const& qi, cudaStream_t s) {
   if (n <= 0) return true;
-  if (inner <= 0 || count <= 0 || !isQuantFloat(xType) || !isQuantFloat(scaleType)) return false;
+  if (!validIndex(qi) || !isQuantFloat(xType) || !isQuantFloat(scaleType)) return false;
   if (yType != dev::kINT8 && yType != dev::kUINT8 && yType != dev::kFP8) return false;
   quantizeKernel<<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(x, xType, scale, scaleType, zp, zpType, y, yType, n,
-                                                                  inner, count);
+                                                                  qi);
   return true;
 }
 
 bool launchDequantize(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp,
-                      int32_t zpType, void* y, int32_t yType, int64_t n, int64_t inner, int64_t count, cudaStream_t s) {
+                      int32_t zpType, void* y, int32_t yType, int64_t n, QuantIndex const& qi, cudaStream_t s) {
   if (n <= 0) return true;
-  if (inner <= 0 || count <= 0 || !isQuantFloat(yType) || !isQuantFloat(scaleType)) return false;
+  if (!validIndex(qi) || !isQuantFloat(yType) || !isQuantFloat(scaleType)) return false;
   dequantizeKernel<<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(x, xType, scale, scaleType, zp, zpType, y, yType, n,
-                                                                    inner, count);
+                                                                    qi);
   return true;
 }
 

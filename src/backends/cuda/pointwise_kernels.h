@@ -123,12 +123,24 @@ struct Coef {
 bool launchScale(void const* x, void* y, int32_t type, Coef shift, Coef scale, Coef power, int64_t n, int64_t inner,
                  int64_t count, cudaStream_t s);
 
-/// Quantize: y = saturate(round_half_even(x / scale) + zp) (fp8: round(x / scale + zp)); scale index of element i
-/// is (i / inner) % count (count 1: per tensor). zp may be null.
+/// Which scale element applies to element i of x: (i / inner) % count (per tensor: count 1; per axis: count the
+/// axis extent, inner the extent after it), or, when `blocked`, the sum over axes d of
+/// (index_d / block[d]) * scaleStrides[d], x's extents being dims[d].
+struct QuantIndex {
+  int64_t inner = 1;
+  int64_t count = 1;
+  int32_t rank = 0;
+  bool blocked = false;
+  int64_t dims[kMaxRank] = {};
+  int64_t block[kMaxRank] = {};
+  int64_t scaleStrides[kMaxRank] = {};
+};
+
+/// Quantize: y = saturate(round_half_even(x / scale) + zp) (fp8: round(x / scale + zp)); zp may be null.
 bool launchQuantize(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp, int32_t zpType,
-                    void* y, int32_t yType, int64_t n, int64_t inner, int64_t count, cudaStream_t s);
+                    void* y, int32_t yType, int64_t n, QuantIndex const& qi, cudaStream_t s);
 /// Dequantize: y = (x - zp) * scale, rounded to float32 then to y's type.
 bool launchDequantize(void const* x, int32_t xType, void const* scale, int32_t scaleType, void const* zp,
-                      int32_t zpType, void* y, int32_t yType, int64_t n, int64_t inner, int64_t count, cudaStream_t s);
+                      int32_t zpType, void* y, int32_t yType, int64_t n, QuantIndex const& qi, cudaStream_t s);
 
 }  // namespace kiln::cuda::pw

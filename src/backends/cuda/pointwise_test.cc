@@ -569,18 +569,40 @@ TEST(CudaDequantize, EveryTypeAndLayout) {
       0);
 }
 
-TEST(CudaPointwise, BlockQuantizationFallsBack) {
+TEST(CudaQuantize, PerBlockBothDirections) {
   KILN_REQUIRE_GPU();
-  // Block layouts have no CUDA kernel: no CUDA tactic may claim them.
-  ir::Graph g;
-  auto x = g.addInput("x", DataType::kFLOAT, makeDims({4, 8}));
-  auto s = g.addInput("s", DataType::kFLOAT, makeDims({4, 2}));
-  ir::Node* n = g.addNode(ir::OpType::kQuantize, "q", {*x, *s}, 1);
-  n->attrs = attrs({{"axis", iv(0)}, {"to", ev(DataType::kINT8)}, {"block_shape", std::vector<int64_t>{1, 4}}});
-  std::vector<ir::TensorInfo> in{{DataType::kFLOAT, makeDims({4, 8})}, {DataType::kFLOAT, makeDims({4, 2})}};
-  std::vector<ir::TensorInfo> out{{DataType::kINT8, makeDims({4, 8})}};
-  for (backends::Tactic const* t : backends::TacticRegistry::instance().candidates(*n, in, out, DeviceType::kGPU, ~0u))
-    EXPECT_TRUE(backends::isHostFallback(*t)) << t->name;
+  struct Case {
+    Shape x, block, scale;
+  };
+  // Whole blocks, partial last blocks (ceil), -1 (the whole extent), rank 1 to 4.
+  std::vector<Case> const cases{{{4, 8}, {1, 4}, {4, 2}},
+                                {{2, 4}, {-1, 3}, {1, 2}},
+                                {{2, 6, 5}, {1, 4, -1}, {2, 2, 1}},
+                                {{3, 5, 7, 2}, {2, 2, 3, 1}, {2, 3, 3, 2}},
+                                {{37}, {8}, {5}}};
+  uint32_t seed = 1;
+  for (Case const& c : cases)
+    for (DataType ft : kFloats)
+      for (DataType qt : {DataType::kINT8, DataType::kUINT8, DataType::kFP8})
+        for (bool zp : {false, true}) {
+          SCOPED_TRACE(dimsToString(makeDims(c.x)) + " " + dataTypeName(ft) + " " + dataTypeName(qt) + " zp " +
+                       std::to_string(zp));
+          ir::Attributes qa = attrs({{"axis", iv(0)}, {"to", ev(qt)}, {"block_shape", c.block}});
+          HostTensor scale = randomTensor(ft, c.scale, seed + 1, 0.05, 2);
+          In zpIn = none();
+          if (zp)
+            zpIn = cst(qt == DataType::kFP8 ? randomTensor(qt, c.scale, seed + 2, -2, 2)
+                                            : (qt == DataType::kUINT8 ? intValued(qt, c.scale, seed + 2, 0, 255)
+                                                                      : intValued(qt, c.scale, seed + 2, -20, 20)));
+          expectMatchesReference(
+              {ir::OpType::kQuantize, qa, {var(randomTensor(ft, c.x, seed, -300, 300)), cst(scale), zpIn}}, 0);
+          HostTensor q = qt == DataType::kFP8 ? randomTensor(qt, c.x, seed + 3, -400, 400)
+                                              : (qt == DataType::kUINT8 ? intValued(qt, c.x, seed + 3, 0, 256)
+                                                                        : intValued(qt, c.x, seed + 3, -128, 128));
+          ir::Attributes da = attrs({{"axis", iv(0)}, {"to", ev(ft)}, {"block_shape", c.block}});
+          expectMatchesReference({ir::OpType::kDequantize, da, {var(q), cst(scale), zpIn}}, 0);
+          seed += 4;
+        }
 }
 
 }  // namespace
