@@ -47,7 +47,9 @@ class ResizeKernel final : public backends::Kernel {
       p.inDims[i] = in;
       p.outDims[i] = out;
       p.scales[i] = s;
-      p.cubicAxis[i] = i + 2 >= rank ? 1 : 0;
+      // Cubic interpolates the two innermost axes; an outer axis keeps its extent, and maps index to index unless
+      // a given scale other than 1 moves its sample points (then the reference interpolates it too).
+      p.cubicAxis[i] = i + 2 >= rank || (p.scaleGiven && s != 1.0) ? 1 : 0;
     }
     if (p.mode == static_cast<int32_t>(InterpolationMode::kCUBIC))
       for (int32_t i = 0; i + 2 < rank; ++i)

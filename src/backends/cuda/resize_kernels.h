@@ -20,7 +20,8 @@ struct ResizePlan {
   int64_t inDims[8] = {};
   int64_t outDims[8] = {};
   double scales[8] = {};
-  /// Cubic only: 1 on the (two innermost) axes that are interpolated; the others map index to index.
+  /// Cubic only: 1 on the axes that are interpolated (the two innermost, and any with a given scale other than
+  /// 1); the others map index to index.
   int32_t cubicAxis[8] = {};
 };
 

@@ -88,6 +88,12 @@ TEST(CudaResize, Cubic) {
           a.setInts("output_dims", od);
           expectMatchesReference({ir::OpType::kResize, a, {var(x)}});
         }
+  // A given scale other than 1 on an outer axis whose extent stays (floor(3 * 1.1) = 3) still moves its samples.
+  for (auto ct : kTransforms) {
+    ir::Attributes s = resizeAttrs(InterpolationMode::kCUBIC, ct);
+    s.set("scales", ir::AttrValue{std::vector<double>{1.1, 1, 1.7, 2.3}});
+    expectMatchesReference({ir::OpType::kResize, s, {var(randomTensor(DataType::kFLOAT, {3, 2, 5, 6}, 7))}});
+  }
   ir::Attributes h = resizeAttrs(InterpolationMode::kCUBIC, ResizeCoordinateTransformation::kHALF_PIXEL);
   h.setInts("output_dims", {9, 5});
   expectMatchesReference({ir::OpType::kResize, h, {var(randomTensor(DataType::kBF16, {4, 3}, 6))}});
