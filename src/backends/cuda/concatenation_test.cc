@@ -42,20 +42,22 @@ TEST(CudaConcatenation, EveryByteWidthAndConstants) {
 
 TEST(CudaConcatenation, EmptyInputsAndLarge) {
   KILN_REQUIRE_GPU();
-  expectMatchesReference({ir::OpType::kConcatenation,
-                          attrs({{"axis", int64_t{0}}}),
-                          {var(randomTensor(DataType::kFLOAT, {0, 3}, 1)), var(randomTensor(DataType::kFLOAT, {4, 3}, 2)),
-                           var(randomTensor(DataType::kFLOAT, {0, 3}, 3))}},
-                         0);
-  expectMatchesReference({ir::OpType::kConcatenation,
-                          attrs({{"axis", int64_t{1}}}),
-                          {var(randomTensor(DataType::kFLOAT, {0, 3}, 1)), var(randomTensor(DataType::kFLOAT, {0, 5}, 2))}},
-                         0);
-  expectMatchesReference({ir::OpType::kConcatenation,
-                          attrs({{"axis", int64_t{2}}}),
-                          {var(randomTensor(DataType::kHALF, {2, 333, 1001}, 1)),
-                           var(randomTensor(DataType::kHALF, {2, 333, 17}, 2))}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kConcatenation,
+       attrs({{"axis", int64_t{0}}}),
+       {var(randomTensor(DataType::kFLOAT, {0, 3}, 1)), var(randomTensor(DataType::kFLOAT, {4, 3}, 2)),
+        var(randomTensor(DataType::kFLOAT, {0, 3}, 3))}},
+      0);
+  expectMatchesReference(
+      {ir::OpType::kConcatenation,
+       attrs({{"axis", int64_t{1}}}),
+       {var(randomTensor(DataType::kFLOAT, {0, 3}, 1)), var(randomTensor(DataType::kFLOAT, {0, 5}, 2))}},
+      0);
+  expectMatchesReference(
+      {ir::OpType::kConcatenation,
+       attrs({{"axis", int64_t{2}}}),
+       {var(randomTensor(DataType::kHALF, {2, 333, 1001}, 1)), var(randomTensor(DataType::kHALF, {2, 333, 17}, 2))}},
+      0);
   expectMatchesReference(
       {ir::OpType::kConcatenation, attrs({{"axis", int64_t{0}}}), {var(randomTensor(DataType::kINT32, {5}, 1, -9, 9))}},
       0);

@@ -48,8 +48,8 @@ cudaError_t stridedCopyAs(void const* in, void* out, CopyPlan const& p, int64_t 
   for (int32_t d = 0; d < p.rank2; ++d) n2 *= p.dims2[d];
   unsigned blocks = dev::blocksFor(n);
   if (n < INT32_MAX && n2 < INT32_MAX)
-    stridedCopyKernel<E, uint32_t><<<blocks, 256, 0, stream>>>(static_cast<E const*>(in), static_cast<E*>(out), p,
-                                                                static_cast<uint32_t>(n));
+    stridedCopyKernel<E, uint32_t>
+        <<<blocks, 256, 0, stream>>>(static_cast<E const*>(in), static_cast<E*>(out), p, static_cast<uint32_t>(n));
   else
     stridedCopyKernel<E, int64_t><<<blocks, 256, 0, stream>>>(static_cast<E const*>(in), static_cast<E*>(out), p, n);
   return cudaGetLastError();
@@ -80,8 +80,12 @@ __global__ void sampledCopyKernel(E const* __restrict__ in, E* __restrict__ out,
         int64_t s = p.start[d] + c * p.stride[d];
         if (s < 0 || s >= m) {
           switch (p.mode) {
-            case kSampleWrap: s = positiveMod(s, m); break;
-            case kSampleClamp: s = s < 0 ? 0 : m - 1; break;
+            case kSampleWrap:
+              s = positiveMod(s, m);
+              break;
+            case kSampleClamp:
+              s = s < 0 ? 0 : m - 1;
+              break;
             case kSampleReflect:
               if (m == 1) {
                 s = 0;
@@ -91,7 +95,10 @@ __global__ void sampledCopyKernel(E const* __restrict__ in, E* __restrict__ out,
                 if (s >= m) s = period - s;
               }
               break;
-            default: isFill = true; s = 0; break;  // kSampleFill (strict mode never gets here)
+            default:
+              isFill = true;
+              s = 0;
+              break;  // kSampleFill (strict mode never gets here)
           }
         }
         off += s * inStride;
@@ -115,24 +122,35 @@ cudaError_t launchStridedCopy(void const* in, void* out, int32_t elemSize, CopyP
   for (int32_t d = 0; d < plan.rank; ++d) n *= plan.dims[d];
   if (n <= 0) return cudaSuccess;
   switch (elemSize) {
-    case 1: return stridedCopyAs<uint8_t>(in, out, plan, n, stream);
-    case 2: return stridedCopyAs<uint16_t>(in, out, plan, n, stream);
-    case 4: return stridedCopyAs<uint32_t>(in, out, plan, n, stream);
-    case 8: return stridedCopyAs<uint64_t>(in, out, plan, n, stream);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return stridedCopyAs<uint8_t>(in, out, plan, n, stream);
+    case 2:
+      return stridedCopyAs<uint16_t>(in, out, plan, n, stream);
+    case 4:
+      return stridedCopyAs<uint32_t>(in, out, plan, n, stream);
+    case 8:
+      return stridedCopyAs<uint64_t>(in, out, plan, n, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
-cudaError_t launchSampledCopy(void const* in, void* out, int32_t elemSize, SamplePlan const& plan, cudaStream_t stream) {
+cudaError_t launchSampledCopy(void const* in, void* out, int32_t elemSize, SamplePlan const& plan,
+                              cudaStream_t stream) {
   int64_t n = 1;
   for (int32_t d = 0; d < plan.rank; ++d) n *= plan.outDims[d];
   if (n <= 0) return cudaSuccess;
   switch (elemSize) {
-    case 1: return sampledCopyAs<uint8_t>(in, out, plan, n, stream);
-    case 2: return sampledCopyAs<uint16_t>(in, out, plan, n, stream);
-    case 4: return sampledCopyAs<uint32_t>(in, out, plan, n, stream);
-    case 8: return sampledCopyAs<uint64_t>(in, out, plan, n, stream);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return sampledCopyAs<uint8_t>(in, out, plan, n, stream);
+    case 2:
+      return sampledCopyAs<uint16_t>(in, out, plan, n, stream);
+    case 4:
+      return sampledCopyAs<uint32_t>(in, out, plan, n, stream);
+    case 8:
+      return sampledCopyAs<uint64_t>(in, out, plan, n, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

@@ -11,10 +11,10 @@
 namespace kiln::cuda {
 
 static_assert(kSampleStrict == static_cast<int32_t>(SampleMode::kSTRICT_BOUNDS) &&
-              kSampleWrap == static_cast<int32_t>(SampleMode::kWRAP) &&
-              kSampleClamp == static_cast<int32_t>(SampleMode::kCLAMP) &&
-              kSampleFill == static_cast<int32_t>(SampleMode::kFILL) &&
-              kSampleReflect == static_cast<int32_t>(SampleMode::kREFLECT),
+                  kSampleWrap == static_cast<int32_t>(SampleMode::kWRAP) &&
+                  kSampleClamp == static_cast<int32_t>(SampleMode::kCLAMP) &&
+                  kSampleFill == static_cast<int32_t>(SampleMode::kFILL) &&
+                  kSampleReflect == static_cast<int32_t>(SampleMode::kREFLECT),
               "SampleCode mirrors SampleMode");
 
 /// Types moved as unsigned integers of their width (every storable type but the sub-byte ones).

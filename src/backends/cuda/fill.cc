@@ -86,8 +86,7 @@ backends::Tactic makeFill() {
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const&, std::vector<ir::TensorInfo> const& out) {
     int64_t op = node.attrs.getInt("op", 0);
     if (out.size() != 1 || op < 0 || op >= EnumMax<FillOperation>()) return false;
-    if ((hasInput(node, 1) && !constantInput(node, 1)) || (hasInput(node, 2) && !constantInput(node, 2)))
-      return false;
+    if ((hasInput(node, 1) && !constantInput(node, 1)) || (hasInput(node, 2) && !constantInput(node, 2))) return false;
     if (op == static_cast<int64_t>(FillOperation::kLINSPACE)) return linspaceType(out[0].dtype);
     return isCudaFloat(out[0].dtype);
   };

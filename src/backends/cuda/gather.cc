@@ -59,8 +59,8 @@ class GatherKernel final : public backends::Kernel {
     for (int32_t i = static_cast<int32_t>(ne_); i < indices.shape.nbDims; ++i) expect.push_back(indices.shape.d[i]);
     for (int32_t i = axis + 1; i < data.shape.nbDims; ++i) expect.push_back(data.shape.d[i]);
     if (expect != dimsToVector(y.shape) || (ne_ == 1 && data.shape.d[0] != indices.shape.d[0]))
-      return invalidArgument(what_, ": output ", dimsToString(y.shape), " does not fit data ",
-                             dimsToString(data.shape), " and indices ", dimsToString(indices.shape));
+      return invalidArgument(what_, ": output ", dimsToString(y.shape), " does not fit data ", dimsToString(data.shape),
+                             " and indices ", dimsToString(indices.shape));
     GatherDefaultPlan p;
     p.outer = 1;
     p.inner = 1;
@@ -123,8 +123,7 @@ backends::Tactic makeGather() {
   t.name = "gather_cuda_direct";
   t.op = ir::OpType::kGather;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                  std::vector<ir::TensorInfo> const& out) {
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     int64_t mode = node.attrs.getInt("mode", 0);
     return mode >= 0 && mode < EnumMax<GatherMode>() && in.size() == 2 && out.size() == 1 &&
            in[0].dtype == out[0].dtype && isByteCopyable(in[0].dtype) &&
@@ -134,9 +133,8 @@ backends::Tactic makeGather() {
     int64_t mode = node.attrs.getInt("mode", 0);
     if (mode < 0 || mode >= EnumMax<GatherMode>())
       return invalidArgument(node.describe(), ": unknown gather mode ", mode);
-    return std::unique_ptr<backends::Kernel>(new GatherKernel(mode, node.attrs.getInt("axis", 0),
-                                                              node.attrs.getInt("num_elementwise_dims", 0),
-                                                              node.describe()));
+    return std::unique_ptr<backends::Kernel>(new GatherKernel(
+        mode, node.attrs.getInt("axis", 0), node.attrs.getInt("num_elementwise_dims", 0), node.describe()));
   };
   return t;
 }

@@ -61,23 +61,36 @@ __global__ void gatherNdKernel(E const* __restrict__ data, Ix const* __restrict_
 }
 
 // Calls body with E bound to the unsigned type of elemSize bytes and Ix to the index type.
-#define KILN_GATHER_DISPATCH(...)                                                                  \
-  do {                                                                                             \
-    switch (elemSize) {                                                                            \
-      case 1: { using E = uint8_t; KILN_GATHER_INDEX(__VA_ARGS__); } break;                        \
-      case 2: { using E = uint16_t; KILN_GATHER_INDEX(__VA_ARGS__); } break;                       \
-      case 4: { using E = uint32_t; KILN_GATHER_INDEX(__VA_ARGS__); } break;                       \
-      case 8: { using E = uint64_t; KILN_GATHER_INDEX(__VA_ARGS__); } break;                       \
-      default: return cudaErrorInvalidValue;                                                       \
-    }                                                                                              \
+#define KILN_GATHER_DISPATCH(...)       \
+  do {                                  \
+    switch (elemSize) {                 \
+      case 1: {                         \
+        using E = uint8_t;              \
+        KILN_GATHER_INDEX(__VA_ARGS__); \
+      } break;                          \
+      case 2: {                         \
+        using E = uint16_t;             \
+        KILN_GATHER_INDEX(__VA_ARGS__); \
+      } break;                          \
+      case 4: {                         \
+        using E = uint32_t;             \
+        KILN_GATHER_INDEX(__VA_ARGS__); \
+      } break;                          \
+      case 8: {                         \
+        using E = uint64_t;             \
+        KILN_GATHER_INDEX(__VA_ARGS__); \
+      } break;                          \
+      default:                          \
+        return cudaErrorInvalidValue;   \
+    }                                   \
   } while (0)
-#define KILN_GATHER_INDEX(...)  \
-  if (indices64) {              \
-    using Ix = int64_t;         \
-    __VA_ARGS__;                \
-  } else {                      \
-    using Ix = int32_t;         \
-    __VA_ARGS__;                \
+#define KILN_GATHER_INDEX(...) \
+  if (indices64) {             \
+    using Ix = int64_t;        \
+    __VA_ARGS__;               \
+  } else {                     \
+    using Ix = int32_t;        \
+    __VA_ARGS__;               \
   }
 
 }  // namespace

@@ -22,12 +22,14 @@ TEST(CudaGather, DefaultEveryAxisNegativeIndices) {
     int64_t n = shape[static_cast<size_t>(axis < 0 ? axis + 4 : axis)];
     for (DataType it : {DataType::kINT32, DataType::kINT64}) {
       SCOPED_TRACE(::testing::Message() << "axis " << axis << " " << dataTypeName(it));
-      expectMatchesReference(
-          {ir::OpType::kGather, gatherAttrs(GatherMode::kDEFAULT, axis), {var(data), var(randomTensor(it, {2, 7}, 3, -n, n))}},
-          0);
-      expectMatchesReference(
-          {ir::OpType::kGather, gatherAttrs(GatherMode::kDEFAULT, axis), {var(data), cst(randomTensor(it, {}, 4, -n, n))}},
-          0);
+      expectMatchesReference({ir::OpType::kGather,
+                              gatherAttrs(GatherMode::kDEFAULT, axis),
+                              {var(data), var(randomTensor(it, {2, 7}, 3, -n, n))}},
+                             0);
+      expectMatchesReference({ir::OpType::kGather,
+                              gatherAttrs(GatherMode::kDEFAULT, axis),
+                              {var(data), cst(randomTensor(it, {}, 4, -n, n))}},
+                             0);
     }
   }
 }
@@ -37,34 +39,37 @@ TEST(CudaGather, DefaultEveryByteWidthAndElementwiseDim) {
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT8, DataType::kUINT8,
                      DataType::kINT32, DataType::kINT64, DataType::kBOOL}) {
     SCOPED_TRACE(dataTypeName(t));
-    expectMatchesReference({ir::OpType::kGather,
-                            gatherAttrs(GatherMode::kDEFAULT, 1),
-                            {var(randomTensor(t, {3, 9, 5}, 2, -20, 20)), var(randomTensor(DataType::kINT64, {4}, 5, -9, 9))}},
-                           0);
+    expectMatchesReference(
+        {ir::OpType::kGather,
+         gatherAttrs(GatherMode::kDEFAULT, 1),
+         {var(randomTensor(t, {3, 9, 5}, 2, -20, 20)), var(randomTensor(DataType::kINT64, {4}, 5, -9, 9))}},
+        0);
   }
   // num_elementwise_dims 1: indices [N, ...] pick per batch entry.
-  expectMatchesReference({ir::OpType::kGather,
-                          gatherAttrs(GatherMode::kDEFAULT, 1, 1),
-                          {var(randomTensor(DataType::kFLOAT, {3, 7, 4}, 2)),
-                           var(randomTensor(DataType::kINT32, {3, 5}, 6, -7, 7))}},
-                         0);
-  expectMatchesReference({ir::OpType::kGather,
-                          gatherAttrs(GatherMode::kDEFAULT, 2, 1),
-                          {var(randomTensor(DataType::kHALF, {3, 2, 7, 4}, 2)),
-                           var(randomTensor(DataType::kINT64, {3, 2, 2}, 6, -7, 7))}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kGather,
+       gatherAttrs(GatherMode::kDEFAULT, 1, 1),
+       {var(randomTensor(DataType::kFLOAT, {3, 7, 4}, 2)), var(randomTensor(DataType::kINT32, {3, 5}, 6, -7, 7))}},
+      0);
+  expectMatchesReference(
+      {ir::OpType::kGather,
+       gatherAttrs(GatherMode::kDEFAULT, 2, 1),
+       {var(randomTensor(DataType::kHALF, {3, 2, 7, 4}, 2)), var(randomTensor(DataType::kINT64, {3, 2, 2}, 6, -7, 7))}},
+      0);
 }
 
 TEST(CudaGather, DefaultEmptyAndLarge) {
   KILN_REQUIRE_GPU();
-  expectMatchesReference({ir::OpType::kGather,
-                          gatherAttrs(GatherMode::kDEFAULT, 0),
-                          {var(randomTensor(DataType::kFLOAT, {5, 3}, 2)), var(randomTensor(DataType::kINT32, {0}, 6, 0, 5))}},
-                         0);
-  expectMatchesReference({ir::OpType::kGather,
-                          gatherAttrs(GatherMode::kDEFAULT, 1),
-                          {var(randomTensor(DataType::kFLOAT, {0, 3}, 2)), var(randomTensor(DataType::kINT32, {2}, 6, 0, 3))}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kGather,
+       gatherAttrs(GatherMode::kDEFAULT, 0),
+       {var(randomTensor(DataType::kFLOAT, {5, 3}, 2)), var(randomTensor(DataType::kINT32, {0}, 6, 0, 5))}},
+      0);
+  expectMatchesReference(
+      {ir::OpType::kGather,
+       gatherAttrs(GatherMode::kDEFAULT, 1),
+       {var(randomTensor(DataType::kFLOAT, {0, 3}, 2)), var(randomTensor(DataType::kINT32, {2}, 6, 0, 3))}},
+      0);
   expectMatchesReference({ir::OpType::kGather,
                           gatherAttrs(GatherMode::kDEFAULT, 0),
                           {var(randomTensor(DataType::kFLOAT, {1000, 129}, 2)),
@@ -80,16 +85,17 @@ TEST(CudaGather, ElementMode) {
     int64_t n = dims[static_cast<size_t>(axis < 0 ? axis + 3 : axis)];
     for (DataType it : {DataType::kINT32, DataType::kINT64}) {
       SCOPED_TRACE(::testing::Message() << "axis " << axis);
-      expectMatchesReference(
-          {ir::OpType::kGather, gatherAttrs(GatherMode::kELEMENT, axis), {var(data), var(randomTensor(it, {3, 4, 2}, 7, -n, n))}},
-          0);
+      expectMatchesReference({ir::OpType::kGather,
+                              gatherAttrs(GatherMode::kELEMENT, axis),
+                              {var(data), var(randomTensor(it, {3, 4, 2}, 7, -n, n))}},
+                             0);
     }
   }
-  expectMatchesReference({ir::OpType::kGather,
-                          gatherAttrs(GatherMode::kELEMENT, 1),
-                          {var(randomTensor(DataType::kINT8, {3, 4}, 1, -50, 50)),
-                           var(randomTensor(DataType::kINT32, {3, 9}, 7, -4, 4))}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kGather,
+       gatherAttrs(GatherMode::kELEMENT, 1),
+       {var(randomTensor(DataType::kINT8, {3, 4}, 1, -50, 50)), var(randomTensor(DataType::kINT32, {3, 9}, 7, -4, 4))}},
+      0);
   expectMatchesReference({ir::OpType::kGather,
                           gatherAttrs(GatherMode::kELEMENT, 0),
                           {var(data), var(randomTensor(DataType::kINT32, {0, 5, 6}, 7, 0, 4))}},
@@ -116,10 +122,11 @@ TEST(CudaGather, NdModeWithBatchDims) {
                           gatherAttrs(GatherMode::kND, 0, 2),
                           {var(data), var(randomTensor(DataType::kINT32, {3, 4, 2}, 8, -5, 5))}},
                          0);
-  expectMatchesReference({ir::OpType::kGather,
-                          gatherAttrs(GatherMode::kND, 0, 0),
-                          {var(randomTensor(DataType::kHALF, {6, 7}, 1)), var(randomTensor(DataType::kINT64, {5, 1}, 8, -6, 6))}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kGather,
+       gatherAttrs(GatherMode::kND, 0, 0),
+       {var(randomTensor(DataType::kHALF, {6, 7}, 1)), var(randomTensor(DataType::kINT64, {5, 1}, 8, -6, 6))}},
+      0);
   expectMatchesReference({ir::OpType::kGather,
                           gatherAttrs(GatherMode::kND, 0, 0),
                           {var(data), var(randomTensor(DataType::kINT64, {0, 2}, 8, 0, 3))}},

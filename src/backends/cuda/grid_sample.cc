@@ -54,8 +54,7 @@ backends::Tactic makeGridSample() {
   t.name = "grid_sample_cuda_direct";
   t.op = ir::OpType::kGridSample;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                  std::vector<ir::TensorInfo> const& out) {
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     int64_t mode = node.attrs.getInt("mode", static_cast<int64_t>(InterpolationMode::kLINEAR));
     return in.size() == 2 && out.size() == 1 && isCudaFloat(in[0].dtype) && isCudaFloat(in[1].dtype) &&
            out[0].dtype == in[0].dtype && mode >= 0 && mode < EnumMax<InterpolationMode>() &&

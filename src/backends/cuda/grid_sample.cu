@@ -12,9 +12,12 @@ constexpr int32_t kClamp = 2, kReflect = 4;
 
 __device__ __forceinline__ double loadGrid(void const* g, int32_t type, int64_t i) {
   switch (type) {
-    case dev::kHALF: return static_cast<double>(__half2float(static_cast<__half const*>(g)[i]));
-    case dev::kBF16: return static_cast<double>(__bfloat162float(static_cast<__nv_bfloat16 const*>(g)[i]));
-    default: return static_cast<double>(static_cast<float const*>(g)[i]);
+    case dev::kHALF:
+      return static_cast<double>(__half2float(static_cast<__half const*>(g)[i]));
+    case dev::kBF16:
+      return static_cast<double>(__bfloat162float(static_cast<__nv_bfloat16 const*>(g)[i]));
+    default:
+      return static_cast<double>(static_cast<float const*>(g)[i]);
   }
 }
 
@@ -148,11 +151,11 @@ cudaError_t gridSampleAs(void const* x, void const* grid, int32_t gridType, void
                          int64_t total, cudaStream_t stream) {
   unsigned blocks = dev::blocksFor(total);
   if (p.spatial == 3)
-    gridSample3dKernel<T><<<blocks, 256, 0, stream>>>(static_cast<T const*>(x), grid, gridType, static_cast<T*>(y), p,
-                                                      total);
+    gridSample3dKernel<T>
+        <<<blocks, 256, 0, stream>>>(static_cast<T const*>(x), grid, gridType, static_cast<T*>(y), p, total);
   else
-    gridSample2dKernel<T><<<blocks, 256, 0, stream>>>(static_cast<T const*>(x), grid, gridType, static_cast<T*>(y), p,
-                                                      total);
+    gridSample2dKernel<T>
+        <<<blocks, 256, 0, stream>>>(static_cast<T const*>(x), grid, gridType, static_cast<T*>(y), p, total);
   return cudaGetLastError();
 }
 
@@ -165,10 +168,14 @@ cudaError_t launchGridSample(void const* x, int32_t xType, void const* grid, int
   for (int32_t i = 0; i < p.spatial; ++i) total *= p.outDims[i];
   if (total <= 0) return cudaSuccess;
   switch (xType) {
-    case dev::kFLOAT: return gridSampleAs<float>(x, grid, gridType, y, p, total, stream);
-    case dev::kHALF: return gridSampleAs<__half>(x, grid, gridType, y, p, total, stream);
-    case dev::kBF16: return gridSampleAs<__nv_bfloat16>(x, grid, gridType, y, p, total, stream);
-    default: return cudaErrorInvalidValue;
+    case dev::kFLOAT:
+      return gridSampleAs<float>(x, grid, gridType, y, p, total, stream);
+    case dev::kHALF:
+      return gridSampleAs<__half>(x, grid, gridType, y, p, total, stream);
+    case dev::kBF16:
+      return gridSampleAs<__nv_bfloat16>(x, grid, gridType, y, p, total, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

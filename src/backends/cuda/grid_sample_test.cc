@@ -9,7 +9,8 @@ namespace {
 using namespace cudatest;  // NOLINT: test helpers
 
 ir::Attributes gridAttrs(InterpolationMode mode, int64_t align, SampleMode sample) {
-  return attrs({{"mode", static_cast<int64_t>(mode)}, {"align_corners", align}, {"sample_mode", static_cast<int64_t>(sample)}});
+  return attrs(
+      {{"mode", static_cast<int64_t>(mode)}, {"align_corners", align}, {"sample_mode", static_cast<int64_t>(sample)}});
 }
 
 std::vector<SampleMode> const kPads = {SampleMode::kFILL, SampleMode::kCLAMP, SampleMode::kREFLECT};
@@ -21,8 +22,8 @@ TEST(CudaGridSample, Image2dEveryMode) {
   for (auto mode : {InterpolationMode::kNEAREST, InterpolationMode::kLINEAR, InterpolationMode::kCUBIC})
     for (int64_t align : {0, 1})
       for (SampleMode pad : kPads) {
-        SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(mode) << " align " << align << " pad "
-                                          << static_cast<int>(pad));
+        SCOPED_TRACE(::testing::Message()
+                     << "mode " << static_cast<int>(mode) << " align " << align << " pad " << static_cast<int>(pad));
         expectMatchesReference({ir::OpType::kGridSample, gridAttrs(mode, align, pad), {var(x), var(grid)}});
       }
 }
@@ -34,8 +35,8 @@ TEST(CudaGridSample, Volume3d) {
   for (auto mode : {InterpolationMode::kNEAREST, InterpolationMode::kLINEAR})
     for (int64_t align : {0, 1})
       for (SampleMode pad : kPads) {
-        SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(mode) << " align " << align << " pad "
-                                          << static_cast<int>(pad));
+        SCOPED_TRACE(::testing::Message()
+                     << "mode " << static_cast<int>(mode) << " align " << align << " pad " << static_cast<int>(pad));
         expectMatchesReference({ir::OpType::kGridSample, gridAttrs(mode, align, pad), {var(x), var(grid)}});
       }
 }
@@ -45,14 +46,15 @@ TEST(CudaGridSample, HalfBf16AndEmpty) {
   for (DataType t : {DataType::kHALF, DataType::kBF16})
     for (auto mode : {InterpolationMode::kLINEAR, InterpolationMode::kCUBIC}) {
       SCOPED_TRACE(::testing::Message() << dataTypeName(t) << " mode " << static_cast<int>(mode));
-      expectMatchesReference({ir::OpType::kGridSample,
-                              gridAttrs(mode, 0, SampleMode::kREFLECT),
-                              {var(randomTensor(t, {1, 4, 33, 17}, 1, -5, 5)), var(randomTensor(t, {1, 19, 23, 2}, 2, -1.2, 1.2))}});
+      expectMatchesReference(
+          {ir::OpType::kGridSample,
+           gridAttrs(mode, 0, SampleMode::kREFLECT),
+           {var(randomTensor(t, {1, 4, 33, 17}, 1, -5, 5)), var(randomTensor(t, {1, 19, 23, 2}, 2, -1.2, 1.2))}});
     }
-  expectMatchesReference({ir::OpType::kGridSample,
-                          gridAttrs(InterpolationMode::kLINEAR, 0, SampleMode::kFILL),
-                          {var(randomTensor(DataType::kFLOAT, {1, 2, 3, 3}, 1)),
-                           var(randomTensor(DataType::kFLOAT, {1, 0, 4, 2}, 2))}});
+  expectMatchesReference(
+      {ir::OpType::kGridSample,
+       gridAttrs(InterpolationMode::kLINEAR, 0, SampleMode::kFILL),
+       {var(randomTensor(DataType::kFLOAT, {1, 2, 3, 3}, 1)), var(randomTensor(DataType::kFLOAT, {1, 0, 4, 2}, 2))}});
 }
 
 }  // namespace

@@ -35,9 +35,8 @@ __global__ void oneHotKernel(Ix const* __restrict__ idx, E const* __restrict__ v
 }
 
 template <typename E, typename L>
-__global__ void reverseSequenceKernel(E const* __restrict__ x, L const* __restrict__ lens, E* __restrict__ y,
-                                      int64_t n, int64_t batch, int64_t batchStride, int64_t steps,
-                                      int64_t seqStride) {
+__global__ void reverseSequenceKernel(E const* __restrict__ x, L const* __restrict__ lens, E* __restrict__ y, int64_t n,
+                                      int64_t batch, int64_t batchStride, int64_t steps, int64_t seqStride) {
   for (int64_t lin = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; lin < n;
        lin += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t b = (lin / batchStride) % batch;
@@ -64,7 +63,8 @@ cudaError_t oneHotAs(void const* indices, int32_t indexCode, void const* values,
     case kIndexFloat:
       oneHotKernel<E><<<blocks, 256, 0, stream>>>(static_cast<float const*>(indices), v, o, depth, inner, total);
       break;
-    default: return cudaErrorInvalidValue;
+    default:
+      return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }
@@ -75,10 +75,10 @@ cudaError_t reverseSequenceAs(void const* x, void const* lens, bool lens64, void
   unsigned blocks = dev::blocksFor(n);
   if (lens64)
     reverseSequenceKernel<E><<<blocks, 256, 0, stream>>>(static_cast<E const*>(x), static_cast<int64_t const*>(lens),
-                                                          static_cast<E*>(y), n, batch, batchStride, steps, seqStride);
+                                                         static_cast<E*>(y), n, batch, batchStride, steps, seqStride);
   else
     reverseSequenceKernel<E><<<blocks, 256, 0, stream>>>(static_cast<E const*>(x), static_cast<int32_t const*>(lens),
-                                                          static_cast<E*>(y), n, batch, batchStride, steps, seqStride);
+                                                         static_cast<E*>(y), n, batch, batchStride, steps, seqStride);
   return cudaGetLastError();
 }
 
@@ -98,11 +98,16 @@ cudaError_t launchOneHot(void const* indices, int32_t indexCode, void const* val
   int64_t total = outer * depth * inner;
   if (total <= 0) return cudaSuccess;
   switch (elemSize) {
-    case 1: return oneHotAs<uint8_t>(indices, indexCode, values, out, depth, inner, total, stream);
-    case 2: return oneHotAs<uint16_t>(indices, indexCode, values, out, depth, inner, total, stream);
-    case 4: return oneHotAs<uint32_t>(indices, indexCode, values, out, depth, inner, total, stream);
-    case 8: return oneHotAs<uint64_t>(indices, indexCode, values, out, depth, inner, total, stream);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return oneHotAs<uint8_t>(indices, indexCode, values, out, depth, inner, total, stream);
+    case 2:
+      return oneHotAs<uint16_t>(indices, indexCode, values, out, depth, inner, total, stream);
+    case 4:
+      return oneHotAs<uint32_t>(indices, indexCode, values, out, depth, inner, total, stream);
+    case 8:
+      return oneHotAs<uint64_t>(indices, indexCode, values, out, depth, inner, total, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
@@ -111,11 +116,16 @@ cudaError_t launchReverseSequence(void const* x, void const* lens, bool lens64, 
                                   cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   switch (elemSize) {
-    case 1: return reverseSequenceAs<uint8_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
-    case 2: return reverseSequenceAs<uint16_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
-    case 4: return reverseSequenceAs<uint32_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
-    case 8: return reverseSequenceAs<uint64_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return reverseSequenceAs<uint8_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
+    case 2:
+      return reverseSequenceAs<uint16_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
+    case 4:
+      return reverseSequenceAs<uint32_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
+    case 8:
+      return reverseSequenceAs<uint64_t>(x, lens, lens64, y, n, batch, batchStride, steps, seqStride, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

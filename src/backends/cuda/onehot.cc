@@ -29,11 +29,13 @@ class OneHotKernel final : public backends::Kernel {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= idx.shape.d[d];
     for (int64_t d = axis; d < rank; ++d) inner *= idx.shape.d[d];
-    int32_t code = idx.dtype == DataType::kINT32 ? kIndexInt32 : idx.dtype == DataType::kINT64 ? kIndexInt64 : kIndexFloat;
-    KILN_CUDA_RETURN_IF_ERROR(launchOneHot(idx.data, code, values.data, y.data,
-                                           static_cast<int32_t>(dataTypeSize(y.dtype)), outer, depth, inner,
-                                           streamOf(ctx)),
-                              what_);
+    int32_t code = idx.dtype == DataType::kINT32   ? kIndexInt32
+                   : idx.dtype == DataType::kINT64 ? kIndexInt64
+                                                   : kIndexFloat;
+    KILN_CUDA_RETURN_IF_ERROR(
+        launchOneHot(idx.data, code, values.data, y.data, static_cast<int32_t>(dataTypeSize(y.dtype)), outer, depth,
+                     inner, streamOf(ctx)),
+        what_);
     return Status::ok();
   }
 

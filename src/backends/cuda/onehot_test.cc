@@ -7,7 +7,9 @@ namespace {
 
 using namespace cudatest;  // NOLINT: test helpers
 
-HostTensor depthOf(int64_t d) { return HostTensor::fromVector(DataType::kINT64, makeDims({}), std::vector<int64_t>{d}); }
+HostTensor depthOf(int64_t d) {
+  return HostTensor::fromVector(DataType::kINT64, makeDims({}), std::vector<int64_t>{d});
+}
 
 TEST(CudaOneHot, EveryAxisAndIndexType) {
   KILN_REQUIRE_GPU();
@@ -42,8 +44,8 @@ TEST(CudaOneHot, EveryValueTypeAndEmpty) {
                          0);
   expectMatchesReference({ir::OpType::kOneHot,
                           attrs({{"axis", int64_t{0}}}),
-                          {var(randomTensor(DataType::kINT32, {}, 5, 0, 4)), var(randomTensor(DataType::kFLOAT, {2}, 3)),
-                           cst(depthOf(4))}},
+                          {var(randomTensor(DataType::kINT32, {}, 5, 0, 4)),
+                           var(randomTensor(DataType::kFLOAT, {2}, 3)), cst(depthOf(4))}},
                          0);
 }
 

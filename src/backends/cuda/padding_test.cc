@@ -32,8 +32,8 @@ TEST(CudaPadding, EveryByteWidth) {
 
 TEST(CudaPadding, EmptyAndLarge) {
   KILN_REQUIRE_GPU();
-  expectMatchesReference({ir::OpType::kPadding, pads({1, 1}, {1, 1}), {var(randomTensor(DataType::kFLOAT, {0, 3, 4}, 1))}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kPadding, pads({1, 1}, {1, 1}), {var(randomTensor(DataType::kFLOAT, {0, 3, 4}, 1))}}, 0);
   expectMatchesReference({ir::OpType::kPadding, pads({-2}, {-2}), {var(randomTensor(DataType::kFLOAT, {3, 4}, 1))}}, 0);
   expectMatchesReference({ir::OpType::kPadding, pads({0, 0}, {0, 0}), {var(randomTensor(DataType::kFLOAT, {0, 0}, 1))}},
                          0);

@@ -80,8 +80,7 @@ backends::Tactic makeResize() {
   t.name = "resize_cuda_direct";
   t.op = ir::OpType::kResize;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                  std::vector<ir::TensorInfo> const& out) {
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     if (in.empty() || in.size() > 2 || out.size() != 1 || in[0].dtype != out[0].dtype || !validAttrs(node))
       return false;
     if (in[0].shape.nbDims > kCopyMaxRank) return false;

@@ -20,12 +20,14 @@ __device__ double sourceCoordinate(ResizePlan const& p, int32_t a, int64_t o) {
   switch (p.transform) {
     case kAlignCorners: {
       double resized = p.scaleGiven ? __dmul_rn(static_cast<double>(in), p.scales[a]) : static_cast<double>(out);
-      return out == 1 || !(resized > 1.0) ? 0.0
-                                          : __dmul_rn(od, static_cast<double>(in - 1)) / __dadd_rn(resized, -1.0);
+      return out == 1 || !(resized > 1.0) ? 0.0 : __dmul_rn(od, static_cast<double>(in - 1)) / __dadd_rn(resized, -1.0);
     }
-    case kAsymmetric: return od / p.scales[a];
-    case kHalfPixel: return __dadd_rn(__dadd_rn(od, 0.5) / p.scales[a], -0.5);
-    default: return od;
+    case kAsymmetric:
+      return od / p.scales[a];
+    case kHalfPixel:
+      return __dadd_rn(__dadd_rn(od, 0.5) / p.scales[a], -0.5);
+    default:
+      return od;
   }
 }
 
@@ -33,11 +35,15 @@ __device__ __forceinline__ int64_t clampIndex(int64_t i, int64_t n) { return i <
 
 __device__ int64_t roundNearest(int32_t mode, double x) {
   switch (mode) {
-    case kHalfUp: return static_cast<int64_t>(floor(__dadd_rn(x, 0.5)));
-    case kHalfDown: return static_cast<int64_t>(ceil(__dadd_rn(x, -0.5)));
-    case kFloor: return static_cast<int64_t>(floor(x));
+    case kHalfUp:
+      return static_cast<int64_t>(floor(__dadd_rn(x, 0.5)));
+    case kHalfDown:
+      return static_cast<int64_t>(ceil(__dadd_rn(x, -0.5)));
+    case kFloor:
+      return static_cast<int64_t>(floor(x));
     case kCeil:
-    default: return static_cast<int64_t>(ceil(x));
+    default:
+      return static_cast<int64_t>(ceil(x));
   }
 }
 
@@ -138,15 +144,15 @@ __global__ void resizeInterpolateKernel(T const* __restrict__ x, T* __restrict__
 
 template <typename E>
 cudaError_t nearestAs(void const* x, void* y, ResizePlan const& p, int64_t total, cudaStream_t stream) {
-  resizeNearestKernel<E><<<dev::blocksFor(total), 256, 0, stream>>>(static_cast<E const*>(x), static_cast<E*>(y), p,
-                                                                     total);
+  resizeNearestKernel<E>
+      <<<dev::blocksFor(total), 256, 0, stream>>>(static_cast<E const*>(x), static_cast<E*>(y), p, total);
   return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t interpolateAs(void const* x, void* y, ResizePlan const& p, int64_t total, cudaStream_t stream) {
-  resizeInterpolateKernel<T><<<dev::blocksFor(total), 256, 0, stream>>>(static_cast<T const*>(x), static_cast<T*>(y),
-                                                                         p, total);
+  resizeInterpolateKernel<T>
+      <<<dev::blocksFor(total), 256, 0, stream>>>(static_cast<T const*>(x), static_cast<T*>(y), p, total);
   return cudaGetLastError();
 }
 
@@ -162,22 +168,32 @@ cudaError_t launchResizeNearest(void const* x, void* y, int32_t elemSize, Resize
   int64_t total = outCount(plan);
   if (total <= 0) return cudaSuccess;
   switch (elemSize) {
-    case 1: return nearestAs<uint8_t>(x, y, plan, total, stream);
-    case 2: return nearestAs<uint16_t>(x, y, plan, total, stream);
-    case 4: return nearestAs<uint32_t>(x, y, plan, total, stream);
-    case 8: return nearestAs<uint64_t>(x, y, plan, total, stream);
-    default: return cudaErrorInvalidValue;
+    case 1:
+      return nearestAs<uint8_t>(x, y, plan, total, stream);
+    case 2:
+      return nearestAs<uint16_t>(x, y, plan, total, stream);
+    case 4:
+      return nearestAs<uint32_t>(x, y, plan, total, stream);
+    case 8:
+      return nearestAs<uint64_t>(x, y, plan, total, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
-cudaError_t launchResizeInterpolate(void const* x, void* y, int32_t dtype, ResizePlan const& plan, cudaStream_t stream) {
+cudaError_t launchResizeInterpolate(void const* x, void* y, int32_t dtype, ResizePlan const& plan,
+                                    cudaStream_t stream) {
   int64_t total = outCount(plan);
   if (total <= 0) return cudaSuccess;
   switch (dtype) {
-    case dev::kFLOAT: return interpolateAs<float>(x, y, plan, total, stream);
-    case dev::kHALF: return interpolateAs<__half>(x, y, plan, total, stream);
-    case dev::kBF16: return interpolateAs<__nv_bfloat16>(x, y, plan, total, stream);
-    default: return cudaErrorInvalidValue;
+    case dev::kFLOAT:
+      return interpolateAs<float>(x, y, plan, total, stream);
+    case dev::kHALF:
+      return interpolateAs<__half>(x, y, plan, total, stream);
+    case dev::kBF16:
+      return interpolateAs<__nv_bfloat16>(x, y, plan, total, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

@@ -11,7 +11,8 @@ using namespace cudatest;  // NOLINT: test helpers
 using Ints = std::vector<int64_t>;
 
 ir::Attributes resizeAttrs(InterpolationMode mode, ResizeCoordinateTransformation ct,
-                           ResizeSelector sel = ResizeSelector::kFORMULA, ResizeRoundMode rnd = ResizeRoundMode::kFLOOR) {
+                           ResizeSelector sel = ResizeSelector::kFORMULA,
+                           ResizeRoundMode rnd = ResizeRoundMode::kFLOOR) {
   return attrs({{"mode", static_cast<int64_t>(mode)},
                 {"coordinate_transformation", static_cast<int64_t>(ct)},
                 {"selector", static_cast<int64_t>(sel)},
@@ -27,8 +28,8 @@ TEST(CudaResize, NearestEveryModeExact) {
   HostTensor x = randomTensor(DataType::kFLOAT, {2, 3, 5, 7}, 1, -5, 5);
   for (auto ct : kTransforms)
     for (auto sel : {ResizeSelector::kFORMULA, ResizeSelector::kUPPER})
-      for (auto rnd : {ResizeRoundMode::kHALF_UP, ResizeRoundMode::kHALF_DOWN, ResizeRoundMode::kFLOOR,
-                       ResizeRoundMode::kCEIL})
+      for (auto rnd :
+           {ResizeRoundMode::kHALF_UP, ResizeRoundMode::kHALF_DOWN, ResizeRoundMode::kFLOOR, ResizeRoundMode::kCEIL})
         for (Ints od : {Ints{2, 3, 11, 4}, Ints{2, 3, 1, 1}, Ints{3, 1, 10, 14}, Ints{2, 3, 5, 7}}) {
           SCOPED_TRACE(::testing::Message() << "ct " << static_cast<int>(ct) << " sel " << static_cast<int>(sel)
                                             << " rnd " << static_cast<int>(rnd) << " out " << od[2] << "x" << od[3]);
@@ -44,7 +45,8 @@ TEST(CudaResize, NearestScalesAndEveryByteWidth) {
                      DataType::kINT32, DataType::kINT64, DataType::kBOOL}) {
     SCOPED_TRACE(dataTypeName(t));
     for (auto ct : kTransforms) {
-      ir::Attributes a = resizeAttrs(InterpolationMode::kNEAREST, ct, ResizeSelector::kFORMULA, ResizeRoundMode::kHALF_UP);
+      ir::Attributes a =
+          resizeAttrs(InterpolationMode::kNEAREST, ct, ResizeSelector::kFORMULA, ResizeRoundMode::kHALF_UP);
       a.set("scales", ir::AttrValue{std::vector<double>{1, 2.5, 0.6}});
       expectMatchesReference({ir::OpType::kResize, a, {var(randomTensor(t, {2, 5, 7}, 3, -20, 20))}}, 0);
     }
@@ -80,8 +82,8 @@ TEST(CudaResize, Cubic) {
     for (double coeff : {-0.75, -0.5})
       for (int64_t exclude : {0, 1})
         for (Ints od : {Ints{2, 3, 13, 5}, Ints{2, 3, 3, 15}, Ints{2, 3, 1, 7}}) {
-          SCOPED_TRACE(::testing::Message() << "ct " << static_cast<int>(ct) << " A " << coeff << " exclude "
-                                            << exclude << " out " << od[2] << "x" << od[3]);
+          SCOPED_TRACE(::testing::Message() << "ct " << static_cast<int>(ct) << " A " << coeff << " exclude " << exclude
+                                            << " out " << od[2] << "x" << od[3]);
           ir::Attributes a = resizeAttrs(InterpolationMode::kCUBIC, ct);
           a.setFloat("cubic_coeff", coeff);
           a.setInt("exclude_outside", exclude);

@@ -13,11 +13,24 @@ namespace {
 
 bool scatterType(DataType t) {
   switch (t) {
-    case DataType::kFLOAT: case DataType::kHALF: case DataType::kBF16: case DataType::kFP8: case DataType::kINT8:
-    case DataType::kUINT8: case DataType::kINT32: case DataType::kINT64: case DataType::kBOOL:
+    case DataType::kFLOAT:
+    case DataType::kHALF:
+    case DataType::kBF16:
+    case DataType::kFP8:
+    case DataType::kINT8:
+    case DataType::kUINT8:
+    case DataType::kINT32:
+    case DataType::kINT64:
+    case DataType::kBOOL:
       return true;
-    case DataType::kINT4: case DataType::kFP4: case DataType::kE8M0: case DataType::kFLOAT64: case DataType::kINT16:
-    case DataType::kUINT16: case DataType::kUINT32: case DataType::kUINT64:
+    case DataType::kINT4:
+    case DataType::kFP4:
+    case DataType::kE8M0:
+    case DataType::kFLOAT64:
+    case DataType::kINT16:
+    case DataType::kUINT16:
+    case DataType::kUINT32:
+    case DataType::kUINT64:
       return false;
   }
   return false;
@@ -52,8 +65,8 @@ class ScatterKernel final : public backends::Kernel {
       for (int32_t i = 0; i + 1 < is.nbDims; ++i) expect.push_back(is.d[i]);
       for (int64_t i = k; i < ds.nbDims; ++i) expect.push_back(ds.d[i]);
       if (expect != dimsToVector(updates.shape))
-        return invalidArgument(what_, ": updates ", dimsToString(updates.shape), " do not fit data ",
-                               dimsToString(ds), " and indices ", dimsToString(is));
+        return invalidArgument(what_, ": updates ", dimsToString(updates.shape), " do not fit data ", dimsToString(ds),
+                               " and indices ", dimsToString(is));
       ScatterNdPlan p;
       p.tuples = 1;
       p.slab = 1;
@@ -89,8 +102,8 @@ class ScatterKernel final : public backends::Kernel {
     }
     p.axisDim = ds.d[axis];
     KILN_RETURN_IF_ERROR(copyData(ctx));
-    KILN_CUDA_RETURN_IF_ERROR(
-        launchScatterElement(y.data, indices.data, i64, updates.data, dt, reduction_, p, stream), what_);
+    KILN_CUDA_RETURN_IF_ERROR(launchScatterElement(y.data, indices.data, i64, updates.data, dt, reduction_, p, stream),
+                              what_);
     return Status::ok();
   }
 
@@ -115,8 +128,7 @@ backends::Tactic makeScatter() {
   t.name = "scatter_cuda_ordered";
   t.op = ir::OpType::kScatter;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                  std::vector<ir::TensorInfo> const& out) {
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     int64_t mode = node.attrs.getInt("mode", 0), red = node.attrs.getInt("reduction", 0);
     return mode >= 0 && mode < EnumMax<ScatterMode>() && red >= 0 && red < EnumMax<ScatterReduction>() &&
            in.size() == 3 && out.size() == 1 && in[0].dtype == out[0].dtype && in[2].dtype == in[0].dtype &&
@@ -126,7 +138,8 @@ backends::Tactic makeScatter() {
     int64_t mode = node.attrs.getInt("mode", 0), red = node.attrs.getInt("reduction", 0);
     std::string what = node.describe();
     if (mode < 0 || mode >= EnumMax<ScatterMode>()) return invalidArgument(what, ": unknown scatter mode ", mode);
-    if (red < 0 || red >= EnumMax<ScatterReduction>()) return invalidArgument(what, ": unknown scatter reduction ", red);
+    if (red < 0 || red >= EnumMax<ScatterReduction>())
+      return invalidArgument(what, ": unknown scatter reduction ", red);
     return std::unique_ptr<backends::Kernel>(
         new ScatterKernel(mode, node.attrs.getInt("axis", 0), static_cast<int32_t>(red), std::move(what)));
   };

@@ -12,8 +12,8 @@ namespace {
 constexpr int32_t kNone = 0, kAdd = 1, kMul = 2, kMax = 3, kMin = 4;
 
 template <typename T>
-constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, __half> ||
-                          std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __nv_fp8_e4m3>;
+constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> ||
+                          std::is_same_v<T, __nv_fp8_e4m3>;
 
 template <typename T>
 __device__ __forceinline__ double asDouble(T v) {
@@ -59,7 +59,8 @@ __device__ T combine(T a, T b, int32_t r) {
       else
         return b < a ? b : a;
     case kNone:
-    default: return b;
+    default:
+      return b;
   }
 }
 
@@ -119,10 +120,12 @@ cudaError_t launchScatterElement(void* y, void const* indices, bool indices64, v
   unsigned blocks = dev::blocksFor(lines);
   bool known = KILN_CUDA_DISPATCH(dtype, {
     if (indices64)
-      scatterElementKernel<T, int64_t><<<blocks, 256, 0, stream>>>(static_cast<T*>(y), static_cast<int64_t const*>(indices),
+      scatterElementKernel<T, int64_t><<<blocks, 256, 0, stream>>>(static_cast<T*>(y),
+                                                                   static_cast<int64_t const*>(indices),
                                                                    static_cast<T const*>(updates), reduction, p, lines);
     else
-      scatterElementKernel<T, int32_t><<<blocks, 256, 0, stream>>>(static_cast<T*>(y), static_cast<int32_t const*>(indices),
+      scatterElementKernel<T, int32_t><<<blocks, 256, 0, stream>>>(static_cast<T*>(y),
+                                                                   static_cast<int32_t const*>(indices),
                                                                    static_cast<T const*>(updates), reduction, p, lines);
   });
   return known ? cudaGetLastError() : cudaErrorInvalidValue;

@@ -28,9 +28,10 @@ TEST(CudaScatter, ElementEveryAxisAndReduction) {
     for (ScatterReduction r : kReductions)
       for (DataType it : {DataType::kINT32, DataType::kINT64}) {
         SCOPED_TRACE(::testing::Message() << "axis " << axis << " reduction " << static_cast<int>(r));
-        expectMatchesReference({ir::OpType::kScatter,
-                                scatterAttrs(ScatterMode::kELEMENT, axis, r),
-                                {var(data), var(randomTensor(it, is, 2, -n, n)), var(randomTensor(DataType::kFLOAT, is, 3, -2, 2))}});
+        expectMatchesReference(
+            {ir::OpType::kScatter,
+             scatterAttrs(ScatterMode::kELEMENT, axis, r),
+             {var(data), var(randomTensor(it, is, 2, -n, n)), var(randomTensor(DataType::kFLOAT, is, 3, -2, 2))}});
       }
   }
 }
@@ -59,14 +60,16 @@ TEST(CudaScatter, EveryTypeExact) {
     for (ScatterReduction r : kReductions) {
       SCOPED_TRACE(::testing::Message() << dataTypeName(t) << " reduction " << static_cast<int>(r));
       double lo = t == DataType::kUINT8 || t == DataType::kBOOL ? 0 : -5;
-      expectMatchesReference({ir::OpType::kScatter,
-                              scatterAttrs(ScatterMode::kELEMENT, 1, r),
-                              {var(randomTensor(t, {5, 6}, 1, lo, 5)), var(randomTensor(DataType::kINT32, {5, 13}, 2, -6, 6)),
-                               var(randomTensor(t, {5, 13}, 3, lo, 5))}});
-      expectMatchesReference({ir::OpType::kScatter,
-                              scatterAttrs(ScatterMode::kND, 0, r),
-                              {var(randomTensor(t, {5, 6}, 1, lo, 5)), var(randomTensor(DataType::kINT32, {9, 1}, 2, -5, 5)),
-                               var(randomTensor(t, {9, 6}, 3, lo, 5))}});
+      expectMatchesReference(
+          {ir::OpType::kScatter,
+           scatterAttrs(ScatterMode::kELEMENT, 1, r),
+           {var(randomTensor(t, {5, 6}, 1, lo, 5)), var(randomTensor(DataType::kINT32, {5, 13}, 2, -6, 6)),
+            var(randomTensor(t, {5, 13}, 3, lo, 5))}});
+      expectMatchesReference(
+          {ir::OpType::kScatter,
+           scatterAttrs(ScatterMode::kND, 0, r),
+           {var(randomTensor(t, {5, 6}, 1, lo, 5)), var(randomTensor(DataType::kINT32, {9, 1}, 2, -5, 5)),
+            var(randomTensor(t, {9, 6}, 3, lo, 5))}});
     }
   }
 }
@@ -86,10 +89,10 @@ TEST(CudaScatter, EmptyAndLarge) {
                           scatterAttrs(ScatterMode::kELEMENT, 1, ScatterReduction::kNONE),
                           {var(data), var(randomTensor(DataType::kINT64, {0, 3}, 2, 0, 3)),
                            var(randomTensor(DataType::kFLOAT, {0, 3}, 3))}});
-  expectMatchesReference({ir::OpType::kScatter,
-                          scatterAttrs(ScatterMode::kND, 0, ScatterReduction::kNONE),
-                          {var(data), var(randomTensor(DataType::kINT64, {0, 2}, 2, 0, 3)),
-                           var(randomTensor(DataType::kFLOAT, {0}, 3))}});
+  expectMatchesReference(
+      {ir::OpType::kScatter,
+       scatterAttrs(ScatterMode::kND, 0, ScatterReduction::kNONE),
+       {var(data), var(randomTensor(DataType::kINT64, {0, 2}, 2, 0, 3)), var(randomTensor(DataType::kFLOAT, {0}, 3))}});
 }
 
 }  // namespace

@@ -27,8 +27,7 @@ backends::Tactic makeShape() {
   t.op = ir::OpType::kShape;
   t.source = TacticSource::kKILN;
   t.supports = [](ir::Node const&, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    return in.size() == 1 && out.size() == 1 &&
-           (out[0].dtype == DataType::kINT64 || out[0].dtype == DataType::kINT32);
+    return in.size() == 1 && out.size() == 1 && (out[0].dtype == DataType::kINT64 || out[0].dtype == DataType::kINT32);
   };
   t.create = [](ir::Node const&) -> Result<std::unique_ptr<backends::Kernel>> {
     return std::unique_ptr<backends::Kernel>(new ShapeKernel);

@@ -43,8 +43,8 @@ TEST(CudaShuffle, EveryByteWidth) {
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kFP8, DataType::kINT8,
                      DataType::kUINT8, DataType::kINT32, DataType::kINT64, DataType::kBOOL}) {
     SCOPED_TRACE(dataTypeName(t));
-    expectMatchesReference({ir::OpType::kShuffle, shuffleAttrs({2, 0, 1}), {var(randomTensor(t, {5, 7, 9}, 3, -20, 20))}},
-                           0);
+    expectMatchesReference(
+        {ir::OpType::kShuffle, shuffleAttrs({2, 0, 1}), {var(randomTensor(t, {5, 7, 9}, 3, -20, 20))}}, 0);
   }
 }
 
@@ -73,8 +73,8 @@ TEST(CudaShuffle, EmptyAndRankZero) {
   KILN_REQUIRE_GPU();
   expectMatchesReference(
       {ir::OpType::kShuffle, shuffleAttrs({2, 0, 1}), {var(randomTensor(DataType::kFLOAT, {3, 0, 4}, 1))}}, 0);
-  expectMatchesReference({ir::OpType::kShuffle, shuffleAttrs({}, Ints{1, 1}), {var(randomTensor(DataType::kFLOAT, {}, 1))}},
-                         0);
+  expectMatchesReference(
+      {ir::OpType::kShuffle, shuffleAttrs({}, Ints{1, 1}), {var(randomTensor(DataType::kFLOAT, {}, 1))}}, 0);
 }
 
 TEST(CudaSqueeze, SqueezeAndUnsqueezeCopy) {

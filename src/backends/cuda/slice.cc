@@ -104,11 +104,10 @@ backends::Tactic makeSlice() {
   t.name = "slice_cuda_strided";
   t.op = ir::OpType::kSlice;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                  std::vector<ir::TensorInfo> const& out) {
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     int64_t mode = node.attrs.getInt("mode", 0);
-    if (in.empty() || out.size() != 1 || in[0].dtype != out[0].dtype || !isByteCopyable(in[0].dtype) ||
-        mode < 0 || mode >= EnumMax<SampleMode>())
+    if (in.empty() || out.size() != 1 || in[0].dtype != out[0].dtype || !isByteCopyable(in[0].dtype) || mode < 0 ||
+        mode >= EnumMax<SampleMode>())
       return false;
     if (!paramKnown(node, kStart) || !paramKnown(node, kStride) || !paramKnown(node, kAxes)) return false;
     // The size only restates the output's dims; a run-time one is not needed.

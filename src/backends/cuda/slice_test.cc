@@ -67,16 +67,15 @@ TEST(CudaSlice, ParameterTensorsAndFillValue) {
   ir::Attributes fillMode = attrs({{"mode", static_cast<int64_t>(SampleMode::kFILL)}});
   // Constant start/size/stride and a fill value, constant and not.
   expectMatchesReference(
-      {ir::OpType::kSlice, fillMode, {var(x), cst(ints({-2, 4})), cst(ints({8, 3})), cst(ints({1, 1})), cst(fill)}},
-      0);
+      {ir::OpType::kSlice, fillMode, {var(x), cst(ints({-2, 4})), cst(ints({8, 3})), cst(ints({1, 1})), cst(fill)}}, 0);
   expectMatchesReference(
-      {ir::OpType::kSlice, fillMode, {var(x), cst(ints({-2, 4})), cst(ints({8, 3})), cst(ints({1, 1})), var(fill)}},
-      0);
+      {ir::OpType::kSlice, fillMode, {var(x), cst(ints({-2, 4})), cst(ints({8, 3})), cst(ints({1, 1})), var(fill)}}, 0);
   expectMatchesReference({ir::OpType::kSlice,
                           fillMode,
                           {var(x), cst(ints({7})), cst(ints({4})), cst(ints({-2})), var(fill), cst(ints({0}))}},
                          0);
-  expectMatchesReference({ir::OpType::kSlice, sliceAttrs({0, 0}, {2, 2}, {1, 1}),
+  expectMatchesReference({ir::OpType::kSlice,
+                          sliceAttrs({0, 0}, {2, 2}, {1, 1}),
                           {var(x), cst(ints({1, 2})), cst(ints({3, 2})), none(), none(), none()}},
                          0);
 }
