@@ -9,8 +9,8 @@ namespace {
 
 template <typename T>
 __global__ void writeShapeKernel(T* out, ShapeValues dims) {
-  int i = threadIdx.x;
-  if (i < dims.rank) out[i] = static_cast<T>(dims.d[i]);
+  for (int32_t i = static_cast<int32_t>(threadIdx.x); i < dims.rank; i += static_cast<int32_t>(blockDim.x))
+    out[i] = static_cast<T>(dims.d[i]);
 }
 
 template <typename Ix>
