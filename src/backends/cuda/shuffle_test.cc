@@ -38,6 +38,16 @@ TEST(CudaShuffle, RandomPermutationsRank2To6) {
   }
 }
 
+TEST(CudaShuffle, RankSevenAndEight) {
+  KILN_REQUIRE_GPU();
+  HostTensor x7 = randomTensor(DataType::kHALF, {2, 3, 1, 2, 3, 2, 2}, 21, -5, 5);
+  expectMatchesReference({ir::OpType::kShuffle, shuffleAttrs({6, 0, 5, 1, 4, 2, 3}), {var(x7)}}, 0);
+  HostTensor x8 = randomTensor(DataType::kINT32, {2, 1, 3, 2, 2, 3, 1, 2}, 22, -99, 99);
+  expectMatchesReference({ir::OpType::kShuffle, shuffleAttrs({7, 5, 3, 1, 0, 2, 4, 6}), {var(x8)}}, 0);
+  expectMatchesReference(
+      {ir::OpType::kShuffle, shuffleAttrs({7, 5, 3, 1, 0, 2, 4, 6}, Ints{12, 12}, {1, 0}), {var(x8)}}, 0);
+}
+
 TEST(CudaShuffle, EveryByteWidth) {
   KILN_REQUIRE_GPU();
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kFP8, DataType::kINT8,

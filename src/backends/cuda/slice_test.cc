@@ -80,6 +80,22 @@ TEST(CudaSlice, ParameterTensorsAndFillValue) {
                          0);
 }
 
+TEST(CudaSlice, RankEightEveryMode) {
+  KILN_REQUIRE_GPU();
+  HostTensor x = randomTensor(DataType::kINT64, {2, 3, 1, 2, 3, 2, 1, 4}, 9, -99, 99);
+  for (SampleMode mode :
+       {SampleMode::kSTRICT_BOUNDS, SampleMode::kWRAP, SampleMode::kCLAMP, SampleMode::kFILL, SampleMode::kREFLECT}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    bool strict = mode == SampleMode::kSTRICT_BOUNDS;
+    expectMatchesReference(
+        {ir::OpType::kSlice,
+         sliceAttrs({1, 2, 0, 0, strict ? 2 : 4, 1, 0, strict ? 3 : -2}, {2, 3, 1, 2, 2, 2, 1, strict ? 2 : 7},
+                    {-1, -1, 1, 1, -2, -1, 1, strict ? -2 : 1}, mode),
+         {var(x)}},
+        0);
+  }
+}
+
 TEST(CudaSlice, EmptyOutput) {
   KILN_REQUIRE_GPU();
   HostTensor x = randomTensor(DataType::kFLOAT, {5, 6}, 8);
