@@ -26,6 +26,10 @@
 #ifndef KILN_ONNX_CONFORMANCE_DIR
 #define KILN_ONNX_CONFORMANCE_DIR ""
 #endif
+#ifdef KILN_CONFORMANCE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #ifndef KILN_ONNX_CONFORMANCE_FLOOR
 #define KILN_ONNX_CONFORMANCE_FLOOR 0.0
 #endif
@@ -51,12 +55,54 @@ class Logger : public kiln::ILogger {
 };
 
 /// Output memory on request; records the shape the runtime tells.
+// KILN_ONNX_CONFORMANCE_DEVICE=gpu runs every case on the CUDA backend (builder level 0: the first GPU tactic
+// that supports each layer), with inputs and outputs in device memory.
+bool onGpu() {
+  static bool const gpu = [] {
+    char const* e = std::getenv("KILN_ONNX_CONFORMANCE_DEVICE");
+    return e && std::string(e) == "gpu";
+  }();
+  return gpu;
+}
+
+/// Device memory of the GPU mode, freed with its holder.
+struct DeviceBytes {
+  void* p = nullptr;
+  size_t size = 0;
+  DeviceBytes() = default;
+  DeviceBytes(DeviceBytes const&) = delete;
+  DeviceBytes& operator=(DeviceBytes const&) = delete;
+  ~DeviceBytes() { reset(); }
+  void reset() {
+#ifdef KILN_CONFORMANCE_CUDA
+    if (p) cudaFree(p);
+#endif
+    p = nullptr;
+    size = 0;
+  }
+  bool allocate(size_t bytes) {
+    reset();
+#ifdef KILN_CONFORMANCE_CUDA
+    if (cudaMalloc(&p, bytes) != cudaSuccess) return false;
+    size = bytes;
+    return true;
+#else
+    return false;
+#endif
+  }
+};
+
 class OutputBuffer : public kiln::IOutputAllocator {
  public:
   void* reallocateOutputAsync(char const*, void*, uint64_t size, uint64_t, cudaStream_t) override {
     if (size + 16 > bytes.size()) bytes.resize(size + 16);
+    if (onGpu()) {
+      if (size + 16 > device.size && !device.allocate(size + 16)) return nullptr;
+      return device.p;
+    }
     return bytes.data();
   }
+  DeviceBytes device;
   void notifyShape(char const*, Dims const& dims) noexcept override {
     shape = dims;
     notified = true;
@@ -496,10 +542,14 @@ std::string runDataSet(std::string const& modelBytes, std::string const& modelPa
       profile->setDimensions(in->getName(), sel, toDims(it->second.dims));
   }
   if (profile != nullptr) config->addOptimizationProfile(profile);
-  config->setDefaultDeviceType(kiln::DeviceType::kCPU);
   config->clearFlag(kiln::BuilderFlag::kTF32);
   config->setBuilderOptimizationLevel(0);
-  config->setTacticSources(1U << static_cast<uint32_t>(kiln::TacticSource::kREFERENCE));
+  if (onGpu()) {
+    config->setDefaultDeviceType(kiln::DeviceType::kGPU);
+  } else {
+    config->setDefaultDeviceType(kiln::DeviceType::kCPU);
+    config->setTacticSources(1U << static_cast<uint32_t>(kiln::TacticSource::kREFERENCE));
+  }
   std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
   if (!plan) return "build: " + (logger.first.empty() ? std::string("failed without an error") : logger.first);
   parser.reset();
@@ -509,6 +559,7 @@ std::string runDataSet(std::string const& modelBytes, std::string const& modelPa
   if (!engine) return "deserialize: " + logger.first;
   std::unique_ptr<kiln::IExecutionContext> context(engine->createExecutionContext());
   if (!context) return "context: " + logger.first;
+  std::vector<std::unique_ptr<DeviceBytes>> deviceInputs;
   std::set<std::string> io;
   for (int32_t i = 0; i < engine->getNbIOTensors(); ++i) io.insert(engine->getIOTensorName(i));
   for (auto& [name, t] : inputs) {
@@ -520,6 +571,16 @@ std::string runDataSet(std::string const& modelBytes, std::string const& modelPa
     if (!context->setInputShape(name.c_str(), toDims(t.dims))) return "setInputShape('" + name + "'): " + logger.first;
     static uint8_t empty[16];
     void* p = t.bytes.empty() ? static_cast<void*>(empty) : t.bytes.data();
+    if (onGpu()) {
+      auto d = std::make_unique<DeviceBytes>();
+      if (!d->allocate(t.bytes.size() + 16)) return "input '" + name + "': cudaMalloc failed";
+#ifdef KILN_CONFORMANCE_CUDA
+      if (!t.bytes.empty() && cudaMemcpy(d->p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        return "input '" + name + "': cudaMemcpy failed";
+#endif
+      p = d->p;
+      deviceInputs.push_back(std::move(d));
+    }
     if (!context->setTensorAddress(name.c_str(), p)) return "setTensorAddress('" + name + "'): " + logger.first;
   }
   std::map<std::string, OutputBuffer> outs;
@@ -532,6 +593,14 @@ std::string runDataSet(std::string const& modelBytes, std::string const& modelPa
   if (!context->enqueueV3(nullptr)) {
     return "run: " + (logger.first.empty() ? std::string("failed without an error") : logger.first);
   }
+#ifdef KILN_CONFORMANCE_CUDA
+  if (onGpu()) {
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return std::string("run: ") + cudaGetErrorString(e);
+    for (auto& [name, b] : outs)
+      if (b.device.p && cudaMemcpy(b.bytes.data(), b.device.p, b.bytes.size(), cudaMemcpyDeviceToHost) != cudaSuccess)
+        return "output '" + name + "': cudaMemcpy failed";
+  }
+#endif
   for (auto const& [name, want] : expected) {
     OutputBuffer& b = outs[name];
     Tensor got;
