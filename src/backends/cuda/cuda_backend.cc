@@ -140,7 +140,10 @@ class CudaBackend final : public backends::DeviceBackend {
   Result<void*> allocate(size_t bytes, void* stream) override {
     void* p = nullptr;
     if (bytes == 0) return p;
-    cudaError_t e = stream ? cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream)) : cudaMalloc(&p, bytes);
+    // The device's default memory pool, stream-ordered; without a stream, ordered on the legacy default stream
+    // and waited for, so the memory is usable on any stream when this returns.
+    cudaError_t e = cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream));
+    if (e == cudaSuccess && !stream) e = cudaStreamSynchronize(nullptr);
     if (e != cudaSuccess) {
       cudaGetLastError();  // clear the sticky-free error state
       return cudaStatus(e, strCat("allocating ", bytes, " bytes of device memory"));
@@ -149,6 +152,7 @@ class CudaBackend final : public backends::DeviceBackend {
   }
   void release(void* ptr, void* stream) override {
     if (!ptr) return;
+    // Without a stream the memory may still be in use on any stream: cudaFree waits for the device.
     if (stream) cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream));
     else cudaFree(ptr);
   }
