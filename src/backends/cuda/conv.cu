@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "backends/cuda/conv_kernels.h"
+#include "backends/cuda/activation.cuh"
 #include "backends/cuda/device_types.cuh"
 
 namespace kiln::cuda {
@@ -11,53 +12,13 @@ namespace {
 using dev::fromFloat;
 using dev::toFloat;
 
-// TensorRT's activation formulas (ActivationType integers), as the reference's activation_math.h in fp32.
-__device__ __forceinline__ float activate(int32_t type, float x, float a, float b) {
-  switch (type) {
-    case 0:
-      return isnan(x) ? x : (x > 0.f ? x : 0.f);  // kRELU
-    case 1:
-      return 1.f / (1.f + expf(-x));  // kSIGMOID
-    case 2:
-      return tanhf(x);  // kTANH
-    case 3:
-      return x >= 0.f ? x : a * x;  // kLEAKY_RELU
-    case 4:
-      return x >= 0.f ? x : a * expm1f(x);  // kELU
-    case 5:
-      return x > 0.f ? b * x : b * a * expm1f(x);  // kSELU
-    case 6:
-      return x / (1.f + fabsf(x));  // kSOFTSIGN
-    case 7: {                       // kSOFTPLUS
-      float t = b * x;
-      return a * (t > 0.f ? t + log1pf(expf(-t)) : log1pf(expf(t)));
-    }
-    case 8:
-      return isnan(x) ? x : fmaxf(a, fminf(b, x));  // kCLIP
-    case 9: {                                       // kHARD_SIGMOID
-      float t = a * x + b;
-      return isnan(t) ? t : fmaxf(0.f, fminf(1.f, t));
-    }
-    case 10:
-      return a * tanhf(b * x);  // kSCALED_TANH
-    case 11:
-      return isnan(x) ? x : (x > a ? x : 0.f);  // kTHRESHOLDED_RELU
-    case 12:
-      return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));  // kGELU_ERF
-    case 13: {                                                   // kGELU_TANH
-      float const k = 0.79788456080286536f;                      // sqrt(2 / pi)
-      return 0.5f * x * (1.f + tanhf(k * (0.044715f * x * x * x + x)));
-    }
-    default:
-      return x;  // -1: none
-  }
-}
+using dev::activate;
 
 template <typename T>
 __device__ __forceinline__ float finish(float acc, int64_t i, int64_t oc, Epilogue const& ep) {
   if (ep.bias) acc += toFloat(static_cast<T const*>(ep.bias)[oc]);
   if (ep.residual) acc += toFloat(static_cast<T const*>(ep.residual)[i]);
-  if (ep.activation >= 0) acc = activate(ep.activation, acc, ep.alpha, ep.beta);
+  if (ep.activation >= 0) acc = activate<float>(ep.activation, acc, ep.alpha, ep.beta);
   return acc;
 }
 
@@ -164,29 +125,6 @@ __global__ void shiftCopyKernel(Ext3 src, Ext3 dst, Ext3 off, T const* __restric
   }
 }
 
-// Float storage types only: the family's kernels compute in fp32 for float, half and bf16.
-#define KILN_CONV_FLOAT_DISPATCH(DT, ...) \
-  [&]() -> bool {                         \
-    switch (DT) {                         \
-      case ::kiln::cuda::dev::kFLOAT: {   \
-        using T = float;                  \
-        __VA_ARGS__;                      \
-        return true;                      \
-      }                                   \
-      case ::kiln::cuda::dev::kHALF: {    \
-        using T = __half;                 \
-        __VA_ARGS__;                      \
-        return true;                      \
-      }                                   \
-      case ::kiln::cuda::dev::kBF16: {    \
-        using T = __nv_bfloat16;          \
-        __VA_ARGS__;                      \
-        return true;                      \
-      }                                   \
-      default:                            \
-        return false;                     \
-    }                                     \
-  }()
 
 constexpr int kThreads = 256;
 
@@ -196,7 +134,7 @@ bool launchConvDirect(int32_t dtype, ConvGeom const& g, void const* x, void cons
                       cudaStream_t stream) {
   int64_t total = g.n * g.k * g.out[0] * g.out[1] * g.out[2];
   if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
-  return KILN_CONV_FLOAT_DISPATCH(
+  return KILN_CUDA_DISPATCH_FLOAT(
       dtype, convDirectKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
                  g, static_cast<T const*>(x), static_cast<T const*>(w), ep, static_cast<T*>(y), total));
 }
@@ -205,7 +143,7 @@ bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void co
                         cudaStream_t stream) {
   int64_t total = g.n * g.k * g.out[0] * g.out[1] * g.out[2];
   if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
-  return KILN_CONV_FLOAT_DISPATCH(
+  return KILN_CUDA_DISPATCH_FLOAT(
       dtype, deconvDirectKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
                  g, static_cast<T const*>(x), static_cast<T const*>(w), static_cast<T const*>(bias), static_cast<T*>(y),
                  total));
@@ -215,7 +153,7 @@ bool launchEpilogue(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilog
                     cudaStream_t stream) {
   int64_t total = n * k * spatial;
   if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
-  return KILN_CONV_FLOAT_DISPATCH(dtype, epilogueKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+  return KILN_CUDA_DISPATCH_FLOAT(dtype, epilogueKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
                                              k, spatial, ep, static_cast<T*>(y), total));
 }
 
@@ -225,7 +163,7 @@ bool launchShiftCopy(int32_t dtype, int64_t planes, int64_t const srcExt[3], int
   Ext3 s{{srcExt[0], srcExt[1], srcExt[2]}}, d{{dstExt[0], dstExt[1], dstExt[2]}}, o{{offset[0], offset[1], offset[2]}};
   int64_t total = planes * d.v[0] * d.v[1] * d.v[2];
   if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
-  return KILN_CONV_FLOAT_DISPATCH(dtype, shiftCopyKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+  return KILN_CUDA_DISPATCH_FLOAT(dtype, shiftCopyKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
                                              s, d, o, static_cast<T const*>(src), static_cast<T*>(dst),
                                              static_cast<T const*>(bias), channels < 1 ? 1 : channels, total));
 }

@@ -58,3 +58,14 @@ inline unsigned blocksFor(int64_t n, int threads = 256) {
       default: return false;                                                            \
     }                                                                                   \
   }()
+
+// KILN_CUDA_DISPATCH for the float storage types only (float, half, bf16: fp32 math); false for other codes.
+#define KILN_CUDA_DISPATCH_FLOAT(DT, ...)                                                    \
+  [&]() -> bool {                                                                            \
+    switch (DT) {                                                                            \
+      case ::kiln::cuda::dev::kFLOAT: { using T = float; __VA_ARGS__; return true; }         \
+      case ::kiln::cuda::dev::kHALF: { using T = __half; __VA_ARGS__; return true; }         \
+      case ::kiln::cuda::dev::kBF16: { using T = __nv_bfloat16; __VA_ARGS__; return true; }  \
+      default: return false;                                                                 \
+    }                                                                                        \
+  }()

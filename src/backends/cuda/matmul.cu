@@ -1,77 +1,13 @@
 // MatrixMultiply device kernels: a 64x64-tiled shared-memory GEMM over a broadcast batch with the bias and
 // activation fused into its epilogue, and the stand-alone bias + activation pass used after cuBLASLt GEMMs.
+#include "backends/cuda/activation.cuh"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/matmul_kernels.h"
 
 namespace kiln::cuda {
 namespace {
 
-// Math in the accumulation type (float for fp32/fp16/bf16 storage, double for fp64).
-__device__ __forceinline__ float mExp(float x) { return expf(x); }
-__device__ __forceinline__ double mExp(double x) { return exp(x); }
-__device__ __forceinline__ float mExpm1(float x) { return expm1f(x); }
-__device__ __forceinline__ double mExpm1(double x) { return expm1(x); }
-__device__ __forceinline__ float mLog1p(float x) { return log1pf(x); }
-__device__ __forceinline__ double mLog1p(double x) { return log1p(x); }
-__device__ __forceinline__ float mTanh(float x) { return tanhf(x); }
-__device__ __forceinline__ double mTanh(double x) { return tanh(x); }
-__device__ __forceinline__ float mErf(float x) { return erff(x); }
-__device__ __forceinline__ double mErf(double x) { return erf(x); }
-__device__ __forceinline__ float mAbs(float x) { return fabsf(x); }
-__device__ __forceinline__ double mAbs(double x) { return fabs(x); }
-
-template <typename A>
-__device__ __forceinline__ bool isNan(A x) {
-  return x != x;
-}
-
-// TensorRT's activation formulas (the reference's activation_math.h), NaN kept where the reference keeps it.
-template <typename A>
-__device__ A activate(int32_t type, A x, A alpha, A beta) {
-  A const zero = A(0), one = A(1);
-  switch (type) {
-    case 0:  // kRELU
-      return isNan(x) ? x : (x > zero ? x : zero);
-    case 1:  // kSIGMOID
-      return one / (one + mExp(-x));
-    case 2:  // kTANH
-      return mTanh(x);
-    case 3:  // kLEAKY_RELU
-      return x >= zero ? x : alpha * x;
-    case 4:  // kELU
-      return x >= zero ? x : alpha * mExpm1(x);
-    case 5:  // kSELU
-      return x > zero ? beta * x : beta * alpha * mExpm1(x);
-    case 6:  // kSOFTSIGN
-      return x / (one + mAbs(x));
-    case 7: {  // kSOFTPLUS, without overflow for large beta * x
-      A t = beta * x;
-      A sp = t > zero ? t + mLog1p(mExp(-t)) : mLog1p(mExp(t));
-      return alpha * sp;
-    }
-    case 8: {  // kCLIP: max(alpha, min(beta, x))
-      if (isNan(x)) return x;
-      A lo = x < beta ? x : beta;
-      return alpha < lo ? lo : alpha;
-    }
-    case 9: {  // kHARD_SIGMOID
-      A t = alpha * x + beta;
-      return isNan(t) ? t : (t < zero ? zero : (t > one ? one : t));
-    }
-    case 10:  // kSCALED_TANH
-      return alpha * mTanh(beta * x);
-    case 11:  // kTHRESHOLDED_RELU
-      return isNan(x) ? x : (x > alpha ? x : zero);
-    case 12:  // kGELU_ERF
-      return A(0.5) * x * (one + mErf(x * A(0.70710678118654752440)));
-    case 13: {                                // kGELU_TANH
-      A const k = A(0.79788456080286535588);  // sqrt(2 / pi)
-      return A(0.5) * x * (one + mTanh(k * (A(0.044715) * x * x * x + x)));
-    }
-    default:
-      return x;
-  }
-}
+using dev::activate;
 
 // Storage <-> accumulation type.
 template <typename A, typename T>

@@ -30,9 +30,6 @@ static_assert(pw::kUnExp == static_cast<int32_t>(UnaryOperation::kEXP) &&
               pw::kUnErf == static_cast<int32_t>(UnaryOperation::kERF) &&
               pw::kUnIsNan == static_cast<int32_t>(UnaryOperation::kISNAN) &&
               pw::kUnBitNot == static_cast<int32_t>(UnaryOperation::kBITWISE_NOT));
-static_assert(pw::kActRelu == static_cast<int32_t>(ActivationType::kRELU) &&
-              pw::kActClip == static_cast<int32_t>(ActivationType::kCLIP) &&
-              pw::kActGeluTanh == static_cast<int32_t>(ActivationType::kGELU_TANH));
 
 bool typeIn(DataType t, std::initializer_list<DataType> types) {
   for (DataType u : types)

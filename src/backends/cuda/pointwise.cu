@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backends/cuda/activation.cuh"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/pointwise_kernels.h"
 
@@ -416,60 +417,11 @@ __global__ void unaryKernel(T const* x, void* y, int32_t op, int64_t n) {
 
 // ---- Activation (activation_math.h's formulas in fp32) ----
 
-__device__ __forceinline__ float activate(int32_t act, float x, float alpha, float beta) {
-  switch (act) {
-    case kActRelu:
-      return isnan(x) ? x : (x > 0.f ? x : 0.f);
-    case kActSigmoid:
-      return 1.f / (1.f + expf(-x));
-    case kActTanh:
-      return tanhf(x);
-    case kActLeakyRelu:
-      return x >= 0.f ? x : alpha * x;
-    case kActElu:
-      return x >= 0.f ? x : alpha * expm1f(x);
-    case kActSelu:
-      return x > 0.f ? beta * x : beta * alpha * expm1f(x);
-    case kActSoftsign:
-      return x / (1.f + fabsf(x));
-    case kActSoftplus: {
-      float t = beta * x;
-      float sp = t > 0.f ? t + log1pf(expf(-t)) : log1pf(expf(t));
-      return alpha * sp;
-    }
-    case kActClip: {
-      if (isnan(x)) return x;
-      float m = x < beta ? x : beta;  // std::min(beta, x)
-      return alpha < m ? m : alpha;   // std::max(alpha, m)
-    }
-    case kActHardSigmoid: {
-      float t = fmaf(alpha, x, beta);  // one rounding: alpha * x + beta cancels near t = 0
-      if (isnan(t)) return t;
-      float m = t < 1.f ? t : 1.f;
-      return 0.f < m ? m : 0.f;
-    }
-    case kActScaledTanh:
-      return alpha * tanhf(beta * x);
-    case kActThresholdedRelu:
-      return isnan(x) ? x : (x > alpha ? x : 0.f);
-    // 1 + erf(v) and 1 + tanh(z) cancel for negative arguments in fp32; erfc(-v) and 2 / (1 + exp(-2z)) are the
-    // same values without the cancellation (the reference computes the plain formulas in double).
-    case kActGeluErf:
-      return 0.5f * x * erfcf(-x * 0.70710678118654752f);
-    case kActGeluTanh: {
-      float const k = 0.79788456080286536f;  // sqrt(2 / pi)
-      float z = k * (0.044715f * x * x * x + x);
-      return x / (1.f + expf(-2.f * z));
-    }
-    default:
-      return x;
-  }
-}
 
 template <typename T>
 __global__ void activationKernel(T const* x, T* y, int32_t act, float alpha, float beta, int64_t n) {
   for (int64_t i = firstIndex(); i < n; i += gridStride())
-    y[i] = storeFloat<T>(activate(act, dev::toFloat(x[i]), alpha, beta));
+    y[i] = storeFloat<T>(dev::activate<float>(act, dev::toFloat(x[i]), alpha, beta));
 }
 
 // ---- Select, ParametricReLU ----
@@ -571,29 +523,6 @@ bool isQuantFloat(int32_t t) { return t == dev::kFLOAT || t == dev::kHALF || t =
 
 }  // namespace
 
-// Float storage types only (fp32, fp16, bf16), with T bound.
-#define KILN_PW_FLOAT_DISPATCH(DT, ...) \
-  [&]() -> bool {                       \
-    switch (DT) {                       \
-      case ::kiln::cuda::dev::kFLOAT: { \
-        using T = float;                \
-        __VA_ARGS__;                    \
-        return true;                    \
-      }                                 \
-      case ::kiln::cuda::dev::kHALF: {  \
-        using T = __half;               \
-        __VA_ARGS__;                    \
-        return true;                    \
-      }                                 \
-      case ::kiln::cuda::dev::kBF16: {  \
-        using T = __nv_bfloat16;        \
-        __VA_ARGS__;                    \
-        return true;                    \
-      }                                 \
-      default:                          \
-        return false;                   \
-    }                                   \
-  }()
 
 bool launchCast(void const* x, int32_t inType, void* y, int32_t outType, int64_t n, cudaStream_t s) {
   if (n <= 0) return true;
@@ -624,7 +553,7 @@ bool launchUnary(void const* x, void* y, int32_t type, int32_t op, int64_t n, cu
 bool launchActivation(void const* x, void* y, int32_t type, int32_t act, float alpha, float beta, int64_t n,
                       cudaStream_t s) {
   if (n <= 0) return true;
-  return KILN_PW_FLOAT_DISPATCH(type, activationKernel<T><<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(
+  return KILN_CUDA_DISPATCH_FLOAT(type, activationKernel<T><<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(
                                           static_cast<T const*>(x), static_cast<T*>(y), act, alpha, beta, n));
 }
 
@@ -661,7 +590,7 @@ bool launchParametricRelu(void const* x, void const* slope, void* y, int32_t typ
                           cudaStream_t s) {
   if (n <= 0) return true;
   unsigned blocks = dev::blocksFor(n, kThreads);
-  return KILN_PW_FLOAT_DISPATCH(type, {
+  return KILN_CUDA_DISPATCH_FLOAT(type, {
     if (bc.contiguous)
       preluKernel<T, true><<<blocks, kThreads, 0, s>>>(static_cast<T const*>(x), static_cast<T const*>(slope),
                                                        static_cast<T*>(y), n, bc);
@@ -675,7 +604,7 @@ bool launchScale(void const* x, void* y, int32_t type, Coef shift, Coef scale, C
                  int64_t count, cudaStream_t s) {
   if (n <= 0) return true;
   if (inner <= 0 || count <= 0) return false;
-  return KILN_PW_FLOAT_DISPATCH(
+  return KILN_CUDA_DISPATCH_FLOAT(
       type, scaleKernel<T><<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(
                 static_cast<T const*>(x), static_cast<T*>(y), shift, scale, power, n, inner, count));
 }

@@ -72,23 +72,6 @@ enum UnOp : int32_t {
   kUnIsNan = 24,
   kUnBitNot = 100,
 };
-enum ActOp : int32_t {
-  kActRelu = 0,
-  kActSigmoid = 1,
-  kActTanh = 2,
-  kActLeakyRelu = 3,
-  kActElu = 4,
-  kActSelu = 5,
-  kActSoftsign = 6,
-  kActSoftplus = 7,
-  kActClip = 8,
-  kActHardSigmoid = 9,
-  kActScaledTanh = 10,
-  kActThresholdedRelu = 11,
-  kActGeluErf = 12,
-  kActGeluTanh = 13,
-};
-
 /// y[i] = convert(x[i]) for n elements from type `inType` to `outType` (the reference's rules: float->int
 /// truncates and saturates, NaN -> 0; int->int wraps; ->bool is != 0; floats round to nearest even).
 /// Returns false for a type code it does not handle.

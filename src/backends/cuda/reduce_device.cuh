@@ -86,26 +86,3 @@ __device__ __forceinline__ float loadFloat(void const* p, int32_t dtype, int64_t
 
 }  // namespace kiln::cuda::red
 
-// Calls the body with T bound to the storage type of a float dtype code (float, half, bf16); false otherwise.
-#define KILN_CUDA_DISPATCH_FLOAT(DT, ...) \
-  [&]() -> bool {                         \
-    switch (DT) {                         \
-      case ::kiln::cuda::dev::kFLOAT: {   \
-        using T = float;                  \
-        __VA_ARGS__;                      \
-        return true;                      \
-      }                                   \
-      case ::kiln::cuda::dev::kHALF: {    \
-        using T = __half;                 \
-        __VA_ARGS__;                      \
-        return true;                      \
-      }                                   \
-      case ::kiln::cuda::dev::kBF16: {    \
-        using T = __nv_bfloat16;          \
-        __VA_ARGS__;                      \
-        return true;                      \
-      }                                   \
-      default:                            \
-        return false;                     \
-    }                                     \
-  }()
