@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/conv_kernels.h"
@@ -89,6 +90,50 @@ inline std::vector<int64_t> cudnnSpatial(std::vector<int64_t> const& v, int64_t 
 inline void to3(std::vector<int64_t> const& v, int64_t* dst, int64_t fill) {
   size_t lead = 3 - v.size();
   for (size_t i = 0; i < 3; ++i) dst[i] = i < lead ? fill : v[i - lead];
+}
+
+/// The cuDNN descriptors of one convolution geometry: x and y tensors, the filter and the convolution.
+struct ConvDescriptors {
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv;
+};
+
+/// Sets `d` for x `xd`, filter `wd`, y `yd` (cuDNN's N-D layouts), symmetric `pads`, `stride`, `dil`, `groups`,
+/// with fp32 kept on FMA math unless `tf32`. A convolution's forward pass maps x to y; a deconvolution is the
+/// backward-data pass of the convolution mapping y to x (`deconv`). Either way cuDNN's output size of the
+/// forward pass must be the expected one.
+inline Status setConvDescriptors(ConvDescriptors& d, DataType dt, std::vector<int64_t> const& xd,
+                                 std::vector<int64_t> const& wd, std::vector<int64_t> const& yd,
+                                 std::vector<int64_t> const& pads, std::vector<int64_t> const& stride,
+                                 std::vector<int64_t> const& dil, int64_t groups, bool tf32, bool deconv,
+                                 std::string const& who) {
+  if (!fitsInt(xd) || !fitsInt(wd) || !fitsInt(yd) || !fitsInt({groups})) return invalidArgument(who, ": too large for cuDNN");
+  KILN_RETURN_IF_ERROR(setPackedTensor(d.x, dt, xd));
+  KILN_RETURN_IF_ERROR(setPackedTensor(d.y, dt, yd));
+  KILN_RETURN_IF_ERROR(d.w.create("creating a cuDNN filter descriptor"));
+  std::vector<int> wi = toInts(wd);
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetFilterNdDescriptor(d.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()),
+      "cudnnSetFilterNdDescriptor");
+  KILN_RETURN_IF_ERROR(d.conv.create("creating a cuDNN convolution descriptor"));
+  std::vector<int> pad = toInts(pads), str = toInts(stride), dl = toInts(dil);
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetConvolutionNdDescriptor(d.conv.get(), static_cast<int>(pad.size()), pad.data(), str.data(), dl.data(),
+                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+      "cudnnSetConvolutionNdDescriptor");
+  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(d.conv.get(), static_cast<int>(groups)),
+                             "cudnnSetConvolutionGroupCount");
+  // fp32 without TF32 must stay on FMA math (cuDNN's default math may pick TF32 tensor cores for fp32).
+  cudnnMathType_t math = dt == DataType::kFLOAT && !tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(d.conv.get(), math), "cudnnSetConvolutionMathType");
+  std::vector<int64_t> const& fwdOut = deconv ? xd : yd;
+  std::vector<int> got(fwdOut.size());
+  KILN_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionNdForwardOutputDim(d.conv.get(), deconv ? d.y.get() : d.x.get(), d.w.get(),
+                                                                   static_cast<int>(got.size()), got.data()),
+                             "cudnnGetConvolutionNdForwardOutputDim");
+  if (got != toInts(fwdOut)) return invalidArgument(who, ": cuDNN's geometry differs");
+  return Status::ok();
 }
 
 /// Per-shape plans (immutable once built) keyed by the shapes that decide them, built once under a mutex.

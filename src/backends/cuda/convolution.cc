@@ -138,7 +138,7 @@ class ConvDirectKernel final : public backends::Kernel {
 
 // --- cuDNN ---
 
-struct ConvPlan {
+struct ConvPlan : ConvDescriptors {
   bool cudnn = false;  // false: the direct kernel runs this shape
   bool padded = false;
   int64_t planes = 0, srcExt[3] = {1, 1, 1}, dstExt[3] = {1, 1, 1}, offset[3] = {0, 0, 0};
@@ -147,9 +147,6 @@ struct ConvPlan {
   size_t algoWs = 0;
   bool safeOk = false;  // IMPLICIT_GEMM as the second choice when the workspace is short
   size_t safeWs = 0;
-  TensorDesc x, y;
-  FilterDesc w;
-  ConvDesc conv;
   bool fusedOk = false;  // bias and activation descriptors for cudnnConvolutionBiasActivationForward
   TensorDesc bias;
   ActDesc act;
@@ -197,32 +194,8 @@ Status configure(ConvPlan& p, ConvAttrs const& a, ConvCall const& c, DataType dt
   for (int64_t v : cudnnSpatial(xin, 1)) xd.push_back(v);
   for (int64_t v : cudnnSpatial(c.kernel, 1)) wd.push_back(v);
   for (int64_t v : cudnnSpatial(c.out, 1)) yd.push_back(v);
-  if (!fitsInt(xd) || !fitsInt(wd) || !fitsInt(yd) || !fitsInt({a.groups}))
-    return invalidArgument(a.who, ": too large for cuDNN");
-  KILN_RETURN_IF_ERROR(setPackedTensor(p.x, dt, xd));
-  KILN_RETURN_IF_ERROR(setPackedTensor(p.y, dt, yd));
-  KILN_RETURN_IF_ERROR(p.w.create("creating a cuDNN filter descriptor"));
-  std::vector<int> wi = toInts(wd);
-  KILN_CUDNN_RETURN_IF_ERROR(
-      cudnnSetFilterNdDescriptor(p.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()),
-      "cudnnSetFilterNdDescriptor");
-  KILN_RETURN_IF_ERROR(p.conv.create("creating a cuDNN convolution descriptor"));
-  std::vector<int> pad = toInts(cudnnSpatial(pads, 0)), str = toInts(cudnnSpatial(c.stride, 1)),
-                   dil = toInts(cudnnSpatial(c.dil, 1));
-  KILN_CUDNN_RETURN_IF_ERROR(
-      cudnnSetConvolutionNdDescriptor(p.conv.get(), static_cast<int>(pad.size()), pad.data(), str.data(), dil.data(),
-                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-      "cudnnSetConvolutionNdDescriptor");
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv.get(), static_cast<int>(a.groups)),
-                             "cudnnSetConvolutionGroupCount");
-  // fp32 without TF32 must stay on FMA math (cuDNN's default math may pick TF32 tensor cores for fp32).
-  cudnnMathType_t math = dt == DataType::kFLOAT && !a.tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(p.conv.get(), math), "cudnnSetConvolutionMathType");
-  std::vector<int> got(yd.size());
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionNdForwardOutputDim(p.conv.get(), p.x.get(), p.w.get(),
-                                                                   static_cast<int>(got.size()), got.data()),
-                             "cudnnGetConvolutionNdForwardOutputDim");
-  if (got != toInts(yd)) return invalidArgument(a.who, ": cuDNN's output size differs");
+  KILN_RETURN_IF_ERROR(setConvDescriptors(p, dt, xd, wd, yd, cudnnSpatial(pads, 0), cudnnSpatial(c.stride, 1),
+                                          cudnnSpatial(c.dil, 1), a.groups, a.tf32, false, a.who));
   KILN_ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn());
   p.algo = algo;
   cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(h, p.x.get(), p.w.get(), p.conv.get(), p.y.get(),

@@ -118,7 +118,7 @@ class DeconvDirectKernel final : public backends::Kernel {
 
 // --- cuDNN: the deconvolution is the data gradient of the convolution that maps y's shape onto x's ---
 
-struct DeconvPlan {
+struct DeconvPlan : ConvDescriptors {
   bool cudnn = false;
   bool cropped = false;  // cuDNN writes the uncropped output [n, k, full...] into the workspace
   int64_t fullExt[3] = {1, 1, 1}, outExt[3] = {1, 1, 1}, offset[3] = {0, 0, 0};
@@ -127,9 +127,6 @@ struct DeconvPlan {
   size_t algoWs = 0;
   bool safeOk = false;  // ALGO_0 as the second choice when the workspace is short
   size_t safeWs = 0;
-  TensorDesc x, y;
-  FilterDesc w;
-  ConvDesc conv;
 };
 
 Status configure(DeconvPlan& p, DeconvAttrs const& a, DeconvCall const& c, DataType dt,
@@ -158,32 +155,9 @@ Status configure(DeconvPlan& p, DeconvAttrs const& a, DeconvCall const& c, DataT
   for (int64_t v : cudnnSpatial(c.in, 1)) xd.push_back(v);
   for (int64_t v : cudnnSpatial(c.kernel, 1)) wd.push_back(v);
   for (int64_t v : cudnnSpatial(yout, 1)) yd.push_back(v);
-  if (!fitsInt(xd) || !fitsInt(wd) || !fitsInt(yd) || !fitsInt({a.groups}))
-    return invalidArgument(a.who, ": too large for cuDNN");
-  KILN_RETURN_IF_ERROR(setPackedTensor(p.x, dt, xd));
-  KILN_RETURN_IF_ERROR(setPackedTensor(p.y, dt, yd));
-  KILN_RETURN_IF_ERROR(p.w.create("creating a cuDNN filter descriptor"));
-  std::vector<int> wi = toInts(wd);
-  KILN_CUDNN_RETURN_IF_ERROR(
-      cudnnSetFilterNdDescriptor(p.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()),
-      "cudnnSetFilterNdDescriptor");
-  KILN_RETURN_IF_ERROR(p.conv.create("creating a cuDNN convolution descriptor"));
-  std::vector<int> pad = toInts(cudnnSpatial(pads, 0)), str = toInts(cudnnSpatial(c.stride, 1)),
-                   dil = toInts(cudnnSpatial(c.dil, 1));
-  KILN_CUDNN_RETURN_IF_ERROR(
-      cudnnSetConvolutionNdDescriptor(p.conv.get(), static_cast<int>(pad.size()), pad.data(), str.data(), dil.data(),
-                                      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-      "cudnnSetConvolutionNdDescriptor");
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(p.conv.get(), static_cast<int>(a.groups)),
-                             "cudnnSetConvolutionGroupCount");
-  cudnnMathType_t math = dt == DataType::kFLOAT && !a.tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(p.conv.get(), math), "cudnnSetConvolutionMathType");
   // The forward convolution of the (uncropped) output must land exactly on x's shape.
-  std::vector<int> got(xd.size());
-  KILN_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionNdForwardOutputDim(p.conv.get(), p.y.get(), p.w.get(),
-                                                                   static_cast<int>(got.size()), got.data()),
-                             "cudnnGetConvolutionNdForwardOutputDim");
-  if (got != toInts(xd)) return invalidArgument(a.who, ": cuDNN's geometry differs");
+  KILN_RETURN_IF_ERROR(setConvDescriptors(p, dt, xd, wd, yd, cudnnSpatial(pads, 0), cudnnSpatial(c.stride, 1),
+                                          cudnnSpatial(c.dil, 1), a.groups, a.tf32, true, a.who));
   KILN_ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn());
   p.algo = algo;
   cudnnStatus_t s = cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.w.get(), p.x.get(), p.conv.get(), p.y.get(),
