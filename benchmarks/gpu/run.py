@@ -575,6 +575,7 @@ def main():
                 if "ms" in g:
                     results[row_id]["compile_ms"] = g["ms"]
                     results[row_id]["compile_s"] = g.get("compile_s")
+                    results[row_id]["notes"].append(f"compiled in {g.get('compile_s', 0):.0f} s")
                     log(f"compile {row_id}: {g['ms']:.3f} ms (compiled in {g.get('compile_s', 0):.0f} s)")
                 else:
                     results[row_id]["notes"].append(g.get("error", "compile: no result"))
