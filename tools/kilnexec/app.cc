@@ -126,9 +126,10 @@ class Session {
   int prepareDevice() {
     if (o_.backend != Backend::kCuda) return kExitOk;
     if (!device::compiledIn())
-      return fail(
-          "--backend=cuda: this build of kilnexec has no CUDA support (configure Kiln with -DKILN_BUILD_CUDA=ON); use "
-          "--backend=cpu or --backend=reference");
+      return fail(std::string(o_.backendGiven ? "--backend=cuda" : "the plan " + o_.loadEngine + " targets the GPU") +
+                  ": this build of kilnexec has no CUDA support (configure Kiln with -DKILN_BUILD_CUDA=ON); use "
+                  "--backend=cpu or --backend=reference" +
+                  (o_.backendGiven ? "" : " with a plan built for the CPU"));
     std::string error;
     if (o_.deviceGiven && !device::setDevice(o_.device, error))
       return fail("--device=" + std::to_string(o_.device) + ": " + error);

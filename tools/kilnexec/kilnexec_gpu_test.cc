@@ -94,7 +94,8 @@ TEST_F(KilnexecGpu, CheckAgainstTheReference) {
   for (char const* flags : {"--backend=cuda", "--backend=cuda --useCudaGraph", "--backend=cuda --noDataTransfers",
                             "--backend=cuda --infStreams=3", "--backend=cuda --device=0",
                             "--backend=cuda --useCudaGraph --infStreams=2 --noDataTransfers"}) {
-    Result r = run(std::string(flags) + " --check --atol=1e-3 --rtol=1e-3" + kQuick);
+    // TF32 is on by default (as in TensorRT): loose tolerances; a wiring mistake gives garbage, not 1e-2.
+    Result r = run(std::string(flags) + " --check --atol=2e-2 --rtol=2e-2" + kQuick);
     EXPECT_EQ(r.code, 0) << flags << "\n" << r.out << r.err;
     EXPECT_TRUE(r.has("--check: PASSED")) << flags << "\n" << r.out << r.err;
     // The GPU flags are acted on: no note says otherwise.
