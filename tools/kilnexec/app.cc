@@ -2,12 +2,14 @@
 #include "app.h"
 
 #include <kiln/kiln.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
 #include <memory>
 
 #include "check.h"
+#include "device.h"
 #include "engine_build.h"
 #include "html_report.h"
 #include "inference.h"
@@ -87,15 +89,68 @@ class Session {
   void info(std::string const& line) { std::fprintf(out_, "[I] %s\n", line.c_str()); }
   void warn(std::string const& line) { std::fprintf(err_, "[W] %s\n", line.c_str()); }
 
-  int body() {
-    if (o_.backend == Backend::kCuda)
-      return fail(
-          "--backend=cuda: this build of Kiln has no CUDA backend yet; use --backend=cpu or --backend=reference");
-    if (!o_.backendGiven && gpuPresent())
-      warn("a GPU is present, but this build of Kiln has no CUDA backend yet: running on the cpu backend");
-    for (auto const& note : unsupportedFlagNotes(o_)) warn(note);
+  // Where a build runs when --backend is not given: on the GPU when CUDA can use one (trtexec always runs
+  // there), else on the CPU. `autoBackend_` lets a CUDA build that fails fall back to the CPU.
+  void chooseDefaultBackend() {
+    std::string why;
+    if (device::compiledIn() && device::usable(why)) {
+      o_.backend = Backend::kCuda;
+      autoBackend_ = true;
+      return;
+    }
+    if (gpuPresent())
+      warn(device::compiledIn() ? "a GPU is present, but CUDA cannot use it (" + why + "): running on the cpu backend"
+                                : "a GPU is present, but this build of kilnexec has no CUDA support: running on the "
+                                  "cpu backend");
+  }
 
+  // --loadEngine: the plan's target decides the backend (a GPU plan needs device buffers, a CPU plan host ones).
+  int backendOfPlan(std::vector<uint8_t> const& plan) {
+    std::unique_ptr<kiln::IHostMemory> summary(kiln::getPlanSummary(plan.data(), plan.size(), nullptr));
+    if (!summary) return kExitOk;  // not a readable plan: deserializing it says why
+    nlohmann::json const j =
+        nlohmann::json::parse(static_cast<char const*>(summary->data()),
+                              static_cast<char const*>(summary->data()) + summary->size(), nullptr, false);
+    if (j.is_discarded() || !j.contains("target") || !j["target"].is_string()) return kExitOk;
+    std::string const target = j["target"].get<std::string>();
+    bool const planGpu = target != "cpu";
+    if (o_.backendGiven && planGpu != (o_.backend == Backend::kCuda))
+      return fail("--backend=" + backendName(o_.backend) + ": the plan " + o_.loadEngine + " was built for " +
+                  (planGpu ? "the GPU (" + target + ")" : std::string("the CPU")) +
+                  "; run it with --backend=" + (planGpu ? "cuda" : "cpu") + " (or without --backend)");
+    if (!o_.backendGiven) o_.backend = planGpu ? Backend::kCuda : Backend::kCpu;
+    return kExitOk;
+  }
+
+  // --backend=cuda: the CUDA runtime is there and --device selects the GPU.
+  int prepareDevice() {
+    if (o_.backend != Backend::kCuda) return kExitOk;
+    if (!device::compiledIn())
+      return fail(std::string(o_.backendGiven ? "--backend=cuda" : "the plan " + o_.loadEngine + " targets the GPU") +
+                  ": this build of kilnexec has no CUDA support (configure Kiln with -DKILN_BUILD_CUDA=ON); use "
+                  "--backend=cpu or --backend=reference" +
+                  (o_.backendGiven ? "" : " with a plan built for the CPU"));
+    std::string error;
+    if (o_.deviceGiven && !device::setDevice(o_.device, error))
+      return fail("--device=" + std::to_string(o_.device) + ": " + error);
+    return kExitOk;
+  }
+
+  std::string backendLine() const {
+    std::string line = "Backend: " + backendName(o_.backend);
+    if (o_.backend == Backend::kCuda) {
+      std::string const name = device::currentDeviceName();
+      if (!name.empty()) line += " (" + name + ")";
+      if (o_.infStreams > 1) line += ", " + std::to_string(o_.infStreams) + " streams";
+    } else if (o_.threads > 0) {
+      line += ", " + std::to_string(o_.threads) + " threads";
+    }
+    return line;
+  }
+
+  int body() {
     if (!o_.inspect.empty()) {
+      for (auto const& note : unsupportedFlagNotes(o_)) warn(note);
       std::string text, error;
       if (!inspectPlan(o_.inspect, logger_, text, error)) return fail(error);
       std::fputs(text.c_str(), out_);
@@ -103,15 +158,21 @@ class Session {
     }
 
     // Build or load.
-    info("Backend: " + backendName(o_.backend) +
-         (o_.threads > 0 ? ", " + std::to_string(o_.threads) + " threads" : ""));
     std::vector<uint8_t> plan;
     std::vector<std::pair<std::string, std::string>> layerOrder;
     if (!o_.loadEngine.empty()) {
       std::string error;
       if (!readFile(o_.loadEngine, plan, error)) return fail("--loadEngine: " + error);
+      if (int const c = backendOfPlan(plan); c != kExitOk) return c;
+      if (int const c = prepareDevice(); c != kExitOk) return c;
+      for (auto const& note : unsupportedFlagNotes(o_)) warn(note);
+      info(backendLine());
       info("Loaded plan " + o_.loadEngine + " (" + std::to_string(plan.size()) + " bytes)");
     } else {
+      if (!o_.backendGiven) chooseDefaultBackend();
+      if (int const c = prepareDevice(); c != kExitOk) return c;
+      for (auto const& note : unsupportedFlagNotes(o_)) warn(note);
+      info(backendLine());
       NetworkSource source;
       std::string error;
       if (!createNetwork(o_, logger_, source, error)) return fail(error);
@@ -125,10 +186,26 @@ class Session {
       ProgressBar bar(out_, interactive_ && !o_.verbose);
       BuildRequest request;
       request.monitor = &bar;
-      std::vector<std::string> notes;
+      std::vector<std::string> notes, lines;
+      request.infoLines = &lines;
       auto const start = Clock::now();
-      bool const built = buildPlan(o_, request, source, logger_, plan, notes, error);
+      bool built = buildPlan(o_, request, source, logger_, plan, notes, error);
+      if (!built && autoBackend_ && error.find("CUDA backend") != std::string::npos) {
+        // The default chose the GPU, but Kiln's CUDA backend cannot run here: the CPU can.
+        warn("the CUDA backend cannot run here (" + error +
+             "); falling back to the cpu backend (give --backend to "
+             "choose)");
+        o_.backend = Backend::kCpu;
+        autoBackend_ = false;
+        for (auto const& note : unsupportedFlagNotes(o_)) warn(note);
+        info(backendLine());
+        notes.clear();
+        lines.clear();
+        error.clear();
+        built = buildPlan(o_, request, source, logger_, plan, notes, error);
+      }
       for (auto const& n : notes) warn(n);
+      for (auto const& l : lines) info(l);
       if (!built) return fail(error);
       char buf[128];
       std::snprintf(buf, sizeof(buf), "Engine built in %.1f ms, plan %zu bytes", 1000.0 * secondsSince(start),
@@ -184,17 +261,29 @@ class Session {
       for (auto const& t : inputs)
         info("Input '" + t.name + "': " + formatDims(t.dims) +
              (o_.loadInputs.empty() ? " (random values)" : " (loaded)"));
-      Runner runner;
-      if (!runner.setup(*engine, inputs, error)) return fail(error + ": " + logger_.lastError());
+      // On the GPU, --infStreams contexts, each with its own stream and device buffers, run concurrently.
+      bool const gpu = o_.backend == Backend::kCuda;
+      RunMode const mode{gpu, !o_.noDataTransfers};
+      std::vector<std::unique_ptr<Runner>> runners;
+      std::vector<Runner*> runnerPtrs;
+      for (int32_t i = 0; i < (gpu ? o_.infStreams : 1); ++i) {
+        runners.push_back(std::make_unique<Runner>());
+        runnerPtrs.push_back(runners.back().get());
+        if (!runners.back()->setup(*engine, inputs, error, mode)) return fail(error + ": " + logger_.lastError());
+      }
       bool const profile = o_.dumpProfile || !o_.exportProfile.empty() || !o_.report.empty();
       auto trace = [&](std::string const& line) {
         if (o_.verbose) info(line);
       };
-      if (!benchmark(runner, o_, profile, bench, error, trace)) return fail(error + ": " + logger_.lastError());
+      bool const ran = benchmark(runnerPtrs, o_, profile, bench, error, trace);
+      for (auto const& w : bench.warnings) warn(w);
+      if (!ran) return fail(error + ": " + logger_.lastError());
       std::snprintf(buf, sizeof(buf), "Warm-up: %d inferences in %.1f ms; timed: %zu inferences", bench.warmUpRuns,
                     bench.warmUpMs, bench.times.size());
       info(buf);
-      outputs = runner.outputs();
+      if (bench.cudaGraph) info("The timed inferences replayed a CUDA graph of enqueueV3 (--useCudaGraph)");
+      if (gpu && o_.noDataTransfers) info("No data transfers around the inferences (--noDataTransfers)");
+      outputs = runners.front()->outputs();
       std::fputs(formatPerformanceSummary(summarize(bench, o_.percentiles)).c_str(), out_);
       if (o_.dumpProfile) std::fputs(formatProfileTable(bench.profiler).c_str(), out_);
       if (!exportAll(bench, outputs)) return kExitFailure;
@@ -319,6 +408,7 @@ class Session {
   }
 
   Options o_;
+  bool autoBackend_ = false;  // the backend is the default's choice, not --backend's
   std::string commandLine_;
   std::FILE* out_;
   std::FILE* err_;

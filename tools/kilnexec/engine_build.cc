@@ -2,9 +2,11 @@
 #include "engine_build.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "demo/networks.h"
+#include "tensor_io.h"
 #ifdef KILNEXEC_HAVE_ONNX
 #include <kiln/onnx_parser.h>
 #endif
@@ -174,12 +176,40 @@ bool buildPlan(Options const& o, BuildRequest const& request, NetworkSource& sou
                std::vector<uint8_t>& plan, std::vector<std::string>& notes, std::string& error) {
   kiln::IBuilder& builder = *source.builder;
   kiln::INetworkDefinition& network = *source.network;
+  bool const gpu = !request.reference && o.backend == Backend::kCuda;
+  std::unique_ptr<kiln::ITimingCache> cache;  // declared before the config, which refers to it
   std::unique_ptr<kiln::IBuilderConfig> config(builder.createBuilderConfig());
   if (!config) {
     error = "createBuilderConfig failed";
     return false;
   }
-  config->setDefaultDeviceType(kiln::DeviceType::kCPU);
+  config->setDefaultDeviceType(gpu ? kiln::DeviceType::kGPU : kiln::DeviceType::kCPU);
+  auto say = [&](std::string line) {
+    if (request.infoLines) request.infoLines->push_back(std::move(line));
+  };
+  bool const useCache = gpu && !o.timingCacheFile.empty();
+  if (useCache) {
+    std::vector<uint8_t> bytes;
+    std::error_code ec;
+    if (std::filesystem::exists(o.timingCacheFile, ec)) {
+      std::string readError;
+      if (!readFile(o.timingCacheFile, bytes, readError)) {
+        error = "--timingCacheFile: " + readError;
+        return false;
+      }
+      cache.reset(config->createTimingCache(bytes.data(), bytes.size()));
+      if (cache)
+        say("Loaded the timing cache " + o.timingCacheFile + " (" + std::to_string(bytes.size()) + " bytes)");
+      else
+        notes.push_back("--timingCacheFile=" + o.timingCacheFile + ": the file cannot be used as a timing cache (" +
+                        logger.lastError() + "); starting an empty one, which overwrites it after the build");
+    }
+    if (!cache) cache.reset(config->createTimingCache(nullptr, 0));
+    if (!cache || !config->setTimingCache(*cache, false)) {
+      error = "--timingCacheFile: the builder refused the timing cache: " + logger.lastError();
+      return false;
+    }
+  }
   if (request.reference || o.backend == Backend::kReference)
     config->setTacticSources(1u << static_cast<uint32_t>(kiln::TacticSource::kREFERENCE));
   if (request.reference) {
@@ -242,6 +272,19 @@ bool buildPlan(Options const& o, BuildRequest const& request, NetworkSource& sou
   }
   auto const* p = static_cast<uint8_t const*>(serialized->data());
   plan.assign(p, p + serialized->size());
+  if (useCache) {
+    kiln::ITimingCache const* updated = config->getTimingCache();
+    std::unique_ptr<kiln::IHostMemory> bytes(updated ? updated->serialize() : nullptr);
+    if (!bytes) {
+      error = "--timingCacheFile: the timing cache could not be serialized: " + logger.lastError();
+      return false;
+    }
+    if (!writeFile(o.timingCacheFile, bytes->data(), bytes->size(), error)) {
+      error = "--timingCacheFile: " + error;
+      return false;
+    }
+    say("Wrote the timing cache " + o.timingCacheFile + " (" + std::to_string(bytes->size()) + " bytes)");
+  }
   return true;
 }
 

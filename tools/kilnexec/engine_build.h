@@ -51,15 +51,20 @@ bool createNetwork(Options const& options, kiln::ILogger& logger, NetworkSource&
 /// (tensor name, producing layer name) for every layer output, in layer order.
 std::vector<std::pair<std::string, std::string>> markAllOutputs(kiln::INetworkDefinition& network);
 
-/// How to build: kilnexec's flags, or the reference build of --check (reference kernels, fp32, level 0).
+/// How to build: kilnexec's flags, or the reference build of --check (reference kernels, fp32, level 0, on the
+/// CPU whatever --backend says).
 struct BuildRequest {
   bool reference = false;
   kiln::IProgressMonitor* monitor = nullptr;
+  /// Receives informational lines for the user (the timing cache loaded or written), when not null.
+  std::vector<std::string>* infoLines = nullptr;
 };
 
-/// Builds `source` as `options` say into `plan`. Returns false with `error` (and Kiln's reason) on failure,
-/// including an optimization profile that cannot be formed from the shape flags. `notes` receives warnings
-/// for the user (e.g. a dynamic dimension defaulted to 1, as trtexec does).
+/// Builds `source` as `options` say into `plan`: for the GPU (DeviceType::kGPU) when options.backend is kCuda,
+/// else for the CPU. Returns false with `error` (and Kiln's reason) on failure, including an optimization
+/// profile that cannot be formed from the shape flags. `notes` receives warnings for the user (e.g. a dynamic
+/// dimension defaulted to 1, as trtexec does). On the GPU, --timingCacheFile is read first when the file
+/// exists (a cache Kiln refuses gives a note and a fresh cache) and written back after a successful build.
 bool buildPlan(Options const& options, BuildRequest const& request, NetworkSource& source, ToolLogger& logger,
                std::vector<uint8_t>& plan, std::vector<std::string>& notes, std::string& error);
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+#include "device.h"
+
 namespace kilnexec {
 namespace {
 
@@ -105,6 +107,23 @@ class OutputAllocator : public kiln::IOutputAllocator {
   void notifyShape(char const*, kiln::Dims const& dims) noexcept override { shape = fromDims(dims); }
   Buffer buffer;
   std::vector<int64_t> shape;
+};
+
+// Device memory for a data-dependent output on the GPU: grows (cudaMalloc) when Kiln asks for more.
+class DeviceOutputAllocator : public kiln::IOutputAllocator {
+ public:
+  void* reallocateOutputAsync(char const*, void*, uint64_t size, uint64_t, cudaStream_t) override {
+    std::string error;
+    if (!buffer.reserve(static_cast<size_t>(size), error)) return nullptr;
+    return buffer.data();
+  }
+  void notifyShape(char const*, kiln::Dims const& dims) noexcept override {
+    shape = fromDims(dims);
+    shapeKnown = true;
+  }
+  device::Buffer buffer;
+  std::vector<int64_t> shape;
+  bool shapeKnown = false;
 };
 
 }  // namespace
@@ -258,16 +277,63 @@ struct Runner::Impl {
     bool input = false;
     DataType type = DataType::kFLOAT;
     std::vector<int64_t> dims;
-    Buffer buffer;
+    Buffer buffer;  // host: the tensor itself (CPU) or its host copy (GPU)
     std::unique_ptr<OutputAllocator> allocator;
+    device::Buffer deviceBuffer;                             // GPU
+    std::unique_ptr<DeviceOutputAllocator> deviceAllocator;  // GPU, data-dependent outputs
+    // Bytes of the output as last computed (the shape the allocator was told, or the static one).
+    size_t outputBytes() const {
+      std::vector<int64_t> const& d = deviceAllocator ? deviceAllocator->shape : dims;
+      if (deviceAllocator && (!deviceAllocator->shapeKnown || !deviceAllocator->buffer.data())) return 0;
+      return static_cast<size_t>(d.empty() ? 1 : volume(d)) * elementSize(type);
+    }
   };
   std::vector<IO> io;
+  RunMode mode;
+  // GPU.
+  device::Stream stream;
+  device::Event origin, start, h2dEnd, computeEnd, end;
+  device::Graph graph;
+  bool graphReady = false;
+  // The enqueue's host times of the inference in flight (ms since the benchmark's origin).
+  double enqStart = 0, enqEnd = 0;
+  std::chrono::steady_clock::time_point hostOrigin{};
+
+  bool copyInputs(std::string& error) {
+    for (auto& x : io)
+      if (x.input && !device::copyToDevice(x.deviceBuffer.data(), x.buffer.data(), x.buffer.bytes, stream.get(), error))
+        return false;
+    return true;
+  }
+  bool copyOutputs(std::string& error) {
+    for (auto& x : io) {
+      if (x.input) continue;
+      void const* src = x.deviceAllocator ? x.deviceAllocator->buffer.data() : x.deviceBuffer.data();
+      size_t const n = x.outputBytes();
+      if (!src || n == 0) continue;
+      if (x.buffer.bytes < n) x.buffer.resize(n);
+      if (!device::copyToHost(x.buffer.data(), src, n, stream.get(), error)) return false;
+    }
+    return true;
+  }
 };
 
 Runner::Runner() : impl_(std::make_unique<Impl>()) {}
-Runner::~Runner() = default;
+Runner::~Runner() {
+  // The context goes first: it may still reference the buffers and the stream.
+  context_.reset();
+}
 
-bool Runner::setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs, std::string& error) {
+bool Runner::gpu() const { return impl_->mode.gpu; }
+
+bool Runner::setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs, std::string& error, RunMode mode) {
+  impl_->mode = mode;
+  if (mode.gpu) {
+    Impl& m = *impl_;
+    if (!m.stream.create(error) || !m.origin.create(error) || !m.start.create(error) || !m.h2dEnd.create(error) ||
+        !m.computeEnd.create(error) || !m.end.create(error))
+      return false;
+  }
   context_.reset(engine.createExecutionContext());
   if (!context_) {
     error = "createExecutionContext failed";
@@ -295,7 +361,17 @@ bool Runner::setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs,
     }
     io.buffer.resize(it->bytes.size());
     if (!it->bytes.empty()) std::memcpy(io.buffer.data(), it->bytes.data(), it->bytes.size());
-    if (!context_->setTensorAddress(io.name.c_str(), io.buffer.data())) {
+    void* address = io.buffer.data();
+    if (mode.gpu) {
+      if (!io.deviceBuffer.reserve(io.buffer.bytes, error) ||
+          !device::copyToDevice(io.deviceBuffer.data(), io.buffer.data(), io.buffer.bytes, impl_->stream.get(),
+                                error)) {
+        error = "input '" + io.name + "': " + error;
+        return false;
+      }
+      address = io.deviceBuffer.data();
+    }
+    if (!context_->setTensorAddress(io.name.c_str(), address)) {
       error = "setTensorAddress failed for input '" + io.name + "'";
       return false;
     }
@@ -305,38 +381,138 @@ bool Runner::setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs,
     io.dims = fromDims(context_->getTensorShape(io.name.c_str()));
     if (!known(io.dims)) {
       // Size known only while running (data-dependent shapes): Kiln asks the allocator.
-      io.allocator = std::make_unique<OutputAllocator>();
-      if (!context_->setOutputAllocator(io.name.c_str(), io.allocator.get())) {
+      kiln::IOutputAllocator* allocator = nullptr;
+      if (mode.gpu) {
+        io.deviceAllocator = std::make_unique<DeviceOutputAllocator>();
+        allocator = io.deviceAllocator.get();
+      } else {
+        io.allocator = std::make_unique<OutputAllocator>();
+        allocator = io.allocator.get();
+      }
+      if (!context_->setOutputAllocator(io.name.c_str(), allocator)) {
         error = "setOutputAllocator failed for output '" + io.name + "'";
         return false;
       }
       continue;
     }
     io.buffer.resize(static_cast<size_t>(io.dims.empty() ? 1 : volume(io.dims)) * elementSize(io.type));
-    if (!context_->setTensorAddress(io.name.c_str(), io.buffer.data())) {
+    void* address = io.buffer.data();
+    if (mode.gpu) {
+      if (!io.deviceBuffer.reserve(io.buffer.bytes, error)) {
+        error = "output '" + io.name + "': " + error;
+        return false;
+      }
+      address = io.deviceBuffer.data();
+    }
+    if (!context_->setTensorAddress(io.name.c_str(), address)) {
       error = "setTensorAddress failed for output '" + io.name + "'";
       return false;
     }
   }
+  if (mode.gpu && !impl_->stream.synchronize(error)) return false;  // the inputs are on the device
   return true;
 }
 
 bool Runner::infer(std::string& error) {
-  if (!context_->enqueueV3(nullptr)) {
+  if (!impl_->mode.gpu) {
+    if (!context_->enqueueV3(nullptr)) {
+      error = "inference failed";
+      return false;
+    }
+    return true;
+  }
+  Impl& m = *impl_;
+  if (m.mode.transfers && !m.copyInputs(error)) return false;
+  if (!context_->enqueueV3(m.stream.get())) {
     error = "inference failed";
     return false;
   }
+  if (m.mode.transfers && !m.copyOutputs(error)) return false;
+  return m.stream.synchronize(error);
+}
+
+bool Runner::recordOrigin(std::string& error) {
+  impl_->hostOrigin = Clock::now();
+  if (!impl_->mode.gpu) return true;
+  return impl_->origin.record(impl_->stream.get(), error) && impl_->stream.synchronize(error);
+}
+
+bool Runner::launch(Clock::time_point origin, std::string& error) {
+  Impl& m = *impl_;
+  auto const sinceOrigin = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - origin).count(); };
+  if (!m.mode.gpu) {
+    m.enqStart = sinceOrigin();
+    if (!infer(error)) return false;
+    m.enqEnd = sinceOrigin();
+    return true;
+  }
+  cudaStream_t const s = m.stream.get();
+  if (!m.start.record(s, error)) return false;
+  if (m.mode.transfers && !m.copyInputs(error)) return false;
+  if (!m.h2dEnd.record(s, error)) return false;
+  m.enqStart = sinceOrigin();
+  if (m.graphReady) {
+    if (!m.graph.launch(s, error)) return false;
+  } else if (!context_->enqueueV3(s)) {
+    error = "inference failed";
+    return false;
+  }
+  m.enqEnd = sinceOrigin();
+  if (!m.computeEnd.record(s, error)) return false;
+  if (m.mode.transfers && !m.copyOutputs(error)) return false;
+  return m.end.record(s, error);
+}
+
+bool Runner::finish(InferenceTime& t, std::string& error) {
+  Impl& m = *impl_;
+  t.enqStart = m.enqStart;
+  t.enqEnd = m.enqEnd;
+  if (!m.mode.gpu) {
+    // The CPU backends compute inside the enqueue call and use host memory in place.
+    t.h2dStart = t.h2dEnd = t.computeStart = t.enqStart;
+    t.computeEnd = t.d2hStart = t.d2hEnd = t.enqEnd;
+    return true;
+  }
+  if (!m.stream.synchronize(error) || !device::elapsedMs(m.origin, m.start, t.h2dStart, error) ||
+      !device::elapsedMs(m.origin, m.h2dEnd, t.h2dEnd, error) ||
+      !device::elapsedMs(m.origin, m.computeEnd, t.computeEnd, error) ||
+      !device::elapsedMs(m.origin, m.end, t.d2hEnd, error))
+    return false;
+  // The parts follow each other on the stream: compute starts when H2D ends, D2H when compute ends.
+  t.computeStart = t.h2dEnd;
+  t.d2hStart = t.computeEnd;
   return true;
 }
 
-std::vector<Tensor> Runner::outputs() const {
+bool Runner::captureGraph(std::string& error) {
+  Impl& m = *impl_;
+  if (!m.mode.gpu) {
+    error = "CUDA graphs need the GPU";
+    return false;
+  }
+  kiln::IExecutionContext& ctx = *context_;
+  cudaStream_t const s = m.stream.get();
+  m.graphReady = m.graph.capture(
+      s, [&] { return ctx.enqueueV3(s); }, error);
+  return m.graphReady;
+}
+
+void Runner::dropGraph() { impl_->graphReady = false; }
+
+std::vector<Tensor> Runner::outputs() {
+  if (impl_->mode.gpu) {
+    std::string error;
+    // A failed copy leaves the host buffers as they were; the caller's check or dump shows stale data then,
+    // which the stream's error (reported by the last finish()) already explained.
+    if (impl_->copyOutputs(error)) impl_->stream.synchronize(error);
+  }
   std::vector<Tensor> out;
   for (auto const& io : impl_->io) {
     if (io.input) continue;
     Tensor t;
     t.name = io.name;
     t.type = io.type;
-    t.dims = io.allocator ? io.allocator->shape : io.dims;
+    t.dims = io.allocator ? io.allocator->shape : io.deviceAllocator ? io.deviceAllocator->shape : io.dims;
     Buffer const& b = io.allocator ? io.allocator->buffer : io.buffer;
     size_t const n = static_cast<size_t>(t.dims.empty() ? 1 : volume(t.dims)) * elementSize(t.type);
     t.bytes.assign(b.data(), b.data() + std::min(n, b.bytes));
@@ -361,23 +537,61 @@ size_t LayerProfiler::runs() const {
   return n;
 }
 
-bool benchmark(Runner& runner, Options const& o, bool profile, BenchmarkResult& result, std::string& error,
-               std::function<void(std::string const&)> const& trace) {
+bool benchmark(std::vector<Runner*> const& runners, Options const& o, bool profile, BenchmarkResult& result,
+               std::string& error, std::function<void(std::string const&)> const& trace) {
   auto const ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  kiln::IExecutionContext& ctx = runner.context();
+  if (runners.empty()) {
+    error = "no execution context to run";
+    return false;
+  }
+  Runner& first = *runners.front();
+  bool const gpu = first.gpu();
+  result.streams = static_cast<int32_t>(runners.size());
+  result.gpu = gpu;
+  // One round: an inference on every runner (each on its own stream on the GPU), then wait for all.
+  std::vector<InferenceTime> round(runners.size());
+  auto runRound = [&](Clock::time_point origin) {
+    for (Runner* r : runners)
+      if (!r->launch(origin, error)) return false;
+    for (size_t i = 0; i < runners.size(); ++i)
+      if (!runners[i]->finish(round[i], error)) return false;
+    return true;
+  };
 
-  // Warm-up: at least one run, then until --warmUp ms have passed.
+  // Warm-up: at least one round, then until --warmUp ms have passed.
   auto const warmStart = Clock::now();
   do {
-    if (!runner.infer(error)) return false;
-    ++result.warmUpRuns;
+    if (!runRound(warmStart)) return false;
+    result.warmUpRuns += static_cast<int32_t>(runners.size());
   } while (ms(warmStart, Clock::now()) < o.warmUpMs);
   result.warmUpMs = ms(warmStart, Clock::now());
 
-  bool const profileInline = profile && !o.separateProfileRun;
+  // CUDA graphs are captured after the warm-up, as trtexec does (the first runs set up per-shape state).
+  if (gpu && o.useCudaGraph) {
+    bool captured = true;
+    for (Runner* r : runners) {
+      std::string why;
+      if (!r->captureGraph(why)) {
+        captured = false;
+        result.warnings.push_back("--useCudaGraph: the CUDA graph capture failed (" + why +
+                                  "); running with enqueueV3 instead");
+        break;
+      }
+    }
+    if (!captured)
+      for (Runner* r : runners) r->dropGraph();
+    result.cudaGraph = captured;
+  }
+
+  // Layer times are read from the first context; a replayed graph reports none, so it profiles separately.
+  bool const separateProfile = profile && (o.separateProfileRun || result.cudaGraph);
+  bool const profileInline = profile && !separateProfile;
+  kiln::IExecutionContext& ctx = first.context();
   if (profileInline) ctx.setProfiler(&result.profiler);
+  for (Runner* r : runners)
+    if (!r->recordOrigin(error)) return false;
   auto const start = Clock::now();
   double const durationMs = o.durationS * 1000.0;
   double windowLatency = 0, windowCompute = 0;
@@ -385,35 +599,37 @@ bool benchmark(Runner& runner, Options const& o, bool profile, BenchmarkResult& 
   double elapsedMs = 0;
   while (static_cast<int32_t>(result.times.size()) < o.iterations ||
          (elapsedMs = ms(start, Clock::now())) < durationMs) {
-    InferenceTime t;
-    t.enqStart = ms(start, Clock::now());
-    t.h2dStart = t.h2dEnd = t.computeStart = t.enqStart;
-    if (!runner.infer(error)) {
+    if (!runRound(start)) {
       ctx.setProfiler(nullptr);
       return false;
     }
-    t.enqEnd = t.computeEnd = t.d2hStart = t.d2hEnd = ms(start, Clock::now());
-    result.times.push_back(t);
-    windowLatency += t.latencyMs();
-    windowCompute += t.computeMs();
-    if (++window == o.avgRuns) {
-      char buf[160];
-      std::snprintf(buf, sizeof(buf), "Average on %d runs - latency: %.5g ms - host compute: %.5g ms", window,
-                    windowLatency / window, windowCompute / window);
-      trace(buf);
-      window = 0;
-      windowLatency = windowCompute = 0;
+    for (InferenceTime const& t : round) {
+      result.times.push_back(t);
+      windowLatency += t.latencyMs();
+      windowCompute += t.computeMs();
+      if (++window == o.avgRuns) {
+        char buf[160];
+        std::snprintf(buf, sizeof(buf), "Average on %d runs - latency: %.5g ms - %s compute: %.5g ms", window,
+                      windowLatency / window, gpu ? "GPU" : "host", windowCompute / window);
+        trace(buf);
+        window = 0;
+        windowLatency = windowCompute = 0;
+      }
     }
   }
-  // The timed phase's host walltime: from its start until the loop saw both limits reached.
-  result.walltimeMs = std::max(elapsedMs, result.times.back().d2hEnd);
+  // The timed phase's walltime: from its start until the loop saw both limits reached (or the last inference
+  // ended, by the GPU's clock).
+  double lastEnd = 0;
+  for (auto const& t : result.times) lastEnd = std::max(lastEnd, t.d2hEnd);
+  result.walltimeMs = std::max(elapsedMs, lastEnd);
   ctx.setProfiler(nullptr);
 
-  if (profile && o.separateProfileRun) {
-    // Profiled runs of their own, so that profiling costs do not weigh on the timed runs.
+  if (separateProfile) {
+    // Profiled runs of their own (plain enqueueV3 on the first context), so that profiling costs do not weigh
+    // on the timed runs.
     ctx.setProfiler(&result.profiler);
     for (int32_t i = 0; i < std::max<int32_t>(1, o.iterations); ++i)
-      if (!runner.infer(error)) {
+      if (!first.infer(error)) {
         ctx.setProfiler(nullptr);
         return false;
       }
@@ -421,6 +637,11 @@ bool benchmark(Runner& runner, Options const& o, bool profile, BenchmarkResult& 
   }
   result.profiled = profile;
   return true;
+}
+
+bool benchmark(Runner& runner, Options const& o, bool profile, BenchmarkResult& result, std::string& error,
+               std::function<void(std::string const&)> const& trace) {
+  return benchmark(std::vector<Runner*>{&runner}, o, profile, result, error, trace);
 }
 
 }  // namespace kilnexec

@@ -4,6 +4,7 @@
 
 #include <kiln/kiln_runtime.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,8 +26,29 @@ void setElementFromDouble(Tensor& t, size_t i, double value);
 bool prepareInputs(kiln::ICudaEngine const& engine, Options const& options, std::vector<Tensor>& inputs,
                    std::string& error);
 
-/// An execution context with every I/O tensor bound to host buffers it owns. Outputs whose size is only known
-/// while running get an IOutputAllocator.
+/// Where a Runner's buffers live and what one inference moves.
+struct RunMode {
+  bool gpu = false;       ///< device buffers (cudaMalloc), a stream of its own, CUDA events (--backend=cuda)
+  bool transfers = true;  ///< GPU only: copy inputs in and outputs out around each inference (!--noDataTransfers)
+};
+
+/// One timed inference, trtexec's fields, in milliseconds since the benchmark started. The CPU backends read
+/// and write host memory in place, so H2D and D2H are empty intervals at the compute's ends.
+struct InferenceTime {
+  double enqStart = 0, enqEnd = 0;
+  double h2dStart = 0, h2dEnd = 0;
+  double computeStart = 0, computeEnd = 0;
+  double d2hStart = 0, d2hEnd = 0;
+  double enqueueMs() const { return enqEnd - enqStart; }
+  double h2dMs() const { return h2dEnd - h2dStart; }
+  double computeMs() const { return computeEnd - computeStart; }
+  double d2hMs() const { return d2hEnd - d2hStart; }
+  double latencyMs() const { return d2hEnd - h2dStart; }
+};
+
+/// An execution context with every I/O tensor bound: host buffers it owns on the CPU backends; on the GPU,
+/// device buffers (with host copies of the inputs and outputs) and a stream of its own. Outputs whose size is
+/// only known while running get an IOutputAllocator (device memory on the GPU).
 class Runner {
  public:
   Runner();
@@ -34,14 +56,32 @@ class Runner {
   Runner(Runner const&) = delete;
   Runner& operator=(Runner const&) = delete;
 
-  /// Creates the context of `engine`, sets the input shapes and copies `inputs` into its buffers.
-  bool setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs, std::string& error);
-  /// Runs one inference (enqueueV3 on the null stream; the CPU backends finish before it returns).
+  /// Creates the context of `engine`, sets the input shapes and copies `inputs` into its buffers (uploads
+  /// them on the GPU, so that they are in place even without per-inference transfers).
+  bool setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs, std::string& error, RunMode mode = {});
+  /// Runs one inference to completion (CPU: enqueueV3 on the null stream; GPU: H2D, enqueueV3 and D2H on the
+  /// runner's stream, then waits for it).
   bool infer(std::string& error);
-  /// The outputs of the last inference, in I/O order, with their final shapes.
-  std::vector<Tensor> outputs() const;
+  /// GPU: puts one inference on the stream (H2D unless --noDataTransfers, the enqueue or the captured graph,
+  /// D2H) with events around each part and returns, keeping the host time of the enqueue call measured from
+  /// `origin` for finish(). CPU: runs it, as infer() does.
+  bool launch(std::chrono::steady_clock::time_point origin, std::string& error);
+  /// Waits for the inference launch() started and fills `t` (GPU times from the events, relative to the
+  /// event recordOrigin() recorded; CPU: host times, H2D and D2H empty).
+  bool finish(InferenceTime& t, std::string& error);
+  /// GPU: records the origin event of finish()'s times on this runner's stream and waits for it.
+  bool recordOrigin(std::string& error);
+  /// GPU: captures one enqueueV3 into a CUDA graph, which launch() then replays. False with `error` when the
+  /// capture fails (launch() keeps using enqueueV3).
+  bool captureGraph(std::string& error);
+  /// Goes back to enqueueV3 (when another runner's capture failed).
+  void dropGraph();
+  /// The outputs of the last inference, in I/O order, with their final shapes (GPU: copied back to the host
+  /// first, whatever --noDataTransfers says).
+  std::vector<Tensor> outputs();
   /// The context (after setup()).
   kiln::IExecutionContext& context() { return *context_; }
+  bool gpu() const;
 
  private:
   struct Impl;
@@ -66,20 +106,6 @@ class LayerProfiler : public kiln::IProfiler {
   std::map<std::string, size_t> index_;
 };
 
-/// One timed inference, trtexec's fields, in milliseconds since the benchmark started. The CPU backends read
-/// and write host memory in place, so H2D and D2H are empty intervals at the compute's ends.
-struct InferenceTime {
-  double enqStart = 0, enqEnd = 0;
-  double h2dStart = 0, h2dEnd = 0;
-  double computeStart = 0, computeEnd = 0;
-  double d2hStart = 0, d2hEnd = 0;
-  double enqueueMs() const { return enqEnd - enqStart; }
-  double h2dMs() const { return h2dEnd - h2dStart; }
-  double computeMs() const { return computeEnd - computeStart; }
-  double d2hMs() const { return d2hEnd - d2hStart; }
-  double latencyMs() const { return d2hEnd - h2dStart; }
-};
-
 /// What the benchmark measured.
 struct BenchmarkResult {
   std::vector<InferenceTime> times;
@@ -88,11 +114,22 @@ struct BenchmarkResult {
   double warmUpMs = 0;
   LayerProfiler profiler;  ///< filled when profiling was asked for
   bool profiled = false;
+  bool gpu = false;                   ///< the runners ran on the GPU (times from CUDA events)
+  int32_t streams = 1;                ///< runners that ran concurrently (--infStreams)
+  bool cudaGraph = false;             ///< the timed runs replayed a CUDA graph
+  std::vector<std::string> warnings;  ///< for the user (e.g. a CUDA graph capture that failed)
 };
 
 /// Warms up for --warmUp ms, then runs until --iterations inferences and --duration seconds are both
 /// reached; profiles layers during those runs or, with --separateProfileRun, in runs of their own. `trace`
-/// receives the --avgRuns averages (shown with --verbose).
+/// receives the --avgRuns averages (shown with --verbose). With several runners (GPU, --infStreams) each
+/// round launches one inference on every runner's stream, then waits for all of them; every inference
+/// counts. With --useCudaGraph (GPU) each runner captures its enqueue after the warm-up (a failed capture
+/// falls back to enqueueV3 with a warning); profiling then happens in runs of its own, without the graph.
+bool benchmark(std::vector<Runner*> const& runners, Options const& options, bool profile, BenchmarkResult& result,
+               std::string& error, std::function<void(std::string const&)> const& trace);
+
+/// benchmark() with one runner.
 bool benchmark(Runner& runner, Options const& options, bool profile, BenchmarkResult& result, std::string& error,
                std::function<void(std::string const&)> const& trace);
 

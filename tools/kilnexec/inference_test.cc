@@ -162,5 +162,39 @@ TEST(Inference, BenchmarkStopsAfterIterationsAndDurationAndProfiles) {
   EXPECT_EQ(s.profiler.runs(), 3u);
 }
 
+TEST(Inference, BenchmarkRunsEveryRunnerEachRoundOnTheCpu) {
+  SmallEngine e;
+  ASSERT_TRUE(e.build(false));
+  Runner a, b;
+  std::string error;
+  ASSERT_TRUE(a.setup(*e.engine, {floats("x", {1, 3}, {1, 2, 3})}, error)) << error;
+  ASSERT_TRUE(b.setup(*e.engine, {floats("x", {1, 3}, {1, 2, 3})}, error)) << error;
+  EXPECT_FALSE(a.gpu());
+  Options o;
+  o.iterations = 5;
+  o.durationS = 0;
+  o.warmUpMs = 0;
+  o.useCudaGraph = true;  // nothing to capture on the CPU: ignored, no warning
+  BenchmarkResult r;
+  ASSERT_TRUE(benchmark({&a, &b}, o, false, r, error, [](std::string const&) {})) << error;
+  EXPECT_EQ(r.times.size(), 6u);  // rounds of 2 until at least 5
+  EXPECT_EQ(r.warmUpRuns, 2);
+  EXPECT_EQ(r.streams, 2);
+  EXPECT_FALSE(r.gpu);
+  EXPECT_FALSE(r.cudaGraph);
+  EXPECT_TRUE(r.warnings.empty());
+  for (auto const& t : r.times) {
+    // Host memory in place: no transfers, and the compute is the enqueue call.
+    EXPECT_EQ(t.h2dMs(), 0.0);
+    EXPECT_EQ(t.d2hMs(), 0.0);
+    EXPECT_EQ(t.computeMs(), t.enqueueMs());
+    EXPECT_EQ(t.latencyMs(), t.computeMs());
+  }
+  EXPECT_GE(r.walltimeMs, r.times.back().d2hEnd);
+  std::string why;
+  EXPECT_FALSE(a.captureGraph(why));
+  EXPECT_NE(why.find("GPU"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace kilnexec

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "device.h"
 #include "tensor_io.h"
 #ifdef KILNEXEC_HAVE_ONNX
 #include "parsers/onnx/onnx_test_util.h"
@@ -53,7 +54,12 @@ class Kilnexec : public ::testing::Test {
 
   std::string path(char const* name) const { return (dir_ / name).string(); }
 
-  Result run(std::string const& args) const {
+  // Runs the binary. These tests check the CPU backends' numbers (to 1e-5) and plans (target cpu), so unless
+  // `pinCpu` is false or the flags choose a backend or a plan, they pin --backend=cpu: on a machine with a GPU
+  // the default would be cuda (kilnexec_gpu_test.cc covers that).
+  Result run(std::string args, bool pinCpu = true) const {
+    if (pinCpu && args.find("--backend") == std::string::npos && args.find("--loadEngine") == std::string::npos)
+      args = "--backend=cpu " + args;
     fs::path const out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
     std::string const cmd = "cd '" + dir_.string() + "' && '" KILNEXEC_BINARY "' " + args + " > '" + out.string() +
                             "' 2> '" + err.string() + "' < /dev/null";
@@ -260,16 +266,25 @@ TEST_F(Kilnexec, BuildFlags) {
   EXPECT_NE(dynamicDefault.err.find("dynamic input 'x'"), std::string::npos) << dynamicDefault.err;
 }
 
-TEST_F(Kilnexec, FlagsThisBuildCannotActOnSaySo) {
-  Result r = run(std::string("--useCudaGraph --noDataTransfers --infStreams=2 --device=0 --timingCacheFile=t.cache "
-                             "--staticPlugins=a.so --dynamicPlugins=b.so --int8") +
+TEST_F(Kilnexec, DefaultBackendIsCudaOnlyWhereCudaCanRun) {
+  Result r = run(std::string("--percentile=50") + kQuick, /*pinCpu=*/false);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::string why;
+  bool const gpu = device::usable(why);
+  EXPECT_NE(r.out.find(gpu ? "Backend: cuda" : "Backend: cpu"), std::string::npos) << why << "\n" << r.out;
+  EXPECT_EQ(r.err.find("does nothing"), std::string::npos) << r.err;
+}
+
+TEST_F(Kilnexec, GpuFlagsOnTheCpuBackendSaySo) {
+  Result r = run(std::string("--backend=cpu --useCudaGraph --noDataTransfers --infStreams=2 --device=0 "
+                             "--timingCacheFile=t.cache --staticPlugins=a.so --dynamicPlugins=b.so --int8") +
                  kQuick);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  for (char const* s : {"--useCudaGraph: this build has no CUDA backend",
-                        "--noDataTransfers:", "--infStreams=2:", "--device=0: this build has no CUDA backend",
-                        "--timingCacheFile=t.cache: Kiln has no timing cache",
-                        "--staticPlugins=a.so: Kiln cannot load plugin libraries yet",
-                        "--dynamicPlugins=b.so: Kiln cannot load plugin libraries yet", "--int8: INT8"})
+  for (char const* s :
+       {"--useCudaGraph: the cpu backend runs on the host, so this flag does nothing there",
+        "--noDataTransfers: the cpu backend", "--infStreams=2: the cpu backend", "--device=0: the cpu backend",
+        "--timingCacheFile=t.cache: the cpu backend", "--staticPlugins=a.so: Kiln cannot load plugin libraries yet",
+        "--dynamicPlugins=b.so: Kiln cannot load plugin libraries yet", "--int8: INT8"})
     EXPECT_NE(r.err.find(s), std::string::npos) << s << "\n" << r.err;
   EXPECT_FALSE(fs::exists(path("t.cache")));
 }
@@ -284,9 +299,15 @@ TEST_F(Kilnexec, ExitCodes) {
   Result contradictory = run("--onnx=a.onnx --loadEngine=a.plan");
   EXPECT_EQ(contradictory.code, 2);
   EXPECT_NE(contradictory.err.find("--onnx and --loadEngine"), std::string::npos) << contradictory.err;
-  Result cuda = run("--backend=cuda");
-  EXPECT_EQ(cuda.code, 1);
-  EXPECT_NE(cuda.err.find("no CUDA backend"), std::string::npos) << cuda.err;
+  std::string why;
+  if (!device::usable(why)) {
+    // Without a usable GPU, --backend=cuda fails and says why: no CUDA in this build, or Kiln's CUDA backend
+    // cannot run here (the build's message).
+    Result cuda = run(std::string("--backend=cuda") + kQuick);
+    EXPECT_EQ(cuda.code, 1) << cuda.out << cuda.err;
+    EXPECT_TRUE(cuda.err.find(device::compiledIn() ? "the CUDA backend" : "no CUDA support") != std::string::npos)
+        << cuda.err;
+  }
   Result missing = run("--onnx=missing.onnx");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("missing.onnx"), std::string::npos) << missing.err;

@@ -385,32 +385,31 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
 
 std::vector<std::string> unsupportedFlagNotes(Options const& o) {
   std::vector<std::string> notes;
-  std::string const backend = o.backend == Backend::kReference ? "reference" : "cpu";
   if (o.int8 || o.best)
     notes.push_back(std::string(o.int8 ? "--int8" : "--best") +
                     ": INT8 calibration and INT8 kernels are not in Kiln yet; the engine is built without INT8");
-  if (o.useCudaGraph)
-    notes.push_back("--useCudaGraph: this build has no CUDA backend; the " + backend +
-                    " backend runs without CUDA graphs");
-  if (o.noDataTransfers)
-    notes.push_back("--noDataTransfers: the " + backend +
-                    " backend reads and writes host memory in place, so there are no transfers to leave out");
-  if (o.infStreams > 1)
-    notes.push_back("--infStreams=" + std::to_string(o.infStreams) +
-                    ": this build cannot run inferences on several streams yet; it runs one");
-  if (o.deviceGiven)
-    notes.push_back("--device=" + std::to_string(o.device) + ": this build has no CUDA backend; the " + backend +
-                    " backend ignores the device index");
-  if (!o.timingCacheFile.empty())
-    notes.push_back("--timingCacheFile=" + o.timingCacheFile +
-                    ": Kiln has no timing cache yet; tactics are timed afresh and nothing is read or written");
+  // The CUDA machinery flags act on the CUDA backend; on the CPU backends there is nothing for them to do.
+  if (o.backend != Backend::kCuda) {
+    std::string const backend = o.backend == Backend::kReference ? "reference" : "cpu";
+    std::string const onHost = ": the " + backend + " backend runs on the host, so this flag does nothing there";
+    if (o.useCudaGraph) notes.push_back("--useCudaGraph" + onHost + " (CUDA graphs need --backend=cuda)");
+    if (o.noDataTransfers)
+      notes.push_back("--noDataTransfers" + onHost + " (it reads and writes host memory in place: no transfers)");
+    if (o.infStreams > 1)
+      notes.push_back("--infStreams=" + std::to_string(o.infStreams) + onHost +
+                      " (streams need --backend=cuda); it runs one context");
+    if (o.deviceGiven) notes.push_back("--device=" + std::to_string(o.device) + onHost);
+    if (!o.timingCacheFile.empty())
+      notes.push_back("--timingCacheFile=" + o.timingCacheFile + onHost +
+                      " (the timing cache keeps GPU tactic timings); nothing is read or written");
+  }
   for (auto const& p : o.staticPlugins)
     notes.push_back("--staticPlugins=" + p + ": Kiln cannot load plugin libraries yet; not loaded");
   for (auto const& p : o.dynamicPlugins)
     notes.push_back("--dynamicPlugins=" + p + ": Kiln cannot load plugin libraries yet; not loaded");
   for (auto const& [pool, bytes] : o.memPoolSizes)
     if (pool != "workspace")
-      notes.push_back("--memPoolSize=" + pool + ": the " + backend + " backend has no such pool; ignored");
+      notes.push_back("--memPoolSize=" + pool + ": Kiln has no such pool (DLA and tactic shared memory); ignored");
   return notes;
 }
 
@@ -437,7 +436,7 @@ Build
   --memPoolSize=pool:size     Pool limits, size in MiB or with B/K/M/G: workspace:1024M
   --builderOptimizationLevel=N   0 (fast build) .. 5; default 3
   --profilingVerbosity=V      layer_names_only, detailed or none (default detailed when layer info is asked for)
-  --timingCacheFile=FILE      Accepted; no timing cache yet (says so)
+  --timingCacheFile=FILE      GPU: read the timing cache from FILE if it exists, write it back after the build
   --staticPlugins=LIBS / --dynamicPlugins=LIBS   Accepted; no plugin loading yet (says so)
 Inference
   --iterations=N              Run at least N timed inferences (default 10)
@@ -447,10 +446,18 @@ Inference
   --percentile=P1,P2,...      Percentiles to report (default 90,95,99)
   --loadInputs=name:file      Inputs from .npy, .npz (array named like the input, or the only one) or raw bytes;
                               a bare file.npz gives every input by array name
-  --useCudaGraph, --noDataTransfers, --infStreams=N, --device=N   Accepted; CUDA machinery (says so)
+  --useCudaGraph              GPU: capture one enqueue into a CUDA graph after the warm-up and replay it
+                              (falls back to plain enqueues with a warning if the capture fails)
+  --noDataTransfers           GPU: no H2D/D2H copies around each inference (inputs are uploaded once,
+                              outputs fetched once at the end)
+  --infStreams=N              GPU: N contexts on N streams run concurrently; throughput counts them all
+  --device=N                  GPU: run on CUDA device N (default 0)
   --skipInference             Build (and save) only
   --threads=N                 Host threads for the CPU backend (default: all)
-  --backend=B                 cuda, cpu or reference (default: cuda when a GPU is present, else cpu)
+  --backend=B                 cuda, cpu or reference (default: cuda when CUDA can use a GPU, else cpu; a
+                              default cuda build that cannot run falls back to cpu with a warning).
+                              --loadEngine runs the plan where it was built for
+  (on the cpu and reference backends the GPU flags above do nothing and say so)
 Reporting
   --dumpProfile / --exportProfile=FILE     Per-layer times, printed / as JSON
   --separateProfileRun        Profile in a run of its own, after the timed runs

@@ -14,7 +14,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
-/// Where the engine runs. kCuda parses (it is a valid request) but this build cannot run it.
+/// Where the engine runs: kCuda on the GPU (device memory, streams, events), kCpu and kReference on the host.
 enum class Backend { kCpu, kReference, kCuda };
 
 /// One `name:AxBxC` entry of --shapes/--minShapes/--optShapes/--maxShapes.
@@ -77,8 +77,9 @@ struct ParseResult {
 /// contradictory combinations give ok == false and a message naming the flag.
 ParseResult parseCommandLine(std::vector<std::string> const& args);
 
-/// One line per accepted flag that this build or backend cannot act on yet, saying so and what happens
-/// instead (e.g. --useCudaGraph on the CPU backend).
+/// One line per accepted flag that this build or options.backend cannot act on, saying so and what happens
+/// instead: the GPU flags (--useCudaGraph, --noDataTransfers, --infStreams, --device, --timingCacheFile) on the
+/// cpu and reference backends, and INT8, plugin libraries and DLA pools everywhere.
 std::vector<std::string> unsupportedFlagNotes(Options const& options);
 
 /// The --help text.

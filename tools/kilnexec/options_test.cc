@@ -106,7 +106,7 @@ TEST(Options, ValueSyntax) {
   EXPECT_EQ(r.options.loadInputs[0], (std::pair<std::string, std::string>{"input:0", "a.raw"}));
   EXPECT_EQ(r.options.loadInputs[1], (std::pair<std::string, std::string>{"", "all.npz"}));
   EXPECT_EQ(r.options.memPoolSizes[0].second, 100ll << 20);  // no suffix: MiB, as trtexec
-  EXPECT_TRUE(parse({"--backend=cuda"}).ok);  // a valid request; the driver says this build cannot run it
+  EXPECT_TRUE(parse({"--backend=cuda"}).ok);
   EXPECT_TRUE(parse({"--checkLayers"}).options.check);
   EXPECT_TRUE(parse({"-h"}).options.help);
 }
@@ -165,6 +165,39 @@ TEST(Options, NotesForFlagsThisBuildCannotActOn) {
     EXPECT_TRUE(found) << flag;
   }
   EXPECT_TRUE(unsupportedFlagNotes(parse({"--fp16", "--infStreams=1"}).options).empty());
+  for (auto const& n : notes)
+    if (n.rfind("--useCudaGraph", 0) == 0) {
+      EXPECT_NE(n.find("the cpu backend"), std::string::npos) << n;
+    }
+  ParseResult ref = parse({"--backend=reference", "--useCudaGraph"});
+  ASSERT_EQ(unsupportedFlagNotes(ref.options).size(), 1u);
+  EXPECT_NE(unsupportedFlagNotes(ref.options)[0].find("the reference backend"), std::string::npos);
+}
+
+TEST(Options, GpuFlagsAreActedOnWithCuda) {
+  ParseResult r = parse({"--backend=cuda", "--int8", "--useCudaGraph", "--noDataTransfers", "--infStreams=4",
+                         "--device=2", "--timingCacheFile=t.cache", "--staticPlugins=a.so"});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.options.backend, Backend::kCuda);
+  EXPECT_TRUE(r.options.useCudaGraph && r.options.noDataTransfers);
+  EXPECT_EQ(r.options.infStreams, 4);
+  EXPECT_EQ(r.options.device, 2);
+  EXPECT_EQ(r.options.timingCacheFile, "t.cache");
+  std::vector<std::string> const notes = unsupportedFlagNotes(r.options);
+  // Only what Kiln cannot do anywhere is noted: INT8 and plugin libraries.
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].rfind("--int8", 0), 0u) << notes[0];
+  EXPECT_EQ(notes[1].rfind("--staticPlugins=a.so", 0), 0u) << notes[1];
+  for (char const* flag : {"--useCudaGraph", "--noDataTransfers", "--infStreams", "--device", "--timingCacheFile"})
+    for (auto const& n : notes) EXPECT_EQ(n.find(flag), std::string::npos) << n;
+}
+
+TEST(Options, HelpDescribesTheGpuFlags) {
+  std::string const help = usageText();
+  for (char const* s : {"--useCudaGraph", "CUDA graph", "--noDataTransfers", "--infStreams=N", "--device=N",
+                        "--timingCacheFile=FILE", "falls back to cpu"})
+    EXPECT_NE(help.find(s), std::string::npos) << s;
+  EXPECT_EQ(help.find("Accepted; no timing cache"), std::string::npos);
 }
 
 TEST(Options, Dims) {

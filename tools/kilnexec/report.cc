@@ -45,6 +45,7 @@ PerformanceSummary summarize(BenchmarkResult const& result, std::vector<double> 
   s.walltimeS = result.walltimeMs / 1000.0;
   s.throughputQps = result.walltimeMs > 0 ? static_cast<double>(s.inferences) / s.walltimeS : 0;
   s.totalComputeMs = s.compute.sum;
+  s.gpu = result.gpu;
   return s;
 }
 
@@ -56,21 +57,27 @@ std::string formatPerformanceSummary(PerformanceSummary const& s) {
   out += "[I] Latency: " + formatStats(s.latency) + "\n";
   out += "[I] Enqueue Time: " + formatStats(s.enqueue) + "\n";
   out += "[I] H2D Latency: " + formatStats(s.h2d) + "\n";
-  out += "[I] Compute Time: " + formatStats(s.compute) + "\n";
+  out += std::string(s.gpu ? "[I] GPU Compute Time: " : "[I] Compute Time: ") + formatStats(s.compute) + "\n";
   out += "[I] D2H Latency: " + formatStats(s.d2h) + "\n";
   std::snprintf(buf, sizeof(buf), "[I] Total Host Walltime: %.5g s\n", s.walltimeS);
   out += buf;
-  std::snprintf(buf, sizeof(buf), "[I] Total Compute Time: %.5g s\n", s.totalComputeMs / 1000.0);
+  std::snprintf(buf, sizeof(buf), "[I] Total %sCompute Time: %.5g s\n", s.gpu ? "GPU " : "", s.totalComputeMs / 1000.0);
   out += buf;
   std::snprintf(buf, sizeof(buf), "[I] Coefficient of variation: latency %.3g %%, compute %.3g %% (%zu inferences)\n",
                 s.latency.cvPercent, s.compute.cvPercent, s.inferences);
   out += buf;
   if (s.compute.cvPercent > 10.0)
     out += "[W] The compute time varies by more than 10 %: the machine may be busy; results may be unstable.\n";
-  out +=
-      "[I] Explanations: Throughput is inferences per second of host walltime; Latency is H2D + Compute + D2H of one "
-      "inference; Enqueue Time is the host time of the enqueue call (the CPU backends compute inside it, so it equals "
-      "Compute Time); H2D and D2H are 0 on the CPU backends, which read and write host memory in place.\n";
+  if (s.gpu)
+    out +=
+        "[I] Explanations: Throughput is inferences per second of host walltime (over every stream); Latency is H2D + "
+        "GPU Compute + D2H of one inference; Enqueue Time is the host time of the enqueue call (asynchronous: the GPU "
+        "computes after it returns); H2D, GPU Compute and D2H are measured on the stream with CUDA events.\n";
+  else
+    out +=
+        "[I] Explanations: Throughput is inferences per second of host walltime; Latency is H2D + Compute + D2H of "
+        "one inference; Enqueue Time is the host time of the enqueue call (the CPU backends compute inside it, so it "
+        "equals Compute Time); H2D and D2H are 0 on the CPU backends, which read and write host memory in place.\n";
   return out;
 }
 

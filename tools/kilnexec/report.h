@@ -18,13 +18,15 @@ struct PerformanceSummary {
   Stats latency, enqueue, h2d, compute, d2h;
   double walltimeS = 0;
   double totalComputeMs = 0;
+  bool gpu = false;  ///< GPU times (CUDA events): "GPU Compute Time", real H2D/D2H and an asynchronous enqueue
 };
 
 /// Summarizes the timed runs of `result`.
 PerformanceSummary summarize(BenchmarkResult const& result, std::vector<double> const& percentiles);
 
-/// The summary as trtexec prints it (Throughput, Latency, Enqueue Time, H2D Latency, Compute Time, D2H
-/// Latency, Total Host Walltime, Total Compute Time, coefficient of variation), one "[I] " line each.
+/// The summary as trtexec prints it (Throughput, Latency, Enqueue Time, H2D Latency, Compute Time (GPU
+/// Compute Time on the GPU), D2H Latency, Total Host Walltime, Total Compute Time, coefficient of variation), one "[I]
+/// " line each.
 std::string formatPerformanceSummary(PerformanceSummary const& s);
 
 /// Per-layer time of a profile: total over runs, average and median per run, share of the sum.
