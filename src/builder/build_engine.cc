@@ -201,10 +201,11 @@ Result<double> timeTactic(backends::Tactic const& t, Node const& n, ir::ShapeSta
 }
 
 // Times one kernel on the GPU: inputs of random values (constants and host-known shape tensors as they are),
-// outputs and workspace in device memory, one warm-up run, then the median of `iterations` runs timed with
-// events on the profile stream.
+// outputs and workspace in device memory, one timed warm-up run, then the median of up to `iterations` runs
+// timed with events on the profile stream. A candidate whose warm-up is over twice the best time so far
+// (`best`, 0: none yet) is not timed further, and timing stops after 100 ms, so slow candidates cost little.
 Result<double> timeTacticOnDevice(backends::DeviceBackend* dev, void* stream, backends::Tactic const& t, Node const& n,
-                                  ir::ShapeState const& st, int iterations) {
+                                  ir::ShapeState const& st, int iterations, double best) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<backends::Kernel> k, t.create(n));
   std::vector<backends::DeviceBuffer> bufs;
   backends::LaunchContext ctx;
@@ -257,8 +258,10 @@ Result<double> timeTacticOnDevice(backends::DeviceBackend* dev, void* stream, ba
   }
   void* e1 = *e1r;
   std::vector<double> times;
-  Status s = k->enqueue(ctx);  // warm-up (first-use costs: descriptor caches, lazy module loading)
-  for (int i = 0; s.isOk() && i < std::max(1, iterations); ++i) {
+  double total = 0;
+  Status s = Status::ok();
+  // Run 0 is the warm-up (first-use costs: descriptor caches, lazy module loading), kept only as a bound.
+  for (int i = 0; s.isOk() && i <= std::max(1, iterations); ++i) {
     s = dev->recordEvent(e0, stream);
     if (s.isOk()) s = k->enqueue(ctx);
     if (s.isOk()) s = dev->recordEvent(e1, stream);
@@ -268,7 +271,16 @@ Result<double> timeTacticOnDevice(backends::DeviceBackend* dev, void* stream, ba
       s = ms.status();
       break;
     }
+    total += *ms;
+    if (i == 0) {
+      if (best > 0 && *ms > 2 * best) {
+        times.push_back(*ms);
+        break;
+      }
+      continue;
+    }
     times.push_back(*ms);
+    if (total > 100) break;
   }
   Status sy = dev->synchronize(stream);
   dev->destroyEvent(e0);
@@ -435,7 +447,8 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
         chosenWs = ws;
         break;
       }
-      auto timed = gpu ? timeTacticOnDevice(gpu, profileStream, *t, *n, opt, config.getAvgTimingIterations() + 4)
+      auto timed = gpu ? timeTacticOnDevice(gpu, profileStream, *t, *n, opt, config.getAvgTimingIterations() + 4,
+                                            chosen ? best : 0)
                        : timeTactic(*t, *n, opt, config.getAvgTimingIterations() + 2);
       if (!timed) {
         // Dummy data can be out of a kernel's domain (indices, ...): such a candidate is skipped, not fatal.

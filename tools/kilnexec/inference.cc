@@ -333,6 +333,9 @@ bool Runner::setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs,
     if (!m.stream.create(error) || !m.origin.create(error) || !m.start.create(error) || !m.h2dEnd.create(error) ||
         !m.computeEnd.create(error) || !m.end.create(error))
       return false;
+    // The warm-up's times are measured from here (an event never recorded has no time: recordOrigin() moves it
+    // to the start of the timed runs).
+    if (!m.origin.record(m.stream.get(), error)) return false;
   }
   context_.reset(engine.createExecutionContext());
   if (!context_) {
