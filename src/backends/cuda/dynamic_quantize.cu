@@ -13,9 +13,12 @@ constexpr int kWarpsPerBlock = kThreads / 32;
 
 __device__ __forceinline__ float loadScalar(int32_t dtype, void const* p) {
   switch (dtype) {
-    case dev::kHALF: return dev::toFloat(*static_cast<__half const*>(p));
-    case dev::kBF16: return dev::toFloat(*static_cast<__nv_bfloat16 const*>(p));
-    default: return *static_cast<float const*>(p);
+    case dev::kHALF:
+      return dev::toFloat(*static_cast<__half const*>(p));
+    case dev::kBF16:
+      return dev::toFloat(*static_cast<__nv_bfloat16 const*>(p));
+    default:
+      return *static_cast<float const*>(p);
   }
 }
 
@@ -43,12 +46,15 @@ __device__ __forceinline__ float storeScale(int32_t dtype, void* scales, int64_t
   }
 }
 
-template <typename TY> struct QuantTraits;
-template <> struct QuantTraits<__nv_fp8_e4m3> {
+template <typename TY>
+struct QuantTraits;
+template <>
+struct QuantTraits<__nv_fp8_e4m3> {
   static constexpr float kMax = 448.f;
   __device__ static __nv_fp8_e4m3 quantize(float q) { return __nv_fp8_e4m3(q + 0.f); }
 };
-template <> struct QuantTraits<int8_t> {
+template <>
+struct QuantTraits<int8_t> {
   static constexpr float kMax = 127.f;
   __device__ static int8_t quantize(float q) {
     if (isnan(q)) return 0;
@@ -69,10 +75,9 @@ __device__ __forceinline__ int64_t inBlockOffset(DynamicQuantizeShape const& s, 
 }
 
 template <typename TX, typename TY>
-__global__ void __launch_bounds__(kThreads) dynamicQuantize(DynamicQuantizeShape s, int64_t numScales,
-                                                            int64_t blockVolume, TX const* __restrict__ x,
-                                                            void const* dqPtr, int32_t dqType, TY* __restrict__ y,
-                                                            void* scales, int32_t scaleType) {
+__global__ void __launch_bounds__(kThreads)
+    dynamicQuantize(DynamicQuantizeShape s, int64_t numScales, int64_t blockVolume, TX const* __restrict__ x,
+                    void const* dqPtr, int32_t dqType, TY* __restrict__ y, void* scales, int32_t scaleType) {
   int lane = threadIdx.x & 31;
   int64_t warp = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) >> 5;
   int64_t numWarps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
@@ -85,8 +90,7 @@ __global__ void __launch_bounds__(kThreads) dynamicQuantize(DynamicQuantizeShape
       rest /= e;
     }
     float m = 0.f;
-    for (int64_t l = lane; l < blockVolume; l += 32)
-      m = fmaxf(m, fabsf(dev::toFloat(x[base + inBlockOffset(s, l)])));
+    for (int64_t l = lane; l < blockVolume; l += 32) m = fmaxf(m, fabsf(dev::toFloat(x[base + inBlockOffset(s, l)])));
     for (int d = 16; d > 0; d >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, d));
     float scale = m / QuantTraits<TY>::kMax;  // IEEE float division: float(absmax / qmax)
     float stored = storeScale(scaleType, scales, b, static_cast<float>(dq != 0.0 ? scale / dq : 0.0), lane == 0);
@@ -100,15 +104,14 @@ __global__ void __launch_bounds__(kThreads) dynamicQuantize(DynamicQuantizeShape
 }
 
 template <typename TX>
-bool launchFor(int32_t yType, int32_t scaleType, int32_t dqType, DynamicQuantizeShape const& shape,
-               int64_t numScales, int64_t blockVolume, void const* x, void const* dq, void* y, void* scales,
-               cudaStream_t stream) {
+bool launchFor(int32_t yType, int32_t scaleType, int32_t dqType, DynamicQuantizeShape const& shape, int64_t numScales,
+               int64_t blockVolume, void const* x, void const* dq, void* y, void* scales, cudaStream_t stream) {
   int64_t blocks64 = (numScales + kWarpsPerBlock - 1) / kWarpsPerBlock;
   unsigned blocks = static_cast<unsigned>(blocks64 < 65535 * 16 ? blocks64 : 65535 * 16);
   if (yType == dev::kFP8)
-    dynamicQuantize<TX, __nv_fp8_e4m3><<<blocks, kThreads, 0, stream>>>(
-        shape, numScales, blockVolume, static_cast<TX const*>(x), dq, dqType, static_cast<__nv_fp8_e4m3*>(y), scales,
-        scaleType);
+    dynamicQuantize<TX, __nv_fp8_e4m3>
+        <<<blocks, kThreads, 0, stream>>>(shape, numScales, blockVolume, static_cast<TX const*>(x), dq, dqType,
+                                          static_cast<__nv_fp8_e4m3*>(y), scales, scaleType);
   else if (yType == dev::kINT8)
     dynamicQuantize<TX, int8_t><<<blocks, kThreads, 0, stream>>>(shape, numScales, blockVolume,
                                                                  static_cast<TX const*>(x), dq, dqType,
@@ -134,7 +137,8 @@ bool launchDynamicQuantize(int32_t xType, int32_t yType, int32_t scaleType, int3
     case dev::kBF16:
       return launchFor<__nv_bfloat16>(yType, scaleType, dqType, shape, numScales, blockVolume, x, dq, y, scales,
                                       stream);
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -36,11 +36,11 @@ TEST(CudaDynamicQuantize, BlockShapes) {
   for (DataType to : {DataType::kFP8, DataType::kINT8}) {
     expectDq(randomTensor(DataType::kFLOAT, {5, 96}, 2, -10, 10), dqAttrs(to, DataType::kFLOAT, {1, 32}));
     expectDq(randomTensor(DataType::kFLOAT, {5, 96}, 3, -10, 10), dqAttrs(to, DataType::kFLOAT, {1, -1}));  // rows
-    expectDq(randomTensor(DataType::kHALF, {8, 24}, 4, -2, 2), dqAttrs(to, DataType::kFP8, {4, 8}));   // 2-D blocks
+    expectDq(randomTensor(DataType::kHALF, {8, 24}, 4, -2, 2), dqAttrs(to, DataType::kFP8, {4, 8}));  // 2-D blocks
     expectDq(randomTensor(DataType::kBF16, {4, 6, 8}, 5, -2, 2), dqAttrs(to, DataType::kHALF, {2, 3, 4}));
     expectDq(randomTensor(DataType::kFLOAT, {2, 3, 4, 10}, 6, -1, 1), dqAttrs(to, DataType::kFLOAT, {1, 3, 1, 5}));
-    expectDq(randomTensor(DataType::kFLOAT, {12}, 7, -1, 1), dqAttrs(to, DataType::kFLOAT, {12}));       // one block
-    expectDq(randomTensor(DataType::kFLOAT, {3, 7}, 8, -1, 1), dqAttrs(to, DataType::kFLOAT, {1, 1}));   // per element
+    expectDq(randomTensor(DataType::kFLOAT, {12}, 7, -1, 1), dqAttrs(to, DataType::kFLOAT, {12}));      // one block
+    expectDq(randomTensor(DataType::kFLOAT, {3, 7}, 8, -1, 1), dqAttrs(to, DataType::kFLOAT, {1, 1}));  // per element
     expectDq(randomTensor(DataType::kFLOAT, {4, 1000}, 9, -50, 50), dqAttrs(to, DataType::kFLOAT, {1, 1000}));
     // axis + block_size instead of block_shape.
     ir::Attributes a = attrs({{"to", static_cast<int64_t>(to)},
@@ -59,10 +59,14 @@ TEST(CudaDynamicQuantize, DoubleQuantizationScale) {
   for (DataType to : {DataType::kFP8, DataType::kINT8})
     for (DataType st : {DataType::kFLOAT, DataType::kFP8, DataType::kBF16}) {
       HostTensor x = randomTensor(DataType::kFLOAT, {8, 64}, 12, -100, 100);
-      expectDq(x, dqAttrs(to, st, {1, 16}), HostTensor::fromVector(DataType::kFLOAT, makeDims({}), std::vector<double>{0.37}));
-      expectDq(x, dqAttrs(to, st, {1, 16}), HostTensor::fromVector(DataType::kHALF, makeDims({}), std::vector<double>{0.01}));
-      expectDq(x, dqAttrs(to, st, {1, 16}), HostTensor::fromVector(DataType::kBF16, makeDims({}), std::vector<double>{3}));
-      expectDq(x, dqAttrs(to, st, {1, 16}), HostTensor::fromVector(DataType::kFLOAT, makeDims({}), std::vector<double>{0}));
+      expectDq(x, dqAttrs(to, st, {1, 16}),
+               HostTensor::fromVector(DataType::kFLOAT, makeDims({}), std::vector<double>{0.37}));
+      expectDq(x, dqAttrs(to, st, {1, 16}),
+               HostTensor::fromVector(DataType::kHALF, makeDims({}), std::vector<double>{0.01}));
+      expectDq(x, dqAttrs(to, st, {1, 16}),
+               HostTensor::fromVector(DataType::kBF16, makeDims({}), std::vector<double>{3}));
+      expectDq(x, dqAttrs(to, st, {1, 16}),
+               HostTensor::fromVector(DataType::kFLOAT, makeDims({}), std::vector<double>{0}));
     }
 }
 

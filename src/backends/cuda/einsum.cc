@@ -59,8 +59,7 @@ class EinsumKernel final : public backends::Kernel {
       fits = y.shape.d[i] == spec->extents[static_cast<size_t>(spec->outputLabels[static_cast<size_t>(i)])];
     if (!fits)
       return invalidArgument(who_, ": output ", dimsToString(y.shape), " does not fit the equation '", equation_, "'");
-    if (!fitsDevice(*spec, shapes.size()))
-      return unsupported(who_, ": too many inputs or labels for the GPU einsum");
+    if (!fitsDevice(*spec, shapes.size())) return unsupported(who_, ": too many inputs or labels for the GPU einsum");
     EinsumParams p = einsumParams(*spec, shapes);
     for (size_t k = 0; k < ctx.inputs.size(); ++k) p.in[k] = ctx.inputs[k].data;
     int64_t outCount = 1, sumCount = 1;

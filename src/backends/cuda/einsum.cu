@@ -11,12 +11,24 @@ constexpr int kThreads = 256;
 constexpr int kMaxIn = EinsumParams::kMaxInputs;
 
 // Accumulation: fp32 for float storage, uint64 (wrapping, as the reference's int64 math) for integers.
-template <typename T> struct EinsumAcc { using type = float; static constexpr bool kFloat = true; };
-template <typename T> struct IntAcc { using type = unsigned long long; static constexpr bool kFloat = false; };
-template <> struct EinsumAcc<int8_t> : IntAcc<int8_t> {};
-template <> struct EinsumAcc<uint8_t> : IntAcc<uint8_t> {};
-template <> struct EinsumAcc<int32_t> : IntAcc<int32_t> {};
-template <> struct EinsumAcc<int64_t> : IntAcc<int64_t> {};
+template <typename T>
+struct EinsumAcc {
+  using type = float;
+  static constexpr bool kFloat = true;
+};
+template <typename T>
+struct IntAcc {
+  using type = unsigned long long;
+  static constexpr bool kFloat = false;
+};
+template <>
+struct EinsumAcc<int8_t> : IntAcc<int8_t> {};
+template <>
+struct EinsumAcc<uint8_t> : IntAcc<uint8_t> {};
+template <>
+struct EinsumAcc<int32_t> : IntAcc<int32_t> {};
+template <>
+struct EinsumAcc<int64_t> : IntAcc<int64_t> {};
 
 template <typename T, typename Acc>
 __device__ __forceinline__ Acc loadAcc(void const* p, int64_t i) {
@@ -106,8 +118,8 @@ __device__ __forceinline__ Acc blockSum(Acc v, Acc* shared) {
 
 // One block per output element: the threads split the summed index space (decomposed per element).
 template <typename T>
-__global__ void __launch_bounds__(kThreads) einsumBlock(EinsumParams p, T* __restrict__ y, int64_t outCount,
-                                                        int64_t sumCount) {
+__global__ void __launch_bounds__(kThreads)
+    einsumBlock(EinsumParams p, T* __restrict__ y, int64_t outCount, int64_t sumCount) {
   using Acc = typename EinsumAcc<T>::type;
   __shared__ Acc shared[kThreads / 32];
   int32_t const first = p.numOut, last = p.numOut + p.numSum;
@@ -142,8 +154,8 @@ void launch(EinsumParams const& p, void* y, int64_t outCount, int64_t sumCount, 
     unsigned blocks = static_cast<unsigned>(outCount < 65535 * 16 ? outCount : 65535 * 16);
     einsumBlock<T><<<blocks, kThreads, 0, stream>>>(p, static_cast<T*>(y), outCount, sumCount);
   } else {
-    einsumDirect<T><<<dev::blocksFor(outCount, kThreads), kThreads, 0, stream>>>(p, static_cast<T*>(y), outCount,
-                                                                                   sumCount);
+    einsumDirect<T>
+        <<<dev::blocksFor(outCount, kThreads), kThreads, 0, stream>>>(p, static_cast<T*>(y), outCount, sumCount);
   }
 }
 
@@ -152,14 +164,29 @@ void launch(EinsumParams const& p, void* y, int64_t outCount, int64_t sumCount, 
 bool launchEinsum(int32_t dtype, EinsumParams const& p, void* y, int64_t outCount, int64_t sumCount,
                   cudaStream_t stream) {
   switch (dtype) {
-    case dev::kFLOAT: launch<float>(p, y, outCount, sumCount, stream); return true;
-    case dev::kHALF: launch<__half>(p, y, outCount, sumCount, stream); return true;
-    case dev::kBF16: launch<__nv_bfloat16>(p, y, outCount, sumCount, stream); return true;
-    case dev::kINT8: launch<int8_t>(p, y, outCount, sumCount, stream); return true;
-    case dev::kUINT8: launch<uint8_t>(p, y, outCount, sumCount, stream); return true;
-    case dev::kINT32: launch<int32_t>(p, y, outCount, sumCount, stream); return true;
-    case dev::kINT64: launch<int64_t>(p, y, outCount, sumCount, stream); return true;
-    default: return false;
+    case dev::kFLOAT:
+      launch<float>(p, y, outCount, sumCount, stream);
+      return true;
+    case dev::kHALF:
+      launch<__half>(p, y, outCount, sumCount, stream);
+      return true;
+    case dev::kBF16:
+      launch<__nv_bfloat16>(p, y, outCount, sumCount, stream);
+      return true;
+    case dev::kINT8:
+      launch<int8_t>(p, y, outCount, sumCount, stream);
+      return true;
+    case dev::kUINT8:
+      launch<uint8_t>(p, y, outCount, sumCount, stream);
+      return true;
+    case dev::kINT32:
+      launch<int32_t>(p, y, outCount, sumCount, stream);
+      return true;
+    case dev::kINT64:
+      launch<int64_t>(p, y, outCount, sumCount, stream);
+      return true;
+    default:
+      return false;
   }
 }
 

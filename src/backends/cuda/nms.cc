@@ -42,7 +42,8 @@ class NmsKernel final : public backends::Kernel {
     auto const& y = ctx.outputs[0];
     cudaStream_t stream = streamOf(ctx);
     if (scores.shape.nbDims != 3 || (boxes.shape.nbDims != 3 && boxes.shape.nbDims != 4))
-      return invalidArgument(who_, ": bad boxes ", dimsToString(boxes.shape), " or scores ", dimsToString(scores.shape));
+      return invalidArgument(who_, ": bad boxes ", dimsToString(boxes.shape), " or scores ",
+                             dimsToString(scores.shape));
     NmsProblem p;
     p.batches = scores.shape.d[0];
     p.boxes = scores.shape.d[1];

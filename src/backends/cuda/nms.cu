@@ -16,9 +16,12 @@ constexpr unsigned long long kNone = ~0ull;
 
 __device__ __forceinline__ float loadF(int32_t dtype, void const* p, int64_t i) {
   switch (dtype) {
-    case dev::kHALF: return dev::toFloat(static_cast<__half const*>(p)[i]);
-    case dev::kBF16: return dev::toFloat(static_cast<__nv_bfloat16 const*>(p)[i]);
-    default: return static_cast<float const*>(p)[i];
+    case dev::kHALF:
+      return dev::toFloat(static_cast<__half const*>(p)[i]);
+    case dev::kBF16:
+      return dev::toFloat(static_cast<__nv_bfloat16 const*>(p)[i]);
+    default:
+      return static_cast<float const*>(p)[i];
   }
 }
 
@@ -62,7 +65,7 @@ __device__ __forceinline__ unsigned long long candidateKey(NmsProblem const& p, 
                                                            bool hasThr, float thr) {
   float s = loadF(p.scoreType, p.scoresData, (b * p.boxes + i) * p.classes + c);
   if (isnan(s) || (hasThr && !(s > thr))) return kNone;
-  unsigned u = s == 0.f ? 0u : __float_as_uint(s);  // -0 ties with +0, as in the reference's comparison
+  unsigned u = s == 0.f ? 0u : __float_as_uint(s);                // -0 ties with +0, as in the reference's comparison
   unsigned ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);  // ascending with the score
   return (static_cast<unsigned long long>(~ordered) << 32) | static_cast<unsigned long long>(i);
 }
@@ -191,9 +194,7 @@ __global__ void nmsWrite(NmsProblem p, Scratch s, O* y, O* numSelected) {
   if (numSelected && blockIdx.x == 0 && threadIdx.x == 0) *numSelected = static_cast<O>(s.counts[nProblems]);
 }
 
-unsigned gridFor(int64_t problems) {
-  return static_cast<unsigned>(problems < 65535 * 16 ? problems : 65535 * 16);
-}
+unsigned gridFor(int64_t problems) { return static_cast<unsigned>(problems < 65535 * 16 ? problems : 65535 * 16); }
 
 }  // namespace
 

@@ -28,7 +28,8 @@ struct NmsCase {
 void expectNms(NmsCase const& k) {
   SCOPED_TRACE("b " + std::to_string(k.b) + " n " + std::to_string(k.n) + " c " + std::to_string(k.c) + " seed " +
                std::to_string(k.seed));
-  std::vector<int64_t> boxShape = k.perClass ? std::vector<int64_t>{k.b, k.n, k.c, 4} : std::vector<int64_t>{k.b, k.n, 4};
+  std::vector<int64_t> boxShape =
+      k.perClass ? std::vector<int64_t>{k.b, k.n, k.c, 4} : std::vector<int64_t>{k.b, k.n, 4};
   HostTensor boxes = randomTensor(k.boxType, boxShape, k.seed, 0, 10);
   if (k.format == BoundingBoxFormat::kCENTER_SIZES) {
     // Centers in [0, 10), sizes in [0.5, 4).
@@ -53,8 +54,8 @@ void expectNms(NmsCase const& k) {
 
 TEST(CudaNms, ThresholdsPresentAndAbsent) {
   KILN_REQUIRE_GPU();
-  for (std::optional<double> iou : {std::optional<double>(0.5), std::optional<double>(0.0), std::optional<double>(0.9),
-                                    std::optional<double>()})
+  for (std::optional<double> iou :
+       {std::optional<double>(0.5), std::optional<double>(0.0), std::optional<double>(0.9), std::optional<double>()})
     for (std::optional<double> score : {std::optional<double>(), std::optional<double>(0.4)}) {
       NmsCase k;
       k.iou = iou;

@@ -13,12 +13,30 @@ constexpr int kRounds = 16;
 constexpr int64_t kChunk = static_cast<int64_t>(kThreads) * kRounds;
 constexpr int kScanThreads = 1024;
 
-template <typename T> __device__ __forceinline__ bool nonZero(T v) { return v != T(0); }
-template <> __device__ __forceinline__ bool nonZero(bool v) { return v; }
-template <> __device__ __forceinline__ bool nonZero(float v) { return v != 0.f; }  // NaN: true, -0: false
-template <> __device__ __forceinline__ bool nonZero(__half v) { return dev::toFloat(v) != 0.f; }
-template <> __device__ __forceinline__ bool nonZero(__nv_bfloat16 v) { return dev::toFloat(v) != 0.f; }
-template <> __device__ __forceinline__ bool nonZero(__nv_fp8_e4m3 v) { return dev::toFloat(v) != 0.f; }
+template <typename T>
+__device__ __forceinline__ bool nonZero(T v) {
+  return v != T(0);
+}
+template <>
+__device__ __forceinline__ bool nonZero(bool v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ bool nonZero(float v) {
+  return v != 0.f;
+}  // NaN: true, -0: false
+template <>
+__device__ __forceinline__ bool nonZero(__half v) {
+  return dev::toFloat(v) != 0.f;
+}
+template <>
+__device__ __forceinline__ bool nonZero(__nv_bfloat16 v) {
+  return dev::toFloat(v) != 0.f;
+}
+template <>
+__device__ __forceinline__ bool nonZero(__nv_fp8_e4m3 v) {
+  return dev::toFloat(v) != 0.f;
+}
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) nonZeroCount(T const* __restrict__ x, int64_t n, int64_t* counts) {
@@ -64,9 +82,9 @@ __global__ void __launch_bounds__(kScanThreads) nonZeroScan(int64_t* counts, int
 }
 
 template <typename T, typename O>
-__global__ void __launch_bounds__(kThreads) nonZeroWrite(T const* __restrict__ x, int64_t n, NonZeroShape s,
-                                                         int64_t const* __restrict__ counts, O* __restrict__ y,
-                                                         int64_t count) {
+__global__ void __launch_bounds__(kThreads)
+    nonZeroWrite(T const* __restrict__ x, int64_t n, NonZeroShape s, int64_t const* __restrict__ counts,
+                 O* __restrict__ y, int64_t count) {
   __shared__ int warpCounts[kWarps];
   int64_t base = static_cast<int64_t>(blockIdx.x) * kChunk;
   int64_t pos = counts[blockIdx.x];
@@ -104,8 +122,8 @@ int64_t nonZeroBlocks(int64_t n) { return (n + kChunk - 1) / kChunk; }
 
 bool launchNonZeroCount(int32_t dtype, void const* x, int64_t n, int64_t* counts, cudaStream_t stream) {
   int64_t nb = nonZeroBlocks(n);
-  bool ok = KILN_CUDA_DISPATCH(dtype, nonZeroCount<T><<<static_cast<unsigned>(nb), kThreads, 0, stream>>>(
-                                          static_cast<T const*>(x), n, counts));
+  bool ok = KILN_CUDA_DISPATCH(
+      dtype, nonZeroCount<T><<<static_cast<unsigned>(nb), kThreads, 0, stream>>>(static_cast<T const*>(x), n, counts));
   if (!ok) return false;
   nonZeroScan<<<1, kScanThreads, 0, stream>>>(counts, nb);
   return true;
@@ -116,11 +134,11 @@ bool launchNonZeroWrite(int32_t dtype, void const* x, int64_t n, NonZeroShape co
   unsigned nb = static_cast<unsigned>(nonZeroBlocks(n));
   return KILN_CUDA_DISPATCH(dtype, {
     if (out64)
-      nonZeroWrite<T, int64_t><<<nb, kThreads, 0, stream>>>(static_cast<T const*>(x), n, shape, counts,
-                                                            static_cast<int64_t*>(y), count);
+      nonZeroWrite<T, int64_t>
+          <<<nb, kThreads, 0, stream>>>(static_cast<T const*>(x), n, shape, counts, static_cast<int64_t*>(y), count);
     else
-      nonZeroWrite<T, int32_t><<<nb, kThreads, 0, stream>>>(static_cast<T const*>(x), n, shape, counts,
-                                                            static_cast<int32_t*>(y), count);
+      nonZeroWrite<T, int32_t>
+          <<<nb, kThreads, 0, stream>>>(static_cast<T const*>(x), n, shape, counts, static_cast<int32_t*>(y), count);
   });
 }
 

@@ -59,10 +59,10 @@ TEST(CudaNonZero, RanksZeroToFive) {
 TEST(CudaNonZero, EmptyResultAllNonZeroEmptyInput) {
   KILN_REQUIRE_GPU();
   for (DataType t : {DataType::kFLOAT, DataType::kINT8, DataType::kBOOL}) {
-    expectNonZero(sparseTensor(t, {4, 33}, 3, 0.0), DataType::kINT64);      // no hit
-    expectNonZero(sparseTensor(t, {4, 33}, 4, 1.01), DataType::kINT64);     // every element
-    expectNonZero(sparseTensor(t, {5000, 3}, 5, 1.01), DataType::kINT32);   // every element, many blocks
-    expectNonZero(sparseTensor(t, {3, 0, 2}, 6, 0.5), DataType::kINT64);    // empty input
+    expectNonZero(sparseTensor(t, {4, 33}, 3, 0.0), DataType::kINT64);     // no hit
+    expectNonZero(sparseTensor(t, {4, 33}, 4, 1.01), DataType::kINT64);    // every element
+    expectNonZero(sparseTensor(t, {5000, 3}, 5, 1.01), DataType::kINT32);  // every element, many blocks
+    expectNonZero(sparseTensor(t, {3, 0, 2}, 6, 0.5), DataType::kINT64);   // empty input
   }
   expectNonZero(sparseTensor(DataType::kHALF, {100000}, 7, 0.0), DataType::kINT64);  // no hit, many blocks
 }
@@ -79,7 +79,8 @@ TEST(CudaNonZero, ManyBlocksOddSizes) {
   // Sizes around and beyond the per-block chunk (4096), not multiples of it; several densities.
   uint32_t seed = 100;
   for (int64_t n : {4095, 4096, 4097, 12289, 1000003})
-    for (double density : {0.01, 0.5, 0.97}) expectNonZero(sparseTensor(DataType::kFLOAT, {n}, seed++, density), DataType::kINT64);
+    for (double density : {0.01, 0.5, 0.97})
+      expectNonZero(sparseTensor(DataType::kFLOAT, {n}, seed++, density), DataType::kINT64);
   expectNonZero(sparseTensor(DataType::kINT8, {17, 301, 203}, 7, 0.3), DataType::kINT32);
   expectNonZero(sparseTensor(DataType::kBOOL, {3, 5, 7, 11, 13}, 8, 0.6), DataType::kINT64);
   // More blocks than the scan has threads (1024 x 4096 elements is 4M): runs of several counts per thread.
