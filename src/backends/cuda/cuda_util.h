@@ -70,6 +70,27 @@ class DeviceMemory {
   size_t size_ = 0;
 };
 
+/// Stream-ordered scratch memory of one launch (cudaMallocAsync / cudaFreeAsync on its stream), for ops with
+/// data-dependent outputs, which get no workspace from the runtime and synchronize anyway.
+class StreamScratch {
+ public:
+  explicit StreamScratch(cudaStream_t s) : stream_(s) {}
+  ~StreamScratch() {
+    if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
+  }
+  StreamScratch(StreamScratch const&) = delete;
+  StreamScratch& operator=(StreamScratch const&) = delete;
+  Status allocate(size_t bytes, std::string const& what) {
+    KILN_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&ptr_, bytes, stream_), what + ": scratch allocation");
+    return Status::ok();
+  }
+  void* data() const { return ptr_; }
+
+ private:
+  cudaStream_t stream_;
+  void* ptr_ = nullptr;
+};
+
 /// True for the float types the CUDA kernels compute in (fp32 math, fp16/bf16 storage).
 inline bool isCudaFloat(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
 

@@ -9,26 +9,6 @@
 namespace kiln::cuda {
 namespace {
 
-// Stream-ordered scratch: the runtime gives data-dependent nodes no workspace, and this op synchronizes anyway.
-class NmsScratch {
- public:
-  explicit NmsScratch(cudaStream_t s) : stream_(s) {}
-  ~NmsScratch() {
-    if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
-  }
-  NmsScratch(NmsScratch const&) = delete;
-  NmsScratch& operator=(NmsScratch const&) = delete;
-  Status allocate(size_t bytes, std::string const& what) {
-    KILN_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&ptr_, bytes, stream_), what + ": scratch allocation");
-    return Status::ok();
-  }
-  void* data() const { return ptr_; }
-
- private:
-  cudaStream_t stream_;
-  void* ptr_ = nullptr;
-};
-
 bool threshType(ir::TensorInfo const& t) { return t.shape.nbDims < 0 || isCudaFloat(t.dtype); }
 
 class NmsKernel final : public backends::Kernel {
@@ -73,7 +53,7 @@ class NmsKernel final : public backends::Kernel {
     if (!p.maxOut) return invalidArgument(who_, ": max_output_boxes_per_class is missing");
     bool out64 = y.dtype == DataType::kINT64;
     void* numSelected = ctx.outputs.size() > 1 ? ctx.outputs[1].data : nullptr;
-    NmsScratch scratch(stream);
+    StreamScratch scratch(stream);
     int64_t k = 0;
     bool any = p.batches * p.classes > 0 && p.boxes > 0;
     if (any) {

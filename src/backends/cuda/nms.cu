@@ -5,6 +5,7 @@
 // sequential greedy loop (a box survives exactly when its IoU with every earlier kept box is <= the threshold).
 // Box math is in double with explicit roundings (no FMA contraction), as the reference's.
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/scan.cuh"
 #include "backends/cuda/nms_kernels.h"
 
 namespace kiln::cuda {
@@ -148,35 +149,6 @@ __global__ void __launch_bounds__(kThreads) nmsSelect(NmsProblem p, Scratch s) {
   }
 }
 
-// One block: counts[0, m) become exclusive prefix sums, counts[m] the total.
-__global__ void __launch_bounds__(kScanThreads) nmsScan(int64_t* counts, int64_t m) {
-  __shared__ int64_t warpSums[kScanThreads / 32];
-  int64_t per = (m + kScanThreads - 1) / kScanThreads;
-  int64_t lo = threadIdx.x * per, hi = lo + per < m ? lo + per : m;
-  int64_t sum = 0;
-  for (int64_t i = lo; i < hi; ++i) sum += counts[i];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  int64_t incl = sum;
-  for (int d = 1; d < 32; d <<= 1) {
-    int64_t v = __shfl_up_sync(0xffffffffu, incl, d);
-    if (lane >= d) incl += v;
-  }
-  if (lane == 31) warpSums[warp] = incl;
-  __syncthreads();
-  int64_t before = 0, total = 0;
-  for (int w = 0; w < kScanThreads / 32; ++w) {
-    if (w < warp) before += warpSums[w];
-    total += warpSums[w];
-  }
-  int64_t run = before + incl - sum;
-  for (int64_t i = lo; i < hi; ++i) {
-    int64_t c = counts[i];
-    counts[i] = run;
-    run += c;
-  }
-  if (threadIdx.x == 0) counts[m] = total;
-}
-
 template <typename O>
 __global__ void nmsWrite(NmsProblem p, Scratch s, O* y, O* numSelected) {
   int64_t nProblems = p.batches * p.classes;
@@ -212,7 +184,7 @@ bool launchNmsSelect(NmsProblem const& p, void* scratch, int64_t** totalOnDevice
   Scratch s = scratchOf(p, scratch);
   int64_t nProblems = p.batches * p.classes;
   nmsSelect<<<gridFor(nProblems), kThreads, 0, stream>>>(p, s);
-  nmsScan<<<1, kScanThreads, 0, stream>>>(s.counts, nProblems);
+  dev::exclusiveScanOneBlock<kScanThreads><<<1, kScanThreads, 0, stream>>>(s.counts, nProblems);
   *totalOnDevice = s.counts + nProblems;
   return true;
 }

@@ -13,26 +13,6 @@ bool nonZeroInputType(DataType t) {
          t == DataType::kBOOL;
 }
 
-// Stream-ordered scratch: the runtime gives data-dependent nodes no workspace, and this op synchronizes anyway.
-class StreamScratch {
- public:
-  explicit StreamScratch(cudaStream_t s) : stream_(s) {}
-  ~StreamScratch() {
-    if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
-  }
-  StreamScratch(StreamScratch const&) = delete;
-  StreamScratch& operator=(StreamScratch const&) = delete;
-  Status allocate(size_t bytes, std::string const& what) {
-    KILN_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&ptr_, bytes, stream_), what + ": scratch allocation");
-    return Status::ok();
-  }
-  void* data() const { return ptr_; }
-
- private:
-  cudaStream_t stream_;
-  void* ptr_ = nullptr;
-};
-
 class NonZeroKernel final : public backends::Kernel {
  public:
   explicit NonZeroKernel(std::string who) : who_(std::move(who)) {}

@@ -2,6 +2,7 @@
 // pass, a one-block scan of the block counts, then a write pass that ranks hits inside each round with warp
 // ballots so the coordinates come out in row-major order.
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/scan.cuh"
 #include "backends/cuda/nonzero_kernels.h"
 
 namespace kiln::cuda {
@@ -50,37 +51,6 @@ __global__ void __launch_bounds__(kThreads) nonZeroCount(T const* __restrict__ x
   if (threadIdx.x == 0) counts[blockIdx.x] = c;
 }
 
-// One block: counts[0, nb) become their exclusive prefix sums, counts[nb] the total. Each thread owns a
-// contiguous run of entries.
-__global__ void __launch_bounds__(kScanThreads) nonZeroScan(int64_t* counts, int64_t nb) {
-  __shared__ int64_t warpSums[kScanThreads / 32];
-  int64_t per = (nb + kScanThreads - 1) / kScanThreads;
-  int64_t lo = threadIdx.x * per, hi = lo + per < nb ? lo + per : nb;
-  int64_t sum = 0;
-  for (int64_t i = lo; i < hi; ++i) sum += counts[i];
-  // Inclusive scan of the thread sums: within warps, then across the warp totals.
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  int64_t incl = sum;
-  for (int d = 1; d < 32; d <<= 1) {
-    int64_t v = __shfl_up_sync(0xffffffffu, incl, d);
-    if (lane >= d) incl += v;
-  }
-  if (lane == 31) warpSums[warp] = incl;
-  __syncthreads();
-  int64_t before = 0, total = 0;
-  for (int w = 0; w < kScanThreads / 32; ++w) {
-    if (w < warp) before += warpSums[w];
-    total += warpSums[w];
-  }
-  int64_t run = before + incl - sum;  // exclusive prefix of this thread's run
-  for (int64_t i = lo; i < hi; ++i) {
-    int64_t c = counts[i];
-    counts[i] = run;
-    run += c;
-  }
-  if (threadIdx.x == 0) counts[nb] = total;
-}
-
 template <typename T, typename O>
 __global__ void __launch_bounds__(kThreads)
     nonZeroWrite(T const* __restrict__ x, int64_t n, NonZeroShape s, int64_t const* __restrict__ counts,
@@ -125,7 +95,7 @@ bool launchNonZeroCount(int32_t dtype, void const* x, int64_t n, int64_t* counts
   bool ok = KILN_CUDA_DISPATCH(
       dtype, nonZeroCount<T><<<static_cast<unsigned>(nb), kThreads, 0, stream>>>(static_cast<T const*>(x), n, counts));
   if (!ok) return false;
-  nonZeroScan<<<1, kScanThreads, 0, stream>>>(counts, nb);
+  dev::exclusiveScanOneBlock<kScanThreads><<<1, kScanThreads, 0, stream>>>(counts, nb);
   return true;
 }
 
