@@ -33,9 +33,10 @@ struct Profiler : IProfiler {
 };
 
 // y = (x + c) as float32, through an activation that lives in the arena: x[-1,4] -> add -> t -> identity -> y.
-std::vector<uint8_t> makePlan(bool detailedWithInfinity = false) {
+std::vector<uint8_t> makePlan(bool detailedWithInfinity = false, std::string const& target = "cpu") {
   plan::PlanInfo p;
   p.name = "tiny";
+  p.target = target;
   p.kilnVersion = "0.1.0";
   p.graph = std::make_unique<ir::Graph>();
   ir::Graph& g = *p.graph;
@@ -152,6 +153,18 @@ TEST(Runtime, RefusesBadPlans) {
   flipped[flipped.size() - 3] ^= 0x10;
   EXPECT_EQ(runtime->deserializeCudaEngine(flipped.data(), flipped.size()), nullptr);
   EXPECT_GE(logger.messages.size(), 3u);
+}
+
+// A GPU plan where the CUDA backend cannot run (this test binary on a machine without a GPU, or a plan for another
+// architecture) is refused with the target and the reason, and a CPU plan naming GPU tactics is refused too.
+TEST(Runtime, GpuPlanWithoutTheGpuIsAClearError) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makePlan(false, "sm_10");  // no device has this architecture
+  EXPECT_EQ(runtime->deserializeCudaEngine(blob.data(), blob.size()), nullptr);
+  EXPECT_TRUE(logger.saw("sm_10")) << (logger.messages.empty() ? "" : logger.messages.back());
+  EXPECT_TRUE(logger.saw("CUDA") || logger.saw("rebuild the engine on this GPU"))
+      << (logger.messages.empty() ? "" : logger.messages.back());
 }
 
 TEST(Runtime, MemoryLimitRefusesTheArena) {
