@@ -1,6 +1,7 @@
 // Precision assignment (see precision.h).
 #include "builder/precision.h"
 
+#include <algorithm>
 #include <map>
 
 #include "ir/shape_inference.h"
@@ -118,6 +119,58 @@ bool isDataInput(Node const& n, size_t i) {
   return true;
 }
 
+// Layout and selection ops whose float outputs take the type of their float data inputs (which must agree).
+bool followsDataType(OpType op) {
+  switch (op) {
+    case OpType::kIdentity:
+    case OpType::kShuffle:
+    case OpType::kConcatenation:
+    case OpType::kSlice:
+    case OpType::kGather:
+    case OpType::kTopK:
+    case OpType::kPadding:
+    case OpType::kSelect:
+    case OpType::kScatter:
+    case OpType::kOneHot:
+    case OpType::kSqueeze:
+    case OpType::kUnsqueeze:
+    case OpType::kReverseSequence: return true;
+    // Compute ops (handled apart), and ops whose output types are their own.
+    case OpType::kConstant:
+    case OpType::kCast:
+    case OpType::kConvolution:
+    case OpType::kActivation:
+    case OpType::kPooling:
+    case OpType::kElementWise:
+    case OpType::kUnary:
+    case OpType::kMatrixMultiply:
+    case OpType::kSoftMax:
+    case OpType::kReduce:
+    case OpType::kScale:
+    case OpType::kNormalization:
+    case OpType::kShape:
+    case OpType::kDeconvolution:
+    case OpType::kResize:
+    case OpType::kFill:
+    case OpType::kEinsum:
+    case OpType::kCumulative:
+    case OpType::kParametricReLU:
+    case OpType::kLRN:
+    case OpType::kGridSample:
+    case OpType::kAssertion:
+    case OpType::kNMS:
+    case OpType::kNonZero:
+    case OpType::kRaggedSoftMax:
+    case OpType::kQuantize:
+    case OpType::kDequantize:
+    case OpType::kDynamicQuantize:
+    case OpType::kIf:
+    case OpType::kLoop:
+    case OpType::kTfIdfVectorizer: return false;
+  }
+  return false;
+}
+
 class Rewriter {
  public:
   explicit Rewriter(ir::Graph& g) : g_(g) {}
@@ -176,7 +229,32 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
     }
   }
   for (Node* n : order) {
-    if (!isComputeOp(n->op)) continue;
+    if (!isComputeOp(n->op)) {
+      // Types are tracked as the walk goes (a layout op after a reduced-precision layer carries the reduced
+      // type), and a layout op joining float data of different types (a float32 constant concatenated with
+      // reduced activations, a select between them) gets its inputs cast to one type: the layer's precision,
+      // else the build's reduced type.
+      if (!followsDataType(n->op)) continue;
+      std::vector<DataType> types;
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        Value* in = n->inputs[i];
+        if (in && isDataInput(*n, i) && isFloat3(in->dtype) &&
+            std::find(types.begin(), types.end(), in->dtype) == types.end())
+          types.push_back(in->dtype);
+      }
+      if (types.empty()) continue;
+      DataType target = types.front();
+      if (types.size() > 1 || (n->precision && isFloat3(*n->precision))) {
+        target = n->precision && isFloat3(*n->precision) ? *n->precision : (fp16 || bf16) ? reduced : DataType::kFLOAT;
+        for (size_t i = 0; i < n->inputs.size(); ++i) {
+          Value* in = n->inputs[i];
+          if (in && isDataInput(*n, i) && isFloat3(in->dtype) && in->dtype != target) n->inputs[i] = rw.castTo(in, target);
+        }
+      }
+      for (Value* out : n->outputs)
+        if (isFloat3(out->dtype)) out->dtype = target;
+      continue;
+    }
     // Only float computations change; an op reading ints or bools keeps its types.
     bool floatOp = false;
     for (size_t i = 0; i < n->inputs.size(); ++i)

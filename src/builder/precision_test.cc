@@ -127,3 +127,53 @@ TEST(Precision, IntermediateOutputKeepsConsumersInReducedType) {
 
 }  // namespace
 }  // namespace kiln::builder
+
+namespace kiln::builder {
+namespace {
+
+// A float32 constant joined with reduced-precision activations (ViT's class token concatenated with the patch
+// embeddings; BERT's mask select between a float32 fill and fp16 scores): the joining layer gets one type, the
+// build succeeds, and no cast converts a tensor to the type it already has.
+constexpr char kJoin[] =
+    "graph {\n"
+    "  input x: f32[2,4]\n"
+    "  input m: bool[2,4]\n"
+    "  k: f32[2,4] = Constant \"k\" () {data=random(2)}\n"
+    "  cls: f32[1,4] = Constant \"cls\" () {data=random(3)}\n"
+    "  t: f32[2,4] = Activation \"tanh\" (x) {type=2}\n"
+    "  v: f32[2,4] = Shuffle \"view\" (t) {reshape=[2,4]}\n"
+    "  j: f32[3,4] = Concatenation \"join\" (cls, v) {axis=0}\n"
+    "  s: f32[2,4] = Select \"mask\" (m, k, v) {}\n"
+    "  e: f32[2,4] = ElementWise \"add\" (v, s) {op=0}\n"
+    "  output j\n"
+    "  output e\n"
+    "}\n";
+
+TEST(Precision, LayoutOpsJoiningFloat32AndReducedDataGetOneType) {
+  for (BuilderFlag flag : {BuilderFlag::kFP16, BuilderFlag::kBF16}) {
+    auto g = parse(kJoin);
+    PrecisionOptions opt;
+    opt.flags = 1u << static_cast<uint32_t>(flag);
+    Status s = assignPrecision(*g, opt);
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    DataType reduced = flag == BuilderFlag::kFP16 ? DataType::kHALF : DataType::kBF16;
+    ir::Node const* join = g->findNode("join");
+    EXPECT_EQ(join->inputs[0]->dtype, reduced);
+    EXPECT_EQ(join->inputs[1]->dtype, reduced);
+    ir::Node const* sel = g->findNode("mask");
+    EXPECT_EQ(sel->inputs[1]->dtype, reduced);
+    EXPECT_EQ(sel->inputs[2]->dtype, reduced);
+    // The Shuffle carries the reduced type, so the add reads it without a cast.
+    EXPECT_EQ(g->findNode("view")->outputs[0]->dtype, reduced);
+    for (auto const& n : g->nodes()) {
+      if (n->op == ir::OpType::kCast) {
+        EXPECT_NE(n->inputs[0]->dtype, n->outputs[0]->dtype) << n->name;
+      }
+    }
+    // Network outputs keep float32.
+    for (ir::Value const* o : g->outputs()) EXPECT_EQ(o->dtype, DataType::kFLOAT);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::builder
