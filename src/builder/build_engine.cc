@@ -12,6 +12,7 @@
 #include "backends/device.h"
 #include "builder/memory_planner.h"
 #include "builder/timing_cache.h"
+#include "builder/passes/pass.h"
 #include "builder/passes/pipeline.h"
 #include "builder/precision.h"
 #include "core/dims.h"
@@ -289,6 +290,31 @@ Result<double> timeTacticOnDevice(backends::DeviceBackend* dev, void* stream, ba
   return times[times.size() / 2];
 }
 
+// Casts the precision assignment put on constants (float32 weights feeding fp16/bf16 layers) are computed once
+// here, so the plan holds the weights in the type the layers read and no cast runs per inference. Returns
+// whether anything changed.
+Result<bool> foldConstantCasts(Graph& g, ir::HostEvaluator const& eval, MemoryBudget* budget) {
+  bool changed = false;
+  for (auto const& np : g.nodes()) {
+    Node& n = *np;
+    if (n.op != OpType::kCast || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0]->isOutput) continue;
+    Value* in = n.inputs[0];
+    if (!in || !in->producer || in->producer->op != OpType::kConstant || !in->producer->constant) continue;
+    Value* out = n.outputs[0];
+    if (!dimsKnown(out->shape)) continue;
+    KILN_ASSIGN_OR_RETURN(HostTensor t, HostTensor::allocate(out->dtype, out->shape, "folded weight cast", budget));
+    std::vector<HostTensor> result;
+    result.push_back(std::move(t));
+    KILN_RETURN_IF_ERROR(eval(n, {&*in->producer->constant}, result).withContext(n.describe()));
+    n.op = OpType::kConstant;
+    n.inputs.clear();
+    n.attrs = ir::Attributes();
+    n.constant = std::move(result[0]);
+    changed = true;
+  }
+  return changed;
+}
+
 // The plan target: "cpu", or the GPU's architecture ("sm_90").
 std::string planTarget(backends::DeviceBackend* gpu) { return gpu ? gpu->target() : "cpu"; }
 
@@ -353,6 +379,12 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   popt.stronglyTyped = network.stronglyTyped;
   KILN_RETURN_IF_ERROR(assignPrecision(*g, popt));
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
+  KILN_ASSIGN_OR_RETURN(bool castsFolded, foldConstantCasts(*g, eval, env.budget));
+  if (castsFolded) {
+    // The float32 originals no other layer reads go.
+    KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
+    KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
+  }
   KILN_RETURN_IF_ERROR(g->renumber());
   if (gpu) markTf32(*g, config.getFlags());
 

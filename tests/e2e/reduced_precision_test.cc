@@ -1,0 +1,72 @@
+// End-to-end: a kFP16/kBF16 build converts float32 weights once, at build time: the engine holds them in the
+// reduced type and runs no per-inference cast of a constant (only the casts at the network's float32 edges),
+// and its results stay close to the float32 engine.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "e2e/e2e_util.h"
+
+namespace kiln_e2e {
+namespace {
+
+std::vector<float> const& weights() {
+  static std::vector<float> const w = [] {
+    kiln_samples::Random rng(3);
+    return rng.uniformVector(8 * 4 * 3 * 3, -0.5F, 0.5F);
+  }();
+  return w;
+}
+std::vector<float> const& bias() {
+  static std::vector<float> const b(8, 0.25F);
+  return b;
+}
+
+DefineFn convNet() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    auto* x = n.addInput("x", kiln::DataType::kFLOAT, kiln::Dims{4, {1, 4, 6, 6}});
+    kiln::Weights w{kiln::DataType::kFLOAT, weights().data(), static_cast<int64_t>(weights().size())};
+    kiln::Weights b{kiln::DataType::kFLOAT, bias().data(), static_cast<int64_t>(bias().size())};
+    auto* conv = n.addConvolutionNd(*x, 8, kiln::Dims{2, {3, 3}}, w, b);
+    if (!conv) return false;
+    conv->setName("conv");
+    n.markOutput(*conv->getOutput(0));
+    return true;
+  };
+}
+
+std::vector<uint8_t> build(CapturingLogger& logger, kiln::BuilderFlag flag) {
+  return buildPlan(logger, [flag](kiln::IBuilder& b, kiln::INetworkDefinition& n, kiln::IBuilderConfig& c) {
+    c.setFlag(flag);
+    return convNet()(b, n, c);
+  });
+}
+
+TEST(ReducedPrecision, WeightsAreConvertedOnceAtBuildTime) {
+  for (kiln::BuilderFlag flag : {kiln::BuilderFlag::kFP16, kiln::BuilderFlag::kBF16}) {
+    CapturingLogger logger;
+    auto plan = build(logger, flag);
+    ASSERT_FALSE(plan.empty());
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr);
+    // The input cast, the convolution and the output cast: no layer converts the weights or the bias.
+    EXPECT_EQ(engine->getNbLayers(), 3);
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    auto in = randomInput("x", kiln::Dims{4, {1, 4, 6, 6}}, 9);
+    std::vector<kiln_samples::HostTensor> out;
+    ASSERT_TRUE(kiln_samples::runContext(*ctx, {in}, out));
+    // Against the float32 engine.
+    auto ref32 = buildPlan(logger, convNet());
+    auto e32 = loadEngine(*rt, ref32);
+    std::unique_ptr<kiln::IExecutionContext> c32(e32->createExecutionContext());
+    std::vector<kiln_samples::HostTensor> ref;
+    ASSERT_TRUE(kiln_samples::runContext(*c32, {in}, ref));
+    std::vector<double> r(ref[0].data.begin(), ref[0].data.end());
+    EXPECT_LT(normRelError(out[0].data, r), flag == kiln::BuilderFlag::kFP16 ? 5e-3 : 2e-2);
+  }
+}
+
+}  // namespace
+}  // namespace kiln_e2e
