@@ -374,11 +374,15 @@ def environment():
                                        capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
     except Exception:
         env["driver"] = "unknown (nvidia-smi failed)"
-    try:
-        env["kiln_commit"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                            text=True, timeout=20).stdout.strip() or "unknown"
-    except Exception:
-        env["kiln_commit"] = "unknown"
+    # The GPU machine receives a copy of the working tree whose .git may lag behind it: KILN_COMMIT (set by whoever
+    # ships the tree) wins over what git says there.
+    env["kiln_commit"] = os.environ.get("KILN_COMMIT", "")
+    if not env["kiln_commit"]:
+        try:
+            env["kiln_commit"] = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                                capture_output=True, text=True, timeout=20).stdout.strip() or "unknown"
+        except Exception:
+            env["kiln_commit"] = "unknown"
     return env
 
 
