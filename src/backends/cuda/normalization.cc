@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
+#include "backends/normalization_view.h"
 #include "backends/cuda/normalization_kernels.h"
 
 namespace kiln::cuda {
@@ -26,62 +27,15 @@ class NormalizationKernel final : public backends::Kernel {
     auto const& scale = ctx.inputs[1];
     auto const& bias = ctx.inputs[2];
     auto const& y = ctx.outputs[0];
-    int32_t rank = x.shape.nbDims;
     if (!dimsEqual(x.shape, y.shape)) return invalidArgument(p_.who, ": y must have x's shape");
-    bool reducedX[Dims::MAX_DIMS] = {};
-    for (int64_t a : p_.axes) {
-      KILN_ASSIGN_OR_RETURN(int32_t axis, normalizeAxis(a, rank));
-      reducedX[axis] = true;
-    }
-    std::vector<int64_t> shape, sStrides, bStrides;
-    std::vector<char> mask;
-    if (p_.groups > 1) {
-      if (rank < 3 || x.shape.d[1] % p_.groups != 0)
-        return invalidArgument(p_.who, ": ", dimsToString(x.shape), " does not split into ", p_.groups, " groups");
-      int64_t c = x.shape.d[1], cg = c / p_.groups;
-      int64_t want = p_.v2 ? c : p_.groups;
-      if (scale.count() != want || bias.count() != want)
-        return invalidArgument(p_.who, ": scale and bias must hold ", want, " values for group normalization");
-      shape = {x.shape.d[0], p_.groups, cg};
-      mask = {0, 0, 1};
-      for (int32_t d = 2; d < rank; ++d) {
-        shape.push_back(x.shape.d[d]);
-        mask.push_back(reducedX[d] ? 1 : 0);
-      }
-      sStrides.assign(shape.size(), 0);
-      if (p_.v2) {
-        sStrides[1] = cg;
-        sStrides[2] = 1;
-      } else {
-        sStrides[1] = 1;
-      }
-      bStrides = sStrides;
-    } else {
-      for (int32_t d = 0; d < rank; ++d) {
-        shape.push_back(x.shape.d[d]);
-        mask.push_back(reducedX[d] ? 1 : 0);
-      }
-      for (auto const* t : {&scale, &bias}) {
-        if (t->shape.nbDims > rank) return invalidArgument(p_.who, ": scale/bias do not broadcast to x");
-        std::vector<int64_t> s(static_cast<size_t>(rank), 0);
-        int64_t step = 1;
-        for (int32_t i = t->shape.nbDims; i-- > 0;) {
-          int64_t sd = t->shape.d[i];
-          int32_t xd = rank - t->shape.nbDims + i;
-          if (sd != 1 && sd != x.shape.d[xd]) return invalidArgument(p_.who, ": scale/bias do not broadcast to x");
-          s[static_cast<size_t>(xd)] = sd == 1 ? 0 : step;
-          step *= sd;
-        }
-        (t == &scale ? sStrides : bStrides) = std::move(s);
-      }
-    }
+    KILN_ASSIGN_OR_RETURN(backends::NormalizationView view, backends::normalizationView(p_.who, x.shape, scale.shape,
+                                                                                        bias.shape, p_.axes, p_.groups, p_.v2));
     if (x.count() == 0) return Status::ok();
+    std::vector<int64_t> const& shape = view.shape;
     int32_t n = static_cast<int32_t>(shape.size());
-    std::vector<int64_t> xStrides(shape.size(), 1);
-    for (size_t i = shape.size(); i-- > 1;) xStrides[i - 1] = xStrides[i] * shape[i];
-    int64_t const* strides[3] = {xStrides.data(), sStrides.data(), bStrides.data()};
+    int64_t const* strides[3] = {view.xStrides.data(), view.scaleStrides.data(), view.biasStrides.data()};
     bool maskB[kSpaceMaxDims] = {};
-    for (int32_t d = 0; d < n; ++d) maskB[d] = mask[static_cast<size_t>(d)] != 0;
+    for (int32_t d = 0; d < n; ++d) maskB[d] = view.reduced[static_cast<size_t>(d)];
     StridedSpace outer = makeSpace(n, shape.data(), maskB, false, 3, strides);
     StridedSpace inner = makeSpace(n, shape.data(), maskB, true, 3, strides);
     if (outer.count == 0 || inner.count == 0) return Status::ok();

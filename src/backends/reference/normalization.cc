@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/normalization_view.h"
 #include "backends/reference/reference_util.h"
 
 namespace kiln::backends::reference {
@@ -48,69 +49,18 @@ std::vector<int64_t> offsets(std::vector<int64_t> const& shape, std::vector<bool
   return r;
 }
 
-std::vector<int64_t> rowMajor(std::vector<int64_t> const& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    s[i - 1] = s[i] * shape[i];
-  return s;
-}
-
 Status runNorm(NormParams const& np, LaunchContext const& ctx) {
   TensorView const& x = ctx.inputs[0];
   TensorView const& scale = ctx.inputs[1];
   TensorView const& bias = ctx.inputs[2];
   TensorView const& y = ctx.outputs[0];
-  int32_t rank = x.shape.nbDims;
   if (!dimsEqual(x.shape, y.shape))
     return invalidArgument(np.who, ": y must have x's shape");
-  std::vector<bool> reducedX(static_cast<size_t>(rank), false);
-  for (int64_t a : np.axes) {
-    auto axis = normalizeAxis(a, rank);
-    if (!axis)
-      return invalidArgument(np.who, ": axis ", a, " is out of range for ", dimsToString(x.shape));
-    reducedX[*axis] = true;
-  }
-  std::vector<int64_t> shape, sStrides, bStrides;
-  std::vector<bool> mask;
-  if (np.groups > 1) {
-    // View x as [N, G, C/G, spatial...] and reduce over C/G and the (shifted) axes.
-    if (rank < 3 || x.shape.d[1] % np.groups != 0)
-      return invalidArgument(np.who, ": ", dimsToString(x.shape), " does not split into ", np.groups, " groups");
-    int64_t c = x.shape.d[1], cg = c / np.groups;
-    int64_t want = np.v2 ? c : np.groups;
-    if (scale.count() != want || bias.count() != want)
-      return invalidArgument(np.who, ": scale and bias must hold ", want, " values for group normalization");
-    shape = {x.shape.d[0], np.groups, cg};
-    mask = {false, false, true};
-    for (int32_t d = 2; d < rank; ++d) {
-      shape.push_back(x.shape.d[d]);
-      mask.push_back(reducedX[d]);
-    }
-    sStrides.assign(shape.size(), 0);
-    if (np.v2) {
-      sStrides[1] = cg;
-      sStrides[2] = 1;
-    } else {
-      sStrides[1] = 1;
-    }
-    bStrides = sStrides;
-  } else {
-    for (int32_t d = 0; d < rank; ++d)
-      shape.push_back(x.shape.d[d]);
-    mask = reducedX;
-    for (TensorView const* t : {&scale, &bias}) {
-      if (t->shape.nbDims > rank)
-        return invalidArgument(np.who, ": scale/bias do not broadcast to x");
-      for (int32_t i = 0; i < t->shape.nbDims; ++i) {
-        int64_t sd = t->shape.d[i], xd = x.shape.d[rank - t->shape.nbDims + i];
-        if (sd != 1 && sd != xd)
-          return invalidArgument(np.who, ": scale/bias do not broadcast to x");
-      }
-    }
-    sStrides = broadcastStrides(scale.shape, x.shape);
-    bStrides = broadcastStrides(bias.shape, x.shape);
-  }
-  std::vector<int64_t> xStrides = rowMajor(shape);
+  KILN_ASSIGN_OR_RETURN(NormalizationView view,
+                        normalizationView(np.who, x.shape, scale.shape, bias.shape, np.axes, np.groups, np.v2));
+  std::vector<int64_t> const& shape = view.shape;
+  std::vector<bool> const& mask = view.reduced;
+  std::vector<int64_t> const &xStrides = view.xStrides, &sStrides = view.scaleStrides, &bStrides = view.biasStrides;
   std::vector<int64_t> outerX = offsets(shape, mask, false, xStrides), innerX = offsets(shape, mask, true, xStrides);
   std::vector<int64_t> outerS = offsets(shape, mask, false, sStrides), innerS = offsets(shape, mask, true, sStrides);
   std::vector<int64_t> outerB = offsets(shape, mask, false, bStrides), innerB = offsets(shape, mask, true, bStrides);
