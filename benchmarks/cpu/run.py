@@ -35,9 +35,10 @@ BATCHES = [1, 8]
 ROWS = [(f"{m}_b{b}", m, b) for m in exporter.MODELS for b in BATCHES]
 
 # Rows whose Kiln inference takes seconds with the reference kernels: they get --slow-iterations (and no extra
-# warm-up time) so that a row stays well inside --kiln-timeout.
-SLOW_ROWS = {"resnet18_b8", "resnet50_b1", "resnet50_b8", "mobilenet_v2_b8", "efficientnet_b0_b8", "vit_b1",
-             "vit_b8", "bert_enc_b8"}
+# warm-up time) so that a row stays well inside --kiln-timeout. A batch-8 row whose batch-1 row was measured in
+# the same run gets its iterations from that time instead (and is skipped when even one does not fit).
+SLOW_ROWS = {"resnet18_b1", "resnet18_b8", "resnet50_b1", "resnet50_b8", "mobilenet_v2_b8", "efficientnet_b0_b8",
+             "vit_b1", "vit_b8", "bert_enc_b1", "bert_enc_b8"}
 
 T0 = time.monotonic()
 
@@ -148,7 +149,7 @@ def render(a, meta, results):
     lines = [
         f"### CPU benchmark, {meta['date']}",
         "",
-        f"CPU {meta['cpu']} ({meta['nproc']} cores visible), {a.threads} threads for both (Kiln --threads; ORT "
+        f"CPU {meta['cpu']} ({meta['nproc']} cores visible, load average {meta['loadavg']:.2f} at the start), {a.threads} threads for both (Kiln --threads; ORT "
         f"intraOpNumThreads, interOpNumThreads=1), Kiln {meta['commit']} (kilnexec --backend=cpu), "
         f"ONNX Runtime {meta.get('ort_version') or '?'} (npm onnxruntime-node, CPU provider, all graph "
         f"optimizations), models exported by torch {meta.get('torch') or '?'} (opset 17, random weights, dynamic "
@@ -212,7 +213,7 @@ def main():
         sys.exit(f"run.py: --rows={a.rows} selects no row (ids: {' '.join(r[0] for r in ROWS)})")
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": cpu_model(), "nproc": os.cpu_count(), "threads": a.threads, "commit": kiln_commit(),
-            "ort_warmup": ort_warmup, "quick": a.quick}
+            "ort_warmup": ort_warmup, "quick": a.quick, "loadavg": os.getloadavg()[0]}
     log(f"rows: {' '.join(r[0] for r in rows)}; Kiln {iters} iterations ({slow_iters} on slow rows), "
         f"ORT {ort_iters} runs; budget {a.budget_s:.0f} s")
     models = list(dict.fromkeys(m for _, m, _ in rows))
@@ -263,6 +264,16 @@ def main():
         shape = f"{info['input']}:" + "x".join(str(d) for d in [b] + info["dims"])
         slow = rid in SLOW_ROWS
         n = slow_iters if slow else iters
+        # A row at a larger batch than one already measured: scale that time by the batch ratio and fit the
+        # iterations (plus kilnexec's one warm-up inference) into 80 % of the call's timeout.
+        est_ms = None
+        prior = [p for p in results if p["model"] == m and p.get("kiln_ms") and p["batch"] < b]
+        if prior:
+            est_ms = prior[-1]["kiln_ms"] * b / prior[-1]["batch"]
+            fit = int(0.8 * min(a.kiln_timeout, budget.left()) * 1000 / est_ms) - 1
+            if fit < n:
+                slow = True
+                n = max(fit, 0)
 
         # ORT first: it is quick, so a Kiln timeout does not lose the peer's number.
         if budget.left() < 5:
@@ -283,6 +294,10 @@ def main():
 
         if budget.left() < 10:
             r["notes"].append("kiln: skipped (budget)")
+        elif n < 1:
+            r["notes"].append(f"kiln: skipped: ~{est_ms / 1000:.0f} s per inference (batch-{prior[-1]['batch']} time "
+                              f"x {b / prior[-1]['batch']:g}), 2 inferences do not fit the "
+                              f"{min(a.kiln_timeout, budget.left()):.0f} s timeout")
         else:
             times_path = os.path.join(a.workdir, rid + ".times.json")
             if os.path.exists(times_path):
