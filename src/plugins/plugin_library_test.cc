@@ -59,6 +59,8 @@ TEST_F(PluginLibraryTest, LoadRegistersTheLibraryCreatorsAndDeregisterRemovesThe
   EXPECT_STREQ(v3->getInterfaceInfo().kind, "PLUGIN CREATOR_V3ONE");
   EXPECT_EQ(static_cast<IPluginCreatorInterface*>(registry_.getPluginCreator("KilnTestLibV2", "1", "kiln_test")), v2);
   EXPECT_EQ(registry_.getCreator("KilnTestLibV2", "1", ""), nullptr);
+  // The namespace the registry set on the V2 creator (which keeps the pointer) is still readable.
+  EXPECT_STREQ(static_cast<IPluginCreator*>(v2)->getPluginNamespace(), "kiln_test");
 
   // The library got a logger finder that yields a logger.
   void* self = dlopen(KILN_TEST_PLUGIN_LIBRARY, RTLD_NOW | RTLD_NOLOAD);

@@ -144,7 +144,9 @@ Status PluginRegistry::add(IPluginCreatorInterface& creator, char const* pluginN
     return Status(StatusCode::kInvalidArgument, strCat(describe(entry.name, entry.version, entry.ns),
                                                        " is already registered; deregister it first to replace it"));
   }
-  if (entry.v2) static_cast<IPluginCreator&>(creator).setPluginNamespace(entry.ns.c_str());
+  if (entry.v2) {
+    static_cast<IPluginCreator&>(creator).setPluginNamespace(namespaces_.insert(entry.ns).first->c_str());
+  }
   entries_.push_back(std::move(entry));
   return Status::ok();
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -77,6 +78,9 @@ class PluginRegistry final : public IPluginRegistry {
   std::vector<Entry> entries_;  // registration order
   std::map<void*, Library> libraries_;
   std::map<std::string, Resource> resources_;
+  // Every namespace handed to a V2 creator's setPluginNamespace: node-based, never shrinks, so the pointers
+  // stay valid for creators that keep them instead of copying.
+  std::set<std::string> namespaces_;
   IErrorRecorder* recorder_ = nullptr;
   bool parentSearch_ = true;
   // Arrays handed out by the list queries; rebuilt on each call (TensorRT: valid until the registry changes).

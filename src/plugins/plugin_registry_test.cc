@@ -233,6 +233,8 @@ class AxisCreatorV3 : public IPluginCreatorV3One {
   PluginFieldCollection fc_{};
 };
 
+REGISTER_KILN_PLUGIN(AxisCreatorV3);
+
 //
 // Helpers
 //
@@ -330,6 +332,14 @@ TEST(PluginRegistryTest, StaticallyRegisteredCreatorIsFound) {
   EXPECT_EQ(registry->getCreator(nullptr, kScaleVersion, ""), nullptr);
   // A null namespace means the empty one.
   EXPECT_EQ(registry->getCreator(kScaleName, kScaleVersion, nullptr), any);
+}
+
+TEST(PluginRegistryTest, StaticallyRegisteredV3CreatorIsFound) {
+  IPluginCreatorInterface* creator = getPluginRegistry()->getCreator("KilnTestAxisV3", "1", "");
+  ASSERT_NE(creator, nullptr);
+  EXPECT_STREQ(creator->getInterfaceInfo().kind, "PLUGIN CREATOR_V3ONE");
+  // Not a V2 creator, so the V2 lookup does not return it.
+  EXPECT_EQ(getPluginRegistry()->getPluginCreator("KilnTestAxisV3", "1", ""), nullptr);
 }
 
 TEST(PluginRegistryTest, CreateCloneSerializeRoundTrip) {
