@@ -4,6 +4,7 @@
 #define KILN_KILN_RUNTIME_H
 
 #include "kiln_base.h"
+#include "kiln_plugin.h"
 
 namespace kiln {
 

@@ -4,6 +4,7 @@
 #include <kiln/kiln.h>
 #include <kiln/kiln.h>  // Second inclusion on purpose: the include guards must make it a no-op.
 #include <kiln/kiln_base.h>
+#include <kiln/kiln_plugin.h>
 #include <kiln/kiln_runtime.h>
 #include <kiln/kiln_version.h>
 
@@ -14,6 +15,9 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+// Defined in plugin_header_cxx17.cc, which includes only kiln_plugin.h and is compiled as C++17.
+char const* kilnPluginHeaderCxx17Kind();
 
 // CUDA's driver_types.h declares exactly these typedefs. Repeating them after the Kiln headers must compile,
 // which is what happens when an application includes <cuda_runtime_api.h> after <kiln/kiln.h>.
@@ -402,6 +406,86 @@ static_assert(
                    void* (IGpuAllocator::*)(uint64_t, uint64_t, AllocatorFlags, cudaStream_t) noexcept>);
 static_assert(
     std::is_same_v<decltype(&ILogger::log), void (ILogger::*)(ILogger::Severity, AsciiChar const*) noexcept>);
+
+//
+// Plugin interfaces (kiln_plugin.h, TensorRT 10.16 values and signatures)
+//
+
+static_assert(v(PluginFieldType::kFLOAT16) == 0 && v(PluginFieldType::kFLOAT32) == 1 &&
+              v(PluginFieldType::kFLOAT64) == 2 && v(PluginFieldType::kINT8) == 3 &&
+              v(PluginFieldType::kINT16) == 4 && v(PluginFieldType::kINT32) == 5 &&
+              v(PluginFieldType::kCHAR) == 6 && v(PluginFieldType::kDIMS) == 7 &&
+              v(PluginFieldType::kUNKNOWN) == 8 && v(PluginFieldType::kBF16) == 9 &&
+              v(PluginFieldType::kINT64) == 10 && v(PluginFieldType::kFP8) == 11 &&
+              v(PluginFieldType::kINT4) == 12);
+static_assert(EnumMax<PluginFieldType>() == 13);
+static_assert(v(DimensionOperation::kSUM) == 0 && v(DimensionOperation::kPROD) == 1 &&
+              v(DimensionOperation::kMAX) == 2 && v(DimensionOperation::kMIN) == 3 &&
+              v(DimensionOperation::kSUB) == 4 && v(DimensionOperation::kEQUAL) == 5 &&
+              v(DimensionOperation::kLESS) == 6 && v(DimensionOperation::kFLOOR_DIV) == 7 &&
+              v(DimensionOperation::kCEIL_DIV) == 8 && EnumMax<DimensionOperation>() == 9);
+static_assert(v(PluginCapabilityType::kCORE) == 0 && v(PluginCapabilityType::kBUILD) == 1 &&
+              v(PluginCapabilityType::kRUNTIME) == 2);
+static_assert(v(TensorRTPhase::kBUILD) == 0 && v(TensorRTPhase::kRUNTIME) == 1);
+static_assert(static_cast<int>(PluginVersion::kV2_DYNAMICEXT) == 3 &&
+              static_cast<int>(PluginVersion::kV2_DYNAMICEXT_PYTHON) == 0x43);
+static_assert(std::is_same_v<PluginFormat, TensorFormat>);
+static_assert(IPluginV2DynamicExt::kFORMAT_COMBINATION_LIMIT == 100 &&
+              IPluginV3OneBuild::kDEFAULT_FORMAT_COMBINATION_LIMIT == 100);
+static_assert(std::is_same_v<decltype(DimsExprs::d[0]), IDimensionExpr const*&>);
+static_assert(offsetof(DynamicPluginTensorDesc, desc) == 0 && sizeof(PluginFieldCollection) == 16);
+static_assert(std::is_base_of_v<IPluginV2Ext, IPluginV2DynamicExt> && std::is_base_of_v<IPluginV2, IPluginV2Ext> &&
+              std::is_base_of_v<IPluginCreatorInterface, IPluginCreator> &&
+              std::is_base_of_v<IPluginCreatorInterface, IPluginCreatorV3One> &&
+              std::is_base_of_v<IPluginCapability, IPluginV3OneCore> &&
+              std::is_base_of_v<IPluginCapability, IPluginV3OneBuild> &&
+              std::is_base_of_v<IPluginV3OneBuild, IPluginV3OneBuildV2> &&
+              std::is_base_of_v<IPluginCapability, IPluginV3OneRuntime> &&
+              std::is_base_of_v<IVersionedInterface, IPluginV3>);
+// Overloaded (the implicit-batch forms are closed off privately): initializing a pointer of the exact type
+// selects the public forms, and fails to compile if they differ.
+[[maybe_unused]] constexpr DimsExprs (IPluginV2DynamicExt::*kDynOutputDimensions)(
+    int32_t, DimsExprs const*, int32_t, IExprBuilder&) noexcept = &IPluginV2DynamicExt::getOutputDimensions;
+static_assert(std::is_same_v<decltype(&IPluginV2DynamicExt::supportsFormatCombination),
+                             bool (IPluginV2DynamicExt::*)(int32_t, PluginTensorDesc const*, int32_t,
+                                                           int32_t) noexcept>);
+[[maybe_unused]] constexpr int32_t (IPluginV2DynamicExt::*kDynEnqueue)(PluginTensorDesc const*, PluginTensorDesc const*,
+                                                                    void const* const*, void* const*, void*,
+                                                                    cudaStream_t) noexcept = &IPluginV2DynamicExt::enqueue;
+static_assert(std::is_same_v<decltype(&IPluginV2Ext::attachToContext),
+                             void (IPluginV2Ext::*)(cudnnContext*, cublasContext*, IGpuAllocator*) noexcept>);
+static_assert(std::is_same_v<decltype(&IPluginCreator::deserializePlugin),
+                             IPluginV2* (IPluginCreator::*)(AsciiChar const*, void const*, size_t) noexcept>);
+static_assert(std::is_same_v<decltype(&IPluginCreatorV3One::createPlugin),
+                             IPluginV3* (IPluginCreatorV3One::*)(AsciiChar const*, PluginFieldCollection const*,
+                                                                 TensorRTPhase) noexcept>);
+static_assert(std::is_same_v<decltype(&IPluginV3OneBuild::getOutputShapes),
+                             int32_t (IPluginV3OneBuild::*)(DimsExprs const*, int32_t, DimsExprs const*, int32_t,
+                                                            DimsExprs*, int32_t, IExprBuilder&) noexcept>);
+static_assert(std::is_same_v<decltype(&IPluginV3OneRuntime::attachToContext),
+                             IPluginV3* (IPluginV3OneRuntime::*)(IPluginResourceContext*) noexcept>);
+static_assert(std::is_same_v<decltype(&IPluginRegistry::getAllCreators),
+                             IPluginCreatorInterface* const* (IPluginRegistry::*)(int32_t* const) const noexcept>);
+static_assert(std::is_same_v<decltype(&IPluginRegistry::loadLibrary),
+                             IPluginRegistry::PluginLibraryHandle (IPluginRegistry::*)(AsciiChar const*) noexcept>);
+static_assert(std::is_same_v<decltype(&IExprBuilder::constant),
+                             IDimensionExpr const* (IExprBuilder::*)(int64_t) noexcept>);
+static_assert(std::is_same_v<decltype(&getPluginRegistry), IPluginRegistry* (*)() noexcept>);
+
+TEST(HeadersCompileTest, PluginHeaderCompilesAsCxx17) {
+  EXPECT_STREQ(kilnPluginHeaderCxx17Kind(), "PLUGIN CREATOR_V1");
+}
+
+TEST(HeadersCompileTest, PluginFieldDefaults) {
+  PluginField empty;
+  EXPECT_EQ(empty.name, nullptr);
+  EXPECT_EQ(empty.data, nullptr);
+  EXPECT_EQ(empty.type, PluginFieldType::kUNKNOWN);
+  EXPECT_EQ(empty.length, 0);
+  PluginFieldCollection fc;
+  EXPECT_EQ(fc.nbFields, 0);
+  EXPECT_EQ(fc.fields, nullptr);
+}
 
 //
 // User implementations of the callback interfaces.
