@@ -68,8 +68,8 @@ class OnednnConvKernel final : public Kernel {
       return invalidArgument(cfg_.who, ": residual must have y's shape");
     if (bias && bias->count() != cfg_.weights.shape().d[0])
       return invalidArgument(cfg_.who, ": bias must hold ", cfg_.weights.shape().d[0], " values");
-    int threads = useThreads(ctx);
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ConvPrimitive const> p, primitive(x.shape, y.shape, threads));
+    OmpThreads threads(ctx);
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ConvPrimitive const> p, primitive(x.shape, y.shape, threads.count()));
     // The sum post-op adds what dst holds: the residual goes there first.
     if (res && res->data != y.data)
       std::memcpy(y.data, res->data, static_cast<size_t>(y.count()) * sizeof(float));
@@ -112,11 +112,7 @@ class OnednnConvKernel final : public Kernel {
       int64_t dk = wp.dilations[i] * (wp.kernel[i] - 1) + 1, out = y.d[2 + i];
       if (geo[i].out != out)
         return invalidArgument(cfg_.who, ": output ", dimsToString(y), " does not match the window geometry");
-      int64_t pl = geo[i].padBegin, pr = geo[i].padEnd;
-      // oneDNN checks out == (in + pl + pr - dk) / stride + 1; rounding up (kEXPLICIT_ROUND_UP) needs more
-      // right padding, which reads zeros as the reference does.
-      if ((in[i] + pl + pr - dk) / wp.strides[i] + 1 != out)
-        pr = (out - 1) * wp.strides[i] + dk - in[i] - pl;
+      int64_t pl = geo[i].padBegin, pr = rightPadding(in[i], out, dk, wp.strides[i], pl, geo[i].padEnd);
       if (pr < 0)
         return unsupported(cfg_.who, ": the window geometry needs negative padding");
       strides.push_back(wp.strides[i]);
@@ -153,19 +149,7 @@ class OnednnConvKernel final : public Kernel {
       attr.set_post_ops(ops);
       dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
       auto p = std::make_shared<ConvPrimitive>(ConvPrimitive{pd, dnnl::convolution_forward(pd), memory()});
-      memory::desc want = pd.weights_desc();
-      for (auto const& [desc, mem] : packed_)
-        if (desc == want)
-          p->weights = mem;
-      if (!p->weights) {
-        memory plain({wd, f32, plainW}, eng, const_cast<void*>(cfg_.weights.data()));
-        memory packed(want, eng);
-        dnnl::stream stream(eng);
-        dnnl::reorder(plain, packed).execute(stream, plain, packed);
-        stream.wait();
-        packed_.emplace_back(want, packed);
-        p->weights = packed;
-      }
+      p->weights = packed_.get(pd.weights_desc(), memory::desc(wd, f32, plainW), cfg_.weights.data());
       return std::shared_ptr<ConvPrimitive const>(std::move(p));
     } catch (dnnl::error const& e) {
       return unsupported(cfg_.who, ": oneDNN has no convolution for x ", dimsToString(x), ", y ", dimsToString(y),
@@ -176,16 +160,8 @@ class OnednnConvKernel final : public Kernel {
   ConvConfig cfg_;
   mutable std::mutex mu_;  // guards cache_ and packed_
   mutable std::map<std::vector<int64_t>, std::shared_ptr<ConvPrimitive const>> cache_;
-  mutable std::vector<std::pair<memory::desc, memory>> packed_;  // the weights in each format asked for
+  mutable PackedWeights packed_;
 };
-
-// The Constant feeding input `i`, or null.
-HostTensor const* constantInput(ir::Node const& node, size_t i) {
-  ir::Value const* v = node.input(i);
-  if (!v || !v->producer || v->producer->op != OpType::kConstant || !v->producer->constant)
-    return nullptr;
-  return &*v->producer->constant;
-}
 
 bool supportsConv(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
   if (in.size() < 2 || in.size() > 4 || out.size() != 1)
@@ -252,8 +228,7 @@ Tactic convolutionTactic() {
     ir::Value const* x = node.input(0);
     ir::Value const* y = node.output(0);
     if (x && y && dimsKnown(x->shape) && dimsKnown(y->shape) && volume(x->shape) > 0 && volume(y->shape) > 0) {
-      LaunchContext none;
-      KILN_RETURN_IF_ERROR(k->primitive(x->shape, y->shape, useThreads(none)).status());
+      KILN_RETURN_IF_ERROR(k->primitive(x->shape, y->shape, currentThreads()).status());
     }
     return std::unique_ptr<Kernel>(std::move(k));
   };

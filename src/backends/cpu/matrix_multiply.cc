@@ -68,8 +68,8 @@ class OnednnMatMulKernel final : public Kernel {
       return invalidArgument(cfg_.who, ": inner dimensions differ (", kA, " vs ", kB, ")");
     if (kA == 0)
       return unsupported(cfg_.who, ": the oneDNN matrix multiply needs a non-empty inner dimension");
-    int threads = useThreads(ctx);
-    std::vector<int64_t> key{threads, ra, rb, ry, bias ? bias->shape.nbDims : -1};
+    OmpThreads threads(ctx);
+    std::vector<int64_t> key{threads.count(), ra, rb, ry, bias ? bias->shape.nbDims : -1};
     for (Dims const* d : {&a.shape, &b.shape, &y.shape})
       for (int64_t v : dimsToVector(*d))
         key.push_back(v);

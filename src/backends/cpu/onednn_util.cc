@@ -76,11 +76,38 @@ bool activationSupported(ir::Node const& node) {
                           static_cast<float>(node.attrs.getFloat("act_beta", 0.0)));
 }
 
-int useThreads(LaunchContext const& ctx) {
-  int n = ctx.pool ? ctx.pool->threads() : 1;
-  if (omp_get_max_threads() != n)
-    omp_set_num_threads(n);
-  return n;
+OmpThreads::OmpThreads(LaunchContext const& ctx)
+    : previous_(omp_get_max_threads()), count_(ctx.pool ? ctx.pool->threads() : 1) {
+  if (count_ != previous_)
+    omp_set_num_threads(count_);
+}
+
+OmpThreads::~OmpThreads() {
+  if (count_ != previous_)
+    omp_set_num_threads(previous_);
+}
+
+int currentThreads() { return omp_get_max_threads(); }
+
+HostTensor const* constantInput(ir::Node const& node, size_t i) {
+  ir::Value const* v = node.input(i);
+  if (!v || !v->producer || v->producer->op != ir::OpType::kConstant || !v->producer->constant)
+    return nullptr;
+  return &*v->producer->constant;
+}
+
+dnnl::memory PackedWeights::get(dnnl::memory::desc const& want, dnnl::memory::desc const& plain, void const* data) {
+  for (auto const& [desc, mem] : packed_)
+    if (desc == want)
+      return mem;
+  dnnl::engine& eng = engine();
+  dnnl::memory src(plain, eng, const_cast<void*>(data));
+  dnnl::memory dst(want, eng);
+  dnnl::stream stream(eng);
+  dnnl::reorder(src, dst).execute(stream, src, dst);
+  stream.wait();
+  packed_.emplace_back(want, dst);
+  return dst;
 }
 
 void* threadScratch(size_t bytes) {
@@ -89,6 +116,13 @@ void* threadScratch(size_t bytes) {
     buf.resize(bytes + 64);
   auto p = reinterpret_cast<uintptr_t>(buf.data());
   return reinterpret_cast<void*>((p + 63) & ~uintptr_t{63});
+}
+
+int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_t padBegin, int64_t padEnd) {
+  int64_t pr = padEnd;
+  if (in + padBegin + pr - dk < 0 || (in + padBegin + pr - dk) / stride + 1 != out)
+    pr = (out - 1) * stride + dk - in - padBegin;
+  return pr < 0 ? -1 : pr;
 }
 
 dnnl::memory::dims toDnnl(Dims const& d) {

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <dnnl.hpp>
 
@@ -24,15 +26,49 @@ bool appendActivation(dnnl::post_ops& ops, int64_t activation, float alpha, floa
 /// True when the node's activation attributes map onto oneDNN post-ops.
 bool activationSupported(ir::Node const& node);
 
-/// The OpenMP threads a launch may use: the runtime's thread pool size (IRuntime::setMaxThreads reaches the
-/// kernels as LaunchContext::pool, null for one thread). Sets the calling thread's OpenMP thread count to it
-/// and returns it; oneDNN sizes its parallel regions from that count when a primitive is created and run.
-int useThreads(LaunchContext const& ctx);
+/// The OpenMP threads of a launch: the runtime's thread pool size (IRuntime::setMaxThreads reaches the kernels as
+/// LaunchContext::pool, null for one thread). While it lives, the calling thread's OpenMP thread count is that
+/// number (oneDNN sizes its parallel regions from it when a primitive is built and run); the previous count is
+/// restored when it goes, so a caller's own OpenMP setting is left as it was.
+class OmpThreads {
+ public:
+  explicit OmpThreads(LaunchContext const& ctx);
+  ~OmpThreads();
+  OmpThreads(OmpThreads const&) = delete;
+  OmpThreads& operator=(OmpThreads const&) = delete;
+  int count() const { return count_; }
+
+ private:
+  int previous_;
+  int count_;
+};
+
+/// The calling thread's OpenMP thread count now (what a primitive built outside a launch is sized for).
+int currentThreads();
+
+/// The Constant feeding input `i` of `node`, or null when that input is not a Constant's output.
+HostTensor const* constantInput(ir::Node const& node, size_t i);
+
+/// Constant weights in every format the primitives of one kernel asked for, each reordered once from the
+/// plain layout. Not synchronized: the owning kernel calls it under its own mutex.
+class PackedWeights {
+ public:
+  /// The weights in format `want`, reordering `plain` (which views the constant) the first time.
+  dnnl::memory get(dnnl::memory::desc const& want, dnnl::memory::desc const& plain, void const* data);
+
+ private:
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed_;
+};
 
 /// A 64-byte aligned scratch buffer of at least `bytes`, private to the calling thread (kept between calls, so
 /// steady-state runs do not allocate). oneDNN's primitives run with a user scratchpad so one primitive may run
 /// from many threads at once.
 void* threadScratch(size_t bytes);
+
+/// oneDNN's right padding of a window along one dim, which must satisfy out == (in + padL + padR - dk) / stride
+/// + 1: TensorRT's padEnd, or more when the output size was rounded up (the extra reads zeros, as in the
+/// reference); -1 when that would need negative padding.
+int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_t padBegin, int64_t padEnd);
 
 /// oneDNN dims of a Kiln shape.
 dnnl::memory::dims toDnnl(Dims const& d);
