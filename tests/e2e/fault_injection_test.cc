@@ -2,6 +2,7 @@
 // step must fail cleanly (nullptr/false and an error logged) or succeed; nothing may crash or leak.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,7 +86,12 @@ TEST(FaultInjection, EveryAllocationFailureIsClean) {
     bool ok = buildRunOnce(logger, out);
     setHostAllocFailAt(0);
     if (ok) {
-      EXPECT_EQ(out, expected) << "allocation " << k << " failed silently but the result changed";
+      // A failed timing allocation drops that candidate, so another tactic (the oneDNN kernel or the reference,
+      // which round differently) may run: equal up to float rounding, not bit for bit.
+      ASSERT_EQ(out.size(), expected.size());
+      for (size_t i = 0; i < out.size(); ++i)
+        EXPECT_NEAR(out[i], expected[i], 1e-5 * std::fabs(expected[i]) + 1e-6)
+            << "allocation " << k << " failed silently but the result changed";
     } else {
       EXPECT_GT(logger.errors, 0) << "allocation " << k << " failed without an error message";
       EXPECT_NE(logger.last.find("injected"), std::string::npos) << "allocation " << k << ": " << logger.last;

@@ -1,0 +1,241 @@
+// oneDNN Convolution tactic (convolution_onednn_direct): 2-D and 3-D fp32 convolutions, grouped, strided,
+// dilated, any padding mode, with fused bias, residual (a sum post-op) and activation (eltwise post-ops).
+// Activations stay plain NC(D)HW; the constant weights are reordered once into the primitive's blocked format.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/cpu/onednn_util.h"
+#include "ir/infer/window_util.h"
+
+namespace kiln::backends::cpu {
+namespace {
+
+using dnnl::memory;
+using ir::OpType;
+
+struct ConvConfig {
+  std::string who;
+  ir::WindowParams window;
+  int64_t groups = 1;
+  int64_t activation = -1;
+  float alpha = 0, beta = 0;
+  bool hasBias = false;
+  bool hasResidual = false;
+  HostTensor weights;  // the Constant's data, [K, C/groups, k...] float32
+};
+
+// One primitive for one pair of activation shapes and one OpenMP thread count.
+struct ConvPrimitive {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  memory weights;  // in pd.weights_desc()'s format
+};
+
+class OnednnConvKernel final : public Kernel {
+ public:
+  explicit OnednnConvKernel(ConvConfig cfg) : cfg_(std::move(cfg)) {}
+
+  // Builds (or finds) the primitive for these shapes; reorders the weights the first time a format is needed.
+  Result<std::shared_ptr<ConvPrimitive const>> primitive(Dims const& x, Dims const& y, int threads) const {
+    std::vector<int64_t> key = dimsToVector(x);
+    for (int64_t v : dimsToVector(y))
+      key.push_back(v);
+    key.push_back(threads);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end())
+      return it->second;
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ConvPrimitive const> p, build(x, y));
+    cache_.emplace(std::move(key), p);
+    return p;
+  }
+
+  Status enqueue(LaunchContext const& ctx) const override {
+    TensorView const& x = ctx.inputs[0];
+    TensorView const& y = ctx.outputs[0];
+    TensorView const* bias = cfg_.hasBias && ctx.inputs.size() > 2 && ctx.inputs[2].data ? &ctx.inputs[2] : nullptr;
+    TensorView const* res = cfg_.hasResidual && ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
+    if ((cfg_.hasBias && !bias) || (cfg_.hasResidual && !res))
+      return invalidArgument(cfg_.who, ": a bias or residual input the kernel was built for is missing");
+    if (y.count() == 0)
+      return Status::ok();
+    if (x.count() == 0)
+      return unsupported(cfg_.who, ": the oneDNN convolution needs a non-empty input");
+    if (res && !dimsEqual(res->shape, y.shape))
+      return invalidArgument(cfg_.who, ": residual must have y's shape");
+    if (bias && bias->count() != cfg_.weights.shape().d[0])
+      return invalidArgument(cfg_.who, ": bias must hold ", cfg_.weights.shape().d[0], " values");
+    OmpThreads threads(ctx);
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ConvPrimitive const> p, primitive(x.shape, y.shape, threads.count()));
+    // The sum post-op adds what dst holds: the residual goes there first.
+    if (res && res->data != y.data)
+      std::memcpy(y.data, res->data, static_cast<size_t>(y.count()) * sizeof(float));
+    try {
+      dnnl::engine& eng = engine();
+      dnnl::stream stream(eng);
+      memory src(p->pd.src_desc(), eng, x.data);
+      memory dst(p->pd.dst_desc(), eng, y.data);
+      memory::desc spDesc = p->pd.scratchpad_desc();
+      memory scratch(spDesc, eng, threadScratch(spDesc.get_size()));
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+                                           {DNNL_ARG_WEIGHTS, p->weights},
+                                           {DNNL_ARG_DST, dst},
+                                           {DNNL_ARG_SCRATCHPAD, scratch}};
+      if (bias)
+        args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), eng, bias->data));
+      p->prim.execute(stream, args);
+      stream.wait();
+    } catch (dnnl::error const& e) {
+      return internalError(cfg_.who, ": oneDNN convolution failed: ", e.what());
+    }
+    return Status::ok();
+  }
+
+ private:
+  Result<std::shared_ptr<ConvPrimitive const>> build(Dims const& x, Dims const& y) const {
+    ir::WindowParams const& wp = cfg_.window;
+    int32_t ns = wp.nbSpatial;
+    Dims const& w = cfg_.weights.shape();
+    if (x.nbDims != ns + 2 || y.nbDims != ns + 2 || x.d[0] != y.d[0] || x.d[1] != w.d[1] * cfg_.groups ||
+        y.d[1] != w.d[0])
+      return invalidArgument(cfg_.who, ": shapes x ", dimsToString(x), ", w ", dimsToString(w), ", y ",
+                             dimsToString(y), " do not agree with groups = ", cfg_.groups);
+    std::vector<int64_t> in(ns);
+    for (int32_t i = 0; i < ns; ++i)
+      in[i] = x.d[2 + i];
+    std::vector<ir::WindowDim> geo = ir::computeWindow(wp, in);
+    memory::dims strides, dil, padL, padR;
+    for (int32_t i = 0; i < ns; ++i) {
+      int64_t dk = wp.dilations[i] * (wp.kernel[i] - 1) + 1, out = y.d[2 + i];
+      if (geo[i].out != out)
+        return invalidArgument(cfg_.who, ": output ", dimsToString(y), " does not match the window geometry");
+      int64_t pl = geo[i].padBegin, pr = rightPadding(in[i], out, dk, wp.strides[i], pl, geo[i].padEnd);
+      if (pr < 0)
+        return unsupported(cfg_.who, ": the window geometry needs negative padding");
+      strides.push_back(wp.strides[i]);
+      dil.push_back(wp.dilations[i] - 1);
+      padL.push_back(pl);
+      padR.push_back(pr);
+    }
+    bool grouped = cfg_.groups > 1;
+    memory::dims wd;
+    if (grouped)
+      wd.push_back(cfg_.groups);
+    wd.push_back(w.d[0] / cfg_.groups);
+    for (int32_t i = 1; i < w.nbDims; ++i)
+      wd.push_back(w.d[i]);
+    memory::format_tag act = ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw;
+    memory::format_tag plainW = ns == 2 ? (grouped ? memory::format_tag::goihw : memory::format_tag::oihw)
+                                        : (grouped ? memory::format_tag::goidhw : memory::format_tag::oidhw);
+    auto f32 = memory::data_type::f32;
+    try {
+      dnnl::engine& eng = engine();
+      memory::desc srcMd(toDnnl(x), f32, act), dstMd(toDnnl(y), f32, act);
+      memory::desc weiMd(wd, f32, memory::format_tag::any);
+      memory::desc biasMd = cfg_.hasBias ? memory::desc({w.d[0]}, f32, memory::format_tag::a) : memory::desc();
+      // Direct only: Winograd's transforms lose accuracy the fp64 reference would show.
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, srcMd,
+                                        weiMd, biasMd, dstMd, strides, dil, padL, padR);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::post_ops ops;
+      if (cfg_.hasResidual)
+        ops.append_sum(1.f);
+      if (!appendActivation(ops, cfg_.activation, cfg_.alpha, cfg_.beta))
+        return unsupported(cfg_.who, ": activation ", cfg_.activation, " has no oneDNN post-op");
+      attr.set_post_ops(ops);
+      dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+      auto p = std::make_shared<ConvPrimitive>(ConvPrimitive{pd, dnnl::convolution_forward(pd), memory()});
+      p->weights = packed_.get(pd.weights_desc(), memory::desc(wd, f32, plainW), cfg_.weights.data());
+      return std::shared_ptr<ConvPrimitive const>(std::move(p));
+    } catch (dnnl::error const& e) {
+      return unsupported(cfg_.who, ": oneDNN has no convolution for x ", dimsToString(x), ", y ", dimsToString(y),
+                         ": ", e.what());
+    }
+  }
+
+  ConvConfig cfg_;
+  mutable std::mutex mu_;  // guards cache_ and packed_
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<ConvPrimitive const>> cache_;
+  mutable PackedWeights packed_;
+};
+
+bool supportsConv(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
+  if (in.size() < 2 || in.size() > 4 || out.size() != 1)
+    return false;
+  int32_t rank = in[0].shape.nbDims;
+  if (rank != 4 && rank != 5)
+    return false;
+  for (TensorInfo const& t : in)
+    if (t.shape.nbDims >= 0 && t.dtype != DataType::kFLOAT)
+      return false;
+  if (out[0].dtype != DataType::kFLOAT)
+    return false;
+  HostTensor const* w = constantInput(node, 1);
+  if (!w || w->dtype() != DataType::kFLOAT || w->shape().nbDims != rank)
+    return false;
+  int64_t groups = node.attrs.getInt("groups", 1);
+  if (groups < 1 || w->shape().d[0] % groups != 0)
+    return false;
+  for (int32_t i = 0; i < rank; ++i)
+    if (w->shape().d[i] <= 0)
+      return false;
+  if (in.size() > 2 && in[2].shape.nbDims >= 0 && in[2].shape.nbDims != 1)
+    return false;  // bias: [K]
+  return activationSupported(node);
+}
+
+Tactic convolutionTactic() {
+  Tactic t;
+  t.name = "convolution_onednn_direct";
+  t.op = OpType::kConvolution;
+  t.device = DeviceType::kCPU;
+  t.source = TacticSource::kONEDNN;
+  t.priority = 10;  // ahead of the reference (0)
+  t.supports = supportsConv;
+  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+    HostTensor const* w = constantInput(node, 1);
+    if (!w || w->dtype() != DataType::kFLOAT)
+      return invalidGraph(node.describe(), ": the oneDNN convolution needs constant float32 weights");
+    int32_t ns = w->shape().nbDims - 2;
+    if (ns != 2 && ns != 3)
+      return invalidGraph(node.describe(), ": the oneDNN convolution runs 2-D and 3-D windows only");
+    std::vector<int64_t> fallback;
+    for (int32_t i = 2; i < w->shape().nbDims; ++i)
+      fallback.push_back(w->shape().d[i]);
+    ConvConfig cfg;
+    cfg.who = node.describe();
+    KILN_ASSIGN_OR_RETURN(cfg.window, ir::readWindowParams(node, "kernel_shape", ns, true, fallback));
+    for (int32_t i = 0; i < ns; ++i)
+      if (cfg.window.kernel[i] != w->shape().d[2 + i])
+        return invalidGraph(node.describe(), ": weights do not match kernel_shape");
+    cfg.groups = node.attrs.getInt("groups", 1);
+    if (cfg.groups < 1 || w->shape().d[0] % cfg.groups != 0)
+      return invalidGraph(node.describe(), ": groups must be >= 1 and divide the output channels");
+    cfg.activation = node.attrs.getInt("activation", -1);
+    cfg.alpha = static_cast<float>(node.attrs.getFloat("act_alpha", 0.0));
+    cfg.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
+    if (!activationSupported(node))
+      return invalidGraph(node.describe(), ": activation ", cfg.activation, " has no oneDNN post-op");
+    cfg.hasBias = node.input(2) != nullptr;
+    cfg.hasResidual = node.input(3) != nullptr;
+    cfg.weights = *w;
+    auto k = std::make_unique<OnednnConvKernel>(std::move(cfg));
+    // Shapes known now: build that primitive (and reorder the weights) once, here, rather than on the first run.
+    ir::Value const* x = node.input(0);
+    ir::Value const* y = node.output(0);
+    if (x && y && dimsKnown(x->shape) && dimsKnown(y->shape) && volume(x->shape) > 0 && volume(y->shape) > 0) {
+      KILN_RETURN_IF_ERROR(k->primitive(x->shape, y->shape, currentThreads()).status());
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  };
+  return t;
+}
+
+KILN_REGISTER_TACTIC(convolutionTactic);
+
+}  // namespace
+}  // namespace kiln::backends::cpu

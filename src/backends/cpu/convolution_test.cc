@@ -1,0 +1,208 @@
+// convolution_onednn_direct against the reference convolution over edge shapes: 1x1, 7x7/s2, depthwise, groups,
+// dilation, asymmetric pads, every padding mode, odd sizes, batch > 1, 3-D, fused bias/residual/activations.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "backends/cpu/cpu_test_util.h"
+
+namespace kiln {
+namespace {
+
+using namespace cputest;  // NOLINT: test helpers
+using V = std::vector<int64_t>;
+
+constexpr char kTactic[] = "convolution_onednn_direct";
+constexpr double kTol = 1e-5;
+
+struct Case {
+  V x{}, w{};
+  V strides{}, padsBegin{}, padsEnd{}, dilations{};
+  int64_t groups = 1;
+  bool bias = false, residual = false;
+  int64_t activation = -1;
+  double alpha = 0, beta = 0;
+  PaddingMode mode = PaddingMode::kEXPLICIT_ROUND_DOWN;
+};
+
+ir::Attributes convAttrs(Case const& c) {
+  ir::Attributes a;
+  V kernel(c.w.begin() + 2, c.w.end());
+  size_t ns = kernel.size();
+  a.set("num_output_maps", c.w[0]);
+  a.set("kernel_shape", kernel);
+  a.set("strides", c.strides.empty() ? V(ns, 1) : c.strides);
+  a.set("pads_begin", c.padsBegin.empty() ? V(ns, 0) : c.padsBegin);
+  a.set("pads_end", c.padsEnd.empty() ? V(ns, 0) : c.padsEnd);
+  a.set("dilations", c.dilations.empty() ? V(ns, 1) : c.dilations);
+  a.set("groups", c.groups);
+  a.set("padding_mode", static_cast<int64_t>(c.mode));
+  if (c.activation >= 0) {
+    a.set("activation", c.activation);
+    a.set("act_alpha", c.alpha);
+    a.set("act_beta", c.beta);
+  }
+  return a;
+}
+
+std::vector<In> convInputs(Case const& c) {
+  std::vector<In> ins{var(randomTensor(c.x, 1)), cst(randomTensor(c.w, 2))};
+  if (c.bias || c.residual)
+    ins.push_back(c.bias ? cst(randomTensor({c.w[0]}, 3)) : none());
+  if (c.residual) {
+    // The residual has y's shape: infer it from a run without one.
+    OneNode n = makeNode(OpType::kConvolution, convAttrs(c), {ins[0], ins[1]});
+    ins.push_back(var(randomTensor(dimsToVector(n.out[0].shape), 4)));
+  }
+  return ins;
+}
+
+double run(Case const& c, int threads = 1) {
+  return compareWithReference(kTactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads);
+}
+
+TEST(OnednnConvolution, Pointwise1x1) {
+  EXPECT_LT(run({.x = {1, 8, 5, 5}, .w = {16, 8, 1, 1}}), kTol);
+  EXPECT_LT(run({.x = {1, 1, 1, 1}, .w = {1, 1, 1, 1}}), kTol);
+}
+
+TEST(OnednnConvolution, Stem7x7Stride2WithBiasRelu) {
+  EXPECT_LT(run({.x = {1, 3, 23, 23},
+                 .w = {8, 3, 7, 7},
+                 .strides = {2, 2},
+                 .padsBegin = {3, 3},
+                 .padsEnd = {3, 3},
+                 .bias = true,
+                 .activation = static_cast<int64_t>(ActivationType::kRELU)}),
+            kTol);
+}
+
+TEST(OnednnConvolution, DepthwiseAndGroups) {
+  EXPECT_LT(run({.x = {2, 6, 9, 9}, .w = {6, 1, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .groups = 6}), kTol);
+  EXPECT_LT(run({.x = {1, 8, 7, 7}, .w = {12, 4, 3, 3}, .groups = 2, .bias = true}), kTol);
+  EXPECT_LT(run({.x = {1, 32, 8, 8}, .w = {64, 1, 3, 3}, .strides = {2, 2}, .padsBegin = {1, 1}, .padsEnd = {1, 1},
+                 .groups = 32}),
+            kTol);
+}
+
+TEST(OnednnConvolution, DilationAndAsymmetricPads) {
+  EXPECT_LT(run({.x = {1, 4, 11, 11}, .w = {5, 4, 3, 3}, .padsBegin = {2, 2}, .padsEnd = {2, 2}, .dilations = {2, 2}}),
+            kTol);
+  EXPECT_LT(run({.x = {1, 3, 8, 9}, .w = {4, 3, 3, 2}, .padsBegin = {1, 0}, .padsEnd = {0, 2}}), kTol);
+  EXPECT_LT(run({.x = {1, 3, 10, 7}, .w = {4, 3, 3, 3}, .strides = {2, 3}, .padsBegin = {0, 2}, .padsEnd = {1, 0},
+                 .dilations = {1, 2}}),
+            kTol);
+}
+
+TEST(OnednnConvolution, PaddingModes) {
+  for (PaddingMode m : {PaddingMode::kEXPLICIT_ROUND_UP, PaddingMode::kSAME_UPPER, PaddingMode::kSAME_LOWER}) {
+    EXPECT_LT(run({.x = {1, 3, 8, 7}, .w = {4, 3, 3, 3}, .strides = {2, 2}, .padsBegin = {1, 0}, .mode = m}), kTol)
+        << static_cast<int>(m);
+  }
+}
+
+TEST(OnednnConvolution, OddSizesBatchAndThreads) {
+  Case c{.x = {3, 5, 13, 11}, .w = {7, 5, 3, 5}, .strides = {2, 1}, .padsBegin = {1, 2}, .padsEnd = {1, 2},
+         .bias = true};
+  EXPECT_LT(run(c), kTol);
+  EXPECT_LT(run(c, 2), kTol);
+  EXPECT_LT(run(c, 3), kTol);
+}
+
+TEST(OnednnConvolution, ThreeD) {
+  EXPECT_LT(run({.x = {2, 4, 5, 6, 7}, .w = {6, 4, 3, 3, 3}, .padsBegin = {1, 1, 1}, .padsEnd = {1, 1, 1}, .bias = true}),
+            kTol);
+  EXPECT_LT(run({.x = {1, 6, 7, 8, 9},
+                 .w = {4, 3, 2, 3, 3},
+                 .strides = {1, 2, 2},
+                 .padsBegin = {0, 1, 2},
+                 .padsEnd = {1, 0, 2},
+                 .dilations = {2, 1, 2},
+                 .groups = 2,
+                 .residual = true}),
+            kTol);
+}
+
+TEST(OnednnConvolution, ResidualAndEveryMappedActivation) {
+  struct Act {
+    ActivationType t;
+    double alpha, beta;
+  };
+  for (Act act : {Act{ActivationType::kRELU, 0, 0}, Act{ActivationType::kSIGMOID, 0, 0}, Act{ActivationType::kTANH, 0, 0},
+                  Act{ActivationType::kLEAKY_RELU, 0.1, 0}, Act{ActivationType::kELU, 0.7, 0},
+                  Act{ActivationType::kSELU, 1.67, 1.05}, Act{ActivationType::kSOFTPLUS, 0.8, 1.5},
+                  Act{ActivationType::kCLIP, -0.5, 0.6}, Act{ActivationType::kHARD_SIGMOID, 0.2, 0.5},
+                  Act{ActivationType::kSCALED_TANH, 1.3, 0.7}, Act{ActivationType::kGELU_ERF, 0, 0},
+                  Act{ActivationType::kGELU_TANH, 0, 0}}) {
+    for (bool residual : {false, true}) {
+      Case c{.x = {2, 4, 6, 6}, .w = {8, 4, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .bias = true,
+             .residual = residual, .activation = static_cast<int64_t>(act.t), .alpha = act.alpha, .beta = act.beta};
+      EXPECT_LT(run(c), kTol) << "activation " << static_cast<int>(act.t) << " residual " << residual;
+    }
+  }
+}
+
+TEST(OnednnConvolution, RefusesWhatItCannotMatch) {
+  Case c{.x = {1, 4, 6, 6}, .w = {8, 4, 3, 3}};
+  // Activations oneDNN 2.6 has no exact post-op for, and clip with alpha > beta.
+  for (auto [t, alpha, beta] : {std::tuple{ActivationType::kSOFTSIGN, 0.0, 0.0},
+                                std::tuple{ActivationType::kTHRESHOLDED_RELU, 0.5, 0.0},
+                                std::tuple{ActivationType::kCLIP, 1.0, -1.0}}) {
+    c.activation = static_cast<int64_t>(t);
+    c.alpha = alpha;
+    c.beta = beta;
+    EXPECT_FALSE(tacticSupports(kTactic, makeNode(OpType::kConvolution, convAttrs(c), convInputs(c))));
+  }
+  c.activation = -1;
+  // Weights that are not a constant.
+  EXPECT_FALSE(tacticSupports(
+      kTactic, makeNode(OpType::kConvolution, convAttrs(c), {var(randomTensor(c.x, 1)), var(randomTensor(c.w, 2))})));
+  // 1-D convolutions and float16.
+  Case c1{.x = {1, 4, 9}, .w = {2, 4, 3}};
+  EXPECT_FALSE(tacticSupports(kTactic, makeNode(OpType::kConvolution, convAttrs(c1), convInputs(c1))));
+  HostTensor xh = *HostTensor::allocate(DataType::kHALF, makeDims(c.x), "x");
+  HostTensor wh = *HostTensor::allocate(DataType::kHALF, makeDims(c.w), "w");
+  EXPECT_FALSE(tacticSupports(kTactic, makeNode(OpType::kConvolution, convAttrs(c), {var(xh), cst(wh)})));
+}
+
+// One kernel run from several threads at once (as many execution contexts do) gives the reference's result.
+TEST(OnednnConvolution, ConcurrentEnqueues) {
+  Case c{.x = {2, 8, 12, 12}, .w = {16, 8, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .bias = true,
+         .activation = static_cast<int64_t>(ActivationType::kRELU)};
+  std::vector<In> ins = convInputs(c);
+  OneNode n = makeNode(OpType::kConvolution, convAttrs(c), ins);
+  std::vector<HostTensor> ref{*HostTensor::allocate(DataType::kFLOAT, n.out[0].shape, "ref")};
+  ASSERT_TRUE(backends::evaluateOnHost(*n.node, n.ptrs, ref).isOk());
+  auto k = backends::TacticRegistry::instance().find(kTactic)->create(*n.node);
+  ASSERT_TRUE(k.isOk());
+  std::vector<double> err(4, 1.0);
+  std::vector<std::thread> workers;
+  for (size_t t = 0; t < err.size(); ++t) {
+    workers.emplace_back([&, t] {
+      ThreadPool pool(1 + static_cast<int>(t % 2));
+      HostTensor y = *HostTensor::allocate(DataType::kFLOAT, n.out[0].shape, "y");
+      backends::CpuStream stream;
+      backends::LaunchContext ctx;
+      ctx.stream = &stream;
+      ctx.pool = t % 2 ? &pool : nullptr;
+      for (size_t i = 0; i < ins.size(); ++i)
+        ctx.inputs.push_back({const_cast<void*>(n.ptrs[i]->data()), n.in[i].dtype, n.in[i].shape});
+      ctx.outputs.push_back({y.mutableData(), y.dtype(), y.shape()});
+      double worst = 0;
+      for (int rep = 0; rep < 5; ++rep) {
+        if (!(*k)->enqueue(ctx).isOk())
+          return;
+        for (int64_t i = 0; i < y.count(); ++i)
+          worst = std::max(worst, std::fabs(y.doubleAt(i) - ref[0].doubleAt(i)));
+      }
+      err[t] = worst;
+    });
+  }
+  for (std::thread& w : workers)
+    w.join();
+  for (double e : err)
+    EXPECT_LT(e, 1e-4);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,128 @@
+// Test harness of the oneDNN CPU tactics: one node in a one-node graph, run by the reference kernel
+// (evaluateOnHost, fp64 accumulation) and by the named tactic on the same random inputs; norm-relative error.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/reference/kernel_test_util.h"
+#include "core/thread_pool.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln.h"
+
+namespace kiln::cputest {
+
+using ir::OpType;
+using reftest::attrs;
+using reftest::cst;
+using reftest::In;
+using reftest::none;
+using reftest::var;
+
+/// A float32 tensor of `shape` with values uniform in [-1, 1] (fixed seed per call site's `seed`).
+inline HostTensor randomTensor(std::vector<int64_t> const& shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v)
+    f = dist(gen);
+  return HostTensor::fromVector(DataType::kFLOAT, makeDims(shape), v);
+}
+
+/// One node built for a test: the graph owns it; infos are the inferred input/output types and shapes.
+struct OneNode {
+  std::unique_ptr<ir::Graph> graph = std::make_unique<ir::Graph>();
+  ir::Node* node = nullptr;
+  std::vector<backends::TensorInfo> in, out;
+  std::vector<HostTensor const*> ptrs;
+};
+
+inline OneNode makeNode(OpType op, ir::Attributes const& a, std::vector<In> const& ins) {
+  OneNode r;
+  std::vector<ir::Value*> vals;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    Dims unknown{};
+    unknown.nbDims = -1;
+    if (ins[i].absent) {
+      vals.push_back(nullptr);
+      r.ptrs.push_back(nullptr);
+      r.in.push_back({DataType::kFLOAT, unknown});
+      continue;
+    }
+    if (ins[i].constant)
+      vals.push_back(r.graph->addConstant(strCat("c", i), ins[i].t)->output(0));
+    else
+      vals.push_back(*r.graph->addInput(strCat("x", i), ins[i].t.dtype(), ins[i].t.shape()));
+    r.ptrs.push_back(&ins[i].t);
+    r.in.push_back({ins[i].t.dtype(), ins[i].t.shape()});
+  }
+  r.node = r.graph->addNode(op, "node", vals);
+  r.node->attrs = a;
+  r.graph->markOutput(r.node->output(0));
+  Status s = ir::inferGraphInPlace(*r.graph, nullptr);
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  r.out.push_back({r.node->output(0)->dtype, r.node->output(0)->shape});
+  return r;
+}
+
+/// True when the tactic named `tactic` supports the node.
+inline bool tacticSupports(std::string const& tactic, OneNode const& n) {
+  backends::Tactic const* t = backends::TacticRegistry::instance().find(tactic);
+  EXPECT_NE(t, nullptr) << tactic;
+  return t && t->supports(*n.node, n.in, n.out);
+}
+
+/// Runs the node with the reference and with `tactic` (on a pool of `threads`), expects the tactic to be the
+/// level-0 choice among all CPU sources, and returns the norm-relative error ||y - ref|| / ||ref||.
+inline double compareWithReference(std::string const& tactic, OpType op, ir::Attributes const& a,
+                                   std::vector<In> const& ins, int threads = 1) {
+  OneNode n = makeNode(op, a, ins);
+  if (!dimsKnown(n.out[0].shape))
+    return 1e30;
+  auto cands = backends::TacticRegistry::instance().candidates(*n.node, n.in, n.out, DeviceType::kCPU, ~0u);
+  EXPECT_FALSE(cands.empty());
+  if (cands.empty() || cands.front()->name != tactic) {
+    ADD_FAILURE() << tactic << " is not the first candidate";
+    return 1e30;
+  }
+  std::vector<HostTensor> ref{*HostTensor::allocate(n.out[0].dtype, n.out[0].shape, "ref")};
+  Status s = backends::evaluateOnHost(*n.node, n.ptrs, ref);
+  EXPECT_TRUE(s.isOk()) << s.toString();
+
+  Result<std::unique_ptr<backends::Kernel>> k = cands.front()->create(*n.node);
+  EXPECT_TRUE(k.isOk()) << k.status().toString();
+  if (!k.isOk())
+    return 1e30;
+  HostTensor y = *HostTensor::allocate(n.out[0].dtype, n.out[0].shape, "y");
+  backends::LaunchContext ctx;
+  backends::CpuStream stream;
+  ctx.stream = &stream;
+  std::unique_ptr<ThreadPool> pool;
+  if (threads > 1) {
+    pool = std::make_unique<ThreadPool>(threads);
+    ctx.pool = pool.get();
+  }
+  for (size_t i = 0; i < ins.size(); ++i)
+    ctx.inputs.push_back({n.ptrs[i] ? const_cast<void*>(n.ptrs[i]->data()) : nullptr, n.in[i].dtype, n.in[i].shape});
+  ctx.outputs.push_back({y.mutableData(), y.dtype(), y.shape()});
+  s = (*k)->enqueue(ctx);
+  EXPECT_TRUE(s.isOk()) << s.toString();
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < y.count(); ++i) {
+    double d = y.doubleAt(i) - ref[0].doubleAt(i);
+    num += d * d;
+    den += ref[0].doubleAt(i) * ref[0].doubleAt(i);
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+}  // namespace kiln::cputest

@@ -1,0 +1,212 @@
+// oneDNN MatrixMultiply tactic (matrix_multiply_onednn_gemm): fp32 batched products with kNONE / kTRANSPOSE
+// operands (transposes as strides), numpy batch broadcast, a fused bias broadcast to the output and the fused
+// activation as eltwise post-ops. Vector operands (kVECTOR) are left to the reference.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/cpu/onednn_util.h"
+
+namespace kiln::backends::cpu {
+namespace {
+
+using dnnl::memory;
+using ir::OpType;
+
+struct MatMulConfig {
+  std::string who;
+  bool transA = false, transB = false;
+  int64_t activation = -1;
+  float alpha = 0, beta = 0;
+};
+
+struct MatMulPrimitive {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
+// `d` as `rank` dims with leading 1s.
+memory::dims padded(Dims const& d, int32_t rank) {
+  memory::dims r(static_cast<size_t>(rank - d.nbDims), 1);
+  for (int32_t i = 0; i < d.nbDims; ++i)
+    r.push_back(d.d[i]);
+  return r;
+}
+
+// Row-major strides of `dims`, then the last two swapped in meaning when the matrix is stored transposed:
+// logical (r, c) of a stored [c, r] matrix lies at c * rows + r.
+memory::dims matrixStrides(memory::dims const& dims, bool transposed) {
+  size_t n = dims.size();
+  memory::dims s(n, 1);
+  for (size_t i = n - 1; i-- > 0;)
+    s[i] = s[i + 1] * dims[i + 1];
+  if (transposed) {
+    s[n - 1] = dims[n - 2];
+    s[n - 2] = 1;
+  }
+  return s;
+}
+
+class OnednnMatMulKernel final : public Kernel {
+ public:
+  explicit OnednnMatMulKernel(MatMulConfig cfg) : cfg_(std::move(cfg)) {}
+
+  Status enqueue(LaunchContext const& ctx) const override {
+    TensorView const& a = ctx.inputs[0];
+    TensorView const& b = ctx.inputs[1];
+    TensorView const* bias = ctx.inputs.size() > 2 && ctx.inputs[2].data ? &ctx.inputs[2] : nullptr;
+    TensorView const& y = ctx.outputs[0];
+    if (y.count() == 0)
+      return Status::ok();
+    int32_t ra = a.shape.nbDims, rb = b.shape.nbDims, ry = y.shape.nbDims;
+    if (ra < 2 || rb < 2 || ry < 2 || ra > ry || rb > ry || (bias && bias->shape.nbDims > ry))
+      return invalidArgument(cfg_.who, ": operand ranks do not match the output's");
+    int64_t kA = cfg_.transA ? a.shape.d[ra - 2] : a.shape.d[ra - 1];
+    int64_t kB = cfg_.transB ? b.shape.d[rb - 1] : b.shape.d[rb - 2];
+    if (kA != kB)
+      return invalidArgument(cfg_.who, ": inner dimensions differ (", kA, " vs ", kB, ")");
+    if (kA == 0)
+      return unsupported(cfg_.who, ": the oneDNN matrix multiply needs a non-empty inner dimension");
+    OmpThreads threads(ctx);
+    std::vector<int64_t> key{threads.count(), ra, rb, ry, bias ? bias->shape.nbDims : -1};
+    for (Dims const* d : {&a.shape, &b.shape, &y.shape})
+      for (int64_t v : dimsToVector(*d))
+        key.push_back(v);
+    if (bias)
+      for (int64_t v : dimsToVector(bias->shape))
+        key.push_back(v);
+    std::shared_ptr<MatMulPrimitive const> p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) {
+        p = it->second;
+      } else {
+        KILN_ASSIGN_OR_RETURN(p, build(a.shape, b.shape, y.shape, bias ? &bias->shape : nullptr));
+        cache_.emplace(std::move(key), p);
+      }
+    }
+    try {
+      dnnl::engine& eng = engine();
+      dnnl::stream stream(eng);
+      memory::desc spDesc = p->pd.scratchpad_desc();
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, memory(p->pd.src_desc(), eng, a.data)},
+          {DNNL_ARG_WEIGHTS, memory(p->pd.weights_desc(), eng, b.data)},
+          {DNNL_ARG_DST, memory(p->pd.dst_desc(), eng, y.data)},
+          {DNNL_ARG_SCRATCHPAD, memory(spDesc, eng, threadScratch(spDesc.get_size()))}};
+      if (bias)
+        args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), eng, bias->data));
+      p->prim.execute(stream, args);
+      stream.wait();
+    } catch (dnnl::error const& e) {
+      return internalError(cfg_.who, ": oneDNN matrix multiply failed: ", e.what());
+    }
+    return Status::ok();
+  }
+
+ private:
+  Result<std::shared_ptr<MatMulPrimitive const>> build(Dims const& a, Dims const& b, Dims const& y,
+                                                        Dims const* bias) const {
+    int32_t ry = y.nbDims;
+    memory::dims ad = padded(a, ry), bd = padded(b, ry), yd = toDnnl(y);
+    // Logical [.., M, K] and [.., K, N] views of the stored operands.
+    if (cfg_.transA)
+      std::swap(ad[ry - 1], ad[ry - 2]);
+    if (cfg_.transB)
+      std::swap(bd[ry - 1], bd[ry - 2]);
+    for (int32_t i = 0; i < ry - 2; ++i)
+      if ((ad[i] != 1 && ad[i] != yd[i]) || (bd[i] != 1 && bd[i] != yd[i]))
+        return invalidArgument(cfg_.who, ": a ", dimsToString(a), " and b ", dimsToString(b), " do not give y ",
+                               dimsToString(y));
+    if (ad[ry - 2] != yd[ry - 2] || bd[ry - 1] != yd[ry - 1])
+      return invalidArgument(cfg_.who, ": a ", dimsToString(a), " and b ", dimsToString(b), " do not give y ",
+                             dimsToString(y));
+    // Strides of the stored layout, expressed for the logical dims.
+    memory::dims as = matrixStrides(padded(a, ry), false), bs = matrixStrides(padded(b, ry), false);
+    if (cfg_.transA)
+      std::swap(as[ry - 1], as[ry - 2]);
+    if (cfg_.transB)
+      std::swap(bs[ry - 1], bs[ry - 2]);
+    auto f32 = memory::data_type::f32;
+    try {
+      dnnl::engine& eng = engine();
+      memory::desc aMd(ad, f32, as), bMd(bd, f32, bs), yMd(yd, f32, matrixStrides(yd, false));
+      memory::desc biasMd;
+      if (bias) {
+        memory::dims bdims = padded(*bias, ry);
+        for (int32_t i = 0; i < ry; ++i)
+          if (bdims[i] != 1 && bdims[i] != yd[i])
+            return invalidArgument(cfg_.who, ": bias ", dimsToString(*bias), " does not broadcast to y");
+        biasMd = memory::desc(bdims, f32, matrixStrides(bdims, false));
+      }
+      dnnl::matmul::desc d(aMd, bMd, biasMd, yMd);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::post_ops ops;
+      if (!appendActivation(ops, cfg_.activation, cfg_.alpha, cfg_.beta))
+        return unsupported(cfg_.who, ": activation ", cfg_.activation, " has no oneDNN post-op");
+      attr.set_post_ops(ops);
+      dnnl::matmul::primitive_desc pd(d, attr, eng);
+      return std::make_shared<MatMulPrimitive const>(MatMulPrimitive{pd, dnnl::matmul(pd)});
+    } catch (dnnl::error const& e) {
+      return unsupported(cfg_.who, ": oneDNN has no matrix multiply for a ", dimsToString(a), ", b ",
+                         dimsToString(b), ": ", e.what());
+    }
+  }
+
+  MatMulConfig cfg_;
+  mutable std::mutex mu_;  // guards cache_
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<MatMulPrimitive const>> cache_;
+};
+
+bool supportsMatMul(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
+  if (in.size() < 2 || in.size() > 3 || out.size() != 1 || out[0].dtype != DataType::kFLOAT)
+    return false;
+  for (TensorInfo const& t : in)
+    if (t.shape.nbDims >= 0 && t.dtype != DataType::kFLOAT)
+      return false;
+  int64_t opA = node.attrs.getInt("op_a", 0), opB = node.attrs.getInt("op_b", 0);
+  auto plainOrT = [](int64_t op) {
+    return op == static_cast<int64_t>(MatrixOperation::kNONE) || op == static_cast<int64_t>(MatrixOperation::kTRANSPOSE);
+  };
+  if (!plainOrT(opA) || !plainOrT(opB))
+    return false;
+  int32_t ry = out[0].shape.nbDims;
+  // oneDNN's matmul takes up to 12 dims; ranks must be known to lay out the batch.
+  if (in[0].shape.nbDims < 2 || in[1].shape.nbDims < 2 || ry < 2 || ry > 12 || in[0].shape.nbDims > ry ||
+      in[1].shape.nbDims > ry)
+    return false;
+  if (in.size() > 2 && in[2].shape.nbDims > ry)
+    return false;
+  return activationSupported(node);
+}
+
+Tactic matrixMultiplyTactic() {
+  Tactic t;
+  t.name = "matrix_multiply_onednn_gemm";
+  t.op = OpType::kMatrixMultiply;
+  t.device = DeviceType::kCPU;
+  t.source = TacticSource::kONEDNN;
+  t.priority = 10;  // ahead of the reference (0)
+  t.supports = supportsMatMul;
+  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+    MatMulConfig cfg;
+    cfg.who = node.describe();
+    cfg.transA = node.attrs.getInt("op_a", 0) == static_cast<int64_t>(MatrixOperation::kTRANSPOSE);
+    cfg.transB = node.attrs.getInt("op_b", 0) == static_cast<int64_t>(MatrixOperation::kTRANSPOSE);
+    cfg.activation = node.attrs.getInt("activation", -1);
+    cfg.alpha = static_cast<float>(node.attrs.getFloat("act_alpha", 0.0));
+    cfg.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
+    if (!activationSupported(node))
+      return invalidGraph(node.describe(), ": activation ", cfg.activation, " has no oneDNN post-op");
+    return std::unique_ptr<Kernel>(std::make_unique<OnednnMatMulKernel>(std::move(cfg)));
+  };
+  return t;
+}
+
+KILN_REGISTER_TACTIC(matrixMultiplyTactic);
+
+}  // namespace
+}  // namespace kiln::backends::cpu

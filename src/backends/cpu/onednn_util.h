@@ -1,0 +1,76 @@
+// Shared pieces of the oneDNN CPU tactics: the process-wide engine, Kiln's fused activations as oneDNN eltwise
+// post-ops, the OpenMP thread count of a launch, and the per-thread scratchpad.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "backends/backend.h"
+#include "kiln/kiln.h"
+
+namespace kiln::backends::cpu {
+
+/// The one CPU engine of the process (oneDNN's engine kind cpu, index 0).
+dnnl::engine& engine();
+
+/// Appends `activation` (an ActivationType value, -1 none) with TensorRT's alpha/beta meanings to `ops` as
+/// oneDNN eltwise post-ops computing the same formula (see reference/activation_math.h); false when oneDNN 2.6
+/// has no exact equivalent (softsign, thresholded ReLU, clip with alpha > beta), `ops` then unspecified.
+bool appendActivation(dnnl::post_ops& ops, int64_t activation, float alpha, float beta);
+
+/// True when the node's activation attributes map onto oneDNN post-ops.
+bool activationSupported(ir::Node const& node);
+
+/// The OpenMP threads of a launch: the runtime's thread pool size (IRuntime::setMaxThreads reaches the kernels as
+/// LaunchContext::pool, null for one thread). While it lives, the calling thread's OpenMP thread count is that
+/// number (oneDNN sizes its parallel regions from it when a primitive is built and run); the previous count is
+/// restored when it goes, so a caller's own OpenMP setting is left as it was.
+class OmpThreads {
+ public:
+  explicit OmpThreads(LaunchContext const& ctx);
+  ~OmpThreads();
+  OmpThreads(OmpThreads const&) = delete;
+  OmpThreads& operator=(OmpThreads const&) = delete;
+  int count() const { return count_; }
+
+ private:
+  int previous_;
+  int count_;
+};
+
+/// The calling thread's OpenMP thread count now (what a primitive built outside a launch is sized for).
+int currentThreads();
+
+/// The Constant feeding input `i` of `node`, or null when that input is not a Constant's output.
+HostTensor const* constantInput(ir::Node const& node, size_t i);
+
+/// Constant weights in every format the primitives of one kernel asked for, each reordered once from the
+/// plain layout. Not synchronized: the owning kernel calls it under its own mutex.
+class PackedWeights {
+ public:
+  /// The weights in format `want`, reordering `plain` (which views the constant) the first time.
+  dnnl::memory get(dnnl::memory::desc const& want, dnnl::memory::desc const& plain, void const* data);
+
+ private:
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed_;
+};
+
+/// A 64-byte aligned scratch buffer of at least `bytes`, private to the calling thread (kept between calls, so
+/// steady-state runs do not allocate). oneDNN's primitives run with a user scratchpad so one primitive may run
+/// from many threads at once.
+void* threadScratch(size_t bytes);
+
+/// oneDNN's right padding of a window along one dim, which must satisfy out == (in + padL + padR - dk) / stride
+/// + 1: TensorRT's padEnd, or more when the output size was rounded up (the extra reads zeros, as in the
+/// reference); -1 when that would need negative padding.
+int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_t padBegin, int64_t padEnd);
+
+/// oneDNN dims of a Kiln shape.
+dnnl::memory::dims toDnnl(Dims const& d);
+
+}  // namespace kiln::backends::cpu
