@@ -368,7 +368,7 @@ class ContextImpl final : public IExecutionContext {
     KILN_ASSIGN_OR_RETURN(size_t bytes, bytesOf(v));
     if (IOutputAllocator* a = allocatorOf(v)) {
       int32_t io = core_->ioByName.at(v->name);
-      void* p = a->reallocateOutputAsync(v->name.c_str(), addresses_[io], bytes, 256, nullptr);
+      void* p = a->reallocateOutputAsync(v->name.c_str(), addresses_[io], bytes, 256, stream_);
       if (!p && bytes > 0)
         return errorStatus(StatusCode::kOutOfMemory, "the output allocator of '", v->name, "' returned no memory for ",
                            bytes, " bytes");
