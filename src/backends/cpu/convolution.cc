@@ -44,13 +44,7 @@ class OnednnConvKernel final : public Kernel {
     for (int64_t v : dimsToVector(y))
       key.push_back(v);
     key.push_back(threads);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end())
-      return it->second;
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<ConvPrimitive const> p, build(x, y));
-    cache_.emplace(std::move(key), p);
-    return p;
+    return cache_.get(std::move(key), [&] { return build(x, y); });
   }
 
   Status enqueue(LaunchContext const& ctx) const override {
@@ -158,9 +152,8 @@ class OnednnConvKernel final : public Kernel {
   }
 
   ConvConfig cfg_;
-  mutable std::mutex mu_;  // guards cache_ and packed_
-  mutable std::map<std::vector<int64_t>, std::shared_ptr<ConvPrimitive const>> cache_;
-  mutable PackedWeights packed_;
+  PrimitiveCache<ConvPrimitive> cache_;
+  mutable PackedWeights packed_;  // used by build(), under cache_'s lock
 };
 
 bool supportsConv(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {

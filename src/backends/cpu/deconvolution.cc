@@ -39,13 +39,7 @@ class OnednnDeconvKernel final : public Kernel {
     for (int64_t v : dimsToVector(y))
       key.push_back(v);
     key.push_back(threads);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end())
-      return it->second;
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeconvPrimitive const> p, build(x, y));
-    cache_.emplace(std::move(key), p);
-    return p;
+    return cache_.get(std::move(key), [&] { return build(x, y); });
   }
 
   Status enqueue(LaunchContext const& ctx) const override {
@@ -138,9 +132,8 @@ class OnednnDeconvKernel final : public Kernel {
   }
 
   DeconvConfig cfg_;
-  mutable std::mutex mu_;  // guards cache_ and packed_
-  mutable std::map<std::vector<int64_t>, std::shared_ptr<DeconvPrimitive const>> cache_;
-  mutable PackedWeights packed_;
+  PrimitiveCache<DeconvPrimitive> cache_;
+  mutable PackedWeights packed_;  // used by build(), under cache_'s lock
 };
 
 Result<DeconvConfig> readConfig(ir::Node const& node) {

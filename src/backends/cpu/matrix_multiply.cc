@@ -76,17 +76,7 @@ class OnednnMatMulKernel final : public Kernel {
     if (bias)
       for (int64_t v : dimsToVector(bias->shape))
         key.push_back(v);
-    std::shared_ptr<MatMulPrimitive const> p;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = cache_.find(key);
-      if (it != cache_.end()) {
-        p = it->second;
-      } else {
-        KILN_ASSIGN_OR_RETURN(p, build(a.shape, b.shape, y.shape, bias ? &bias->shape : nullptr));
-        cache_.emplace(std::move(key), p);
-      }
-    }
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<MatMulPrimitive const> p, cache_.get(std::move(key), [&] { return build(a.shape, b.shape, y.shape, bias ? &bias->shape : nullptr); }));
     try {
       dnnl::engine& eng = engine();
       dnnl::stream stream(eng);
@@ -157,8 +147,7 @@ class OnednnMatMulKernel final : public Kernel {
   }
 
   MatMulConfig cfg_;
-  mutable std::mutex mu_;  // guards cache_
-  mutable std::map<std::vector<int64_t>, std::shared_ptr<MatMulPrimitive const>> cache_;
+  PrimitiveCache<MatMulPrimitive> cache_;
 };
 
 bool supportsMatMul(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {

@@ -4,6 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +61,27 @@ class PackedWeights {
 
  private:
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed_;
+};
+
+/// One kernel's primitives by shape key (activation dims, thread count, ...): kernels are shared by many threads,
+/// so lookups and builds happen under the cache's lock. `build` runs under it too, so state only builds touch
+/// (e.g. a kernel's PackedWeights) needs no lock of its own.
+template <typename P>
+class PrimitiveCache {
+ public:
+  template <typename Build>
+  Result<std::shared_ptr<P const>> get(std::vector<int64_t> key, Build&& build) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<P const> p, build());
+    cache_.emplace(std::move(key), p);
+    return p;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<P const>> cache_;
 };
 
 /// A 64-byte aligned scratch buffer of at least `bytes`, private to the calling thread (kept between calls, so

@@ -73,17 +73,7 @@ class OnednnPoolKernel final : public Kernel {
     for (int64_t v : dimsToVector(y.shape))
       key.push_back(v);
     key.push_back(threads.count());
-    std::shared_ptr<PoolPrimitive const> p;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = cache_.find(key);
-      if (it != cache_.end()) {
-        p = it->second;
-      } else {
-        KILN_ASSIGN_OR_RETURN(p, build(x.shape, y.shape));
-        cache_.emplace(std::move(key), p);
-      }
-    }
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<PoolPrimitive const> p, cache_.get(std::move(key), [&] { return build(x.shape, y.shape); }));
     try {
       dnnl::engine& eng = engine();
       dnnl::stream stream(eng);
@@ -130,8 +120,7 @@ class OnednnPoolKernel final : public Kernel {
   }
 
   PoolConfig cfg_;
-  mutable std::mutex mu_;  // guards cache_
-  mutable std::map<std::vector<int64_t>, std::shared_ptr<PoolPrimitive const>> cache_;
+  PrimitiveCache<PoolPrimitive> cache_;
 };
 
 Result<PoolConfig> readConfig(ir::Node const& node, int32_t ns) {
