@@ -46,6 +46,17 @@ using ActDesc =
     CudnnDesc<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
 using PoolDesc = CudnnDesc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
 
+/// The types and ranks the convolution family's tactics take: x and w present with 1..3 spatial dims, at most
+/// `maxInputs` inputs, and every present input of y's float type.
+inline bool sameFloatTypeWindowOp(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out,
+                                  size_t maxInputs) {
+  if (in.size() < 2 || in.size() > maxInputs || out.size() != 1 || !isCudaFloat(out[0].dtype)) return false;
+  if (in[0].shape.nbDims < 0 || in[1].shape.nbDims < 0) return false;
+  for (auto const& t : in)
+    if (t.shape.nbDims >= 0 && t.dtype != out[0].dtype) return false;
+  return in[0].shape.nbDims >= 3 && in[0].shape.nbDims <= 5;
+}
+
 /// cuDNN's data type for Kiln's float types (fp32, fp16, bf16).
 inline cudnnDataType_t cudnnTypeOf(DataType t) {
   return t == DataType::kHALF ? CUDNN_DATA_HALF : t == DataType::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;

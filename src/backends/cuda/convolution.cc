@@ -115,12 +115,7 @@ Status runDirect(ConvAttrs const& a, ConvCall const& c, backends::LaunchContext 
 
 // The dtypes and attributes both tactics take: float x, w, y (and b, residual) of one type, 1..3 spatial dims.
 bool supportsConv(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-  if (in.size() < 2 || in.size() > 4 || out.size() != 1 || !isCudaFloat(out[0].dtype)) return false;
-  if (in[0].shape.nbDims < 0 || in[1].shape.nbDims < 0) return false;
-  for (auto const& t : in)
-    if (t.shape.nbDims >= 0 && t.dtype != out[0].dtype) return false;
-  if (in[0].shape.nbDims < 3 || in[0].shape.nbDims > 5) return false;
-  return readAttrs(node).isOk();
+  return sameFloatTypeWindowOp(in, out, 4) && readAttrs(node).isOk();
 }
 
 class ConvDirectKernel final : public backends::Kernel {

@@ -95,12 +95,7 @@ Status runDirect(DeconvAttrs const& a, DeconvCall const& c, backends::LaunchCont
 
 bool supportsDeconv(ir::Node const& node, std::vector<ir::TensorInfo> const& in,
                     std::vector<ir::TensorInfo> const& out) {
-  if (in.size() < 2 || in.size() > 3 || out.size() != 1 || !isCudaFloat(out[0].dtype)) return false;
-  if (in[0].shape.nbDims < 0 || in[1].shape.nbDims < 0) return false;
-  for (auto const& t : in)
-    if (t.shape.nbDims >= 0 && t.dtype != out[0].dtype) return false;
-  if (in[0].shape.nbDims < 3 || in[0].shape.nbDims > 5) return false;
-  return readAttrs(node).isOk();
+  return sameFloatTypeWindowOp(in, out, 3) && readAttrs(node).isOk();
 }
 
 class DeconvDirectKernel final : public backends::Kernel {
