@@ -383,6 +383,33 @@ class KILN_API IPluginV2DynamicExt : public IPluginV2Ext {
 };
 
 //
+// Host execution (Kiln extension)
+//
+
+/// Kiln extension, not in TensorRT: host (CPU) execution of a plugin, so that engines holding the plugin run
+/// on DeviceType::kCPU targets (and in CI without a GPU). A V2 plugin offers it by also deriving from this class
+/// (Kiln finds it with dynamic_cast on the IPluginV2DynamicExt); a V3 plugin by having its kRUNTIME capability
+/// object (IPluginV3OneRuntime) also derive from it. A plugin without it builds only for the GPU: a CPU build
+/// fails naming the plugin. Shapes, types and formats are those negotiated while building, as for enqueue().
+class KILN_API IPluginHostExecution {
+ public:
+  /// Runs the plugin on the calling thread: `inputs`/`outputs` are host pointers laid out as the descriptors
+  /// say, `workspace` host memory of the getWorkspaceSize() bytes (nullptr when that is 0). The same plugin
+  /// object is never run from two threads at once. Returns 0 on success; non-zero fails the inference.
+  virtual int32_t enqueueHost(PluginTensorDesc const* inputDesc, PluginTensorDesc const* outputDesc,
+                              void const* const* inputs, void* const* outputs, void* workspace) noexcept = 0;
+
+  IPluginHostExecution() = default;
+  virtual ~IPluginHostExecution() noexcept = default;
+
+ protected:
+  IPluginHostExecution(IPluginHostExecution const&) = default;
+  IPluginHostExecution(IPluginHostExecution&&) = default;
+  IPluginHostExecution& operator=(IPluginHostExecution const&) & = default;
+  IPluginHostExecution& operator=(IPluginHostExecution&&) & = default;
+};
+
+//
 // Creators
 //
 
