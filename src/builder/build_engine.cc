@@ -317,6 +317,21 @@ Result<bool> foldConstantCasts(Graph& g, ir::HostEvaluator const& eval, MemoryBu
   return changed;
 }
 
+// True for nodes whose output is their input under another shape (same bytes, same order).
+bool isViewNode(Node const& n) {
+  if (n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1) return false;
+  if (n.inputs[0]->dtype != n.outputs[0]->dtype) return false;
+  auto identityPerm = [](std::vector<int64_t> const& p) {
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  };
+  if (n.op == OpType::kShuffle)
+    return identityPerm(n.attrs.getInts("first_perm")) && identityPerm(n.attrs.getInts("second_perm"));
+  if (n.op == OpType::kIdentity) return n.inputs.size() == 1;
+  return n.op == OpType::kSqueeze || n.op == OpType::kUnsqueeze;
+}
+
 // The plan target: "cpu", or the GPU's architecture ("sm_90").
 std::string planTarget(backends::DeviceBackend* gpu) { return gpu ? gpu->target() : "cpu"; }
 
@@ -328,6 +343,74 @@ void markTf32(Graph& g, BuilderFlags flags) {
     if (n->op != OpType::kConvolution && n->op != OpType::kDeconvolution && n->op != OpType::kMatrixMultiply) continue;
     if (n->input(0) && n->input(0)->dtype == DataType::kFLOAT) n->attrs.setInt("allow_tf32", 1);
   }
+}
+
+// Values whose contents inference knows on the host at every shape of every profile, and identically so, are
+// constants of this engine: shape arithmetic (Shape -> Gather -> Concat -> Reshape, as exporters write it) of a
+// network with dynamic dims built for fixed shapes. They become Constants, so the layers computing them neither
+// run per inference nor take a kernel launch each. Returns the number of values folded.
+Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, MemoryBudget* budget) {
+  int folded = 0;
+  std::vector<Value*> candidates;
+  for (auto const& np : g.nodes()) {
+    Node const& n = *np;
+    if (n.op == OpType::kConstant || !n.subgraphs.empty()) continue;
+    // A random fill is not a constant even when its shape is.
+    if (n.op == OpType::kFill && n.attrs.has("op")) {
+      auto op = static_cast<FillOperation>(n.attrs.getInt("op", 0));
+      if (op == FillOperation::kRANDOM_UNIFORM || op == FillOperation::kRANDOM_NORMAL) continue;
+    }
+    for (Value* v : n.outputs) {
+      if (!v || v->isOutput) continue;
+      bool same = true;
+      HostTensor const* first = nullptr;
+      for (auto const& st : states)
+        for (auto const& s : st) {
+          if (!same) break;
+          auto const& val = s.values[v->id];
+          if (!val || s.pinned[v->id]) {
+            same = false;
+            break;
+          }
+          if (!first) {
+            first = &*val;
+            continue;
+          }
+          same = val->dtype() == first->dtype() && dimsEqual(val->shape(), first->shape()) &&
+                 val->bytes() == first->bytes() && std::memcmp(val->data(), first->data(), first->bytes()) == 0;
+        }
+      if (same && first) candidates.push_back(v);
+    }
+  }
+  auto const& st0 = states[0][1];
+  for (Value* v : candidates) {
+    HostTensor const& val = *st0.values[v->id];
+    KILN_ASSIGN_OR_RETURN(HostTensor copy, HostTensor::allocate(val.dtype(), val.shape(), "folded shape tensor", budget));
+    if (val.bytes()) std::memcpy(copy.mutableData(), val.data(), val.bytes());
+    Node* c = g.addConstant(g.uniqueNodeName(v->name + "_folded"), std::move(copy));
+    Value* cv = c->outputs[0];
+    for (Node* user : g.users(v))
+      for (Value*& in : user->inputs)
+        if (in == v) in = cv;
+    ++folded;
+  }
+  // An assertion on a folded condition is decided now: true everywhere, it goes; false, the build fails.
+  std::vector<Node*> decided;
+  for (auto const& np : g.nodes()) {
+    Node* n = np.get();
+    if (n->op != OpType::kAssertion || !n->input(0) || !n->input(0)->producer) continue;
+    Node const* p = n->input(0)->producer;
+    if (p->op != OpType::kConstant || !p->constant) continue;
+    HostTensor const& c = *p->constant;
+    auto const* b = static_cast<uint8_t const*>(c.data());
+    for (size_t i = 0; i < c.bytes(); ++i)
+      if (b[i] == 0)
+        return invalidArgument(n->describe(), ": the assertion fails for the shapes of the optimization profiles: ",
+                               n->attrs.getString("message", ""));
+    decided.push_back(n);
+  }
+  for (Node* n : decided) g.removeNode(n);
+  return folded;
 }
 
 }  // namespace
@@ -400,6 +483,25 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
       st[s] = std::move(r).value();
     }
     states.push_back(std::move(st));
+  }
+
+  // Shape tensors the profiles fix become constants (then the layers computing them go, and shapes again).
+  if (config.optimizationLevel() > 0) {
+    KILN_ASSIGN_OR_RETURN(int folded, foldProfileConstants(*g, states, env.budget));
+    if (folded > 0) {
+      size_t before = g->nodes().size();
+      KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
+      KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
+      KILN_RETURN_IF_ERROR(g->renumber());
+      verbose(strCat("profile constants: ", folded, " shape tensors fixed by the profiles folded, ",
+                     before - g->nodes().size(), " layers removed"));
+      for (size_t pi = 0; pi < profiles.size(); ++pi)
+        for (int s = 0; s < 3; ++s) {
+          auto r = shapesAt(*g, profiles[pi], s, eval);
+          if (!r) return r.status().withContext(strCat("optimization profile ", pi));
+          states[pi][s] = std::move(r).value();
+        }
+    }
   }
 
   // Tactics: level 0 takes the first supported by heuristic; above, candidates are timed at the first
@@ -539,11 +641,28 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
         bytes[v->id] = std::max<int64_t>(bytes[v->id], static_cast<int64_t>(b));
       }
   }
+  auto inArena = [&](Value const* v) {
+    return !v->isInput && !v->isOutput && !dynamic[v->id] && v->producer && v->producer->op != OpType::kConstant;
+  };
+  // Views: the output of a node that only renames the shape of its input (a reshape, squeeze, unsqueeze, a
+  // same-type identity) shares the input's memory; the kernels skip the copy when the addresses are equal. The
+  // shared buffer lives until the last use of either.
+  std::vector<int32_t> aliasOf(nValues, -1);
+  for (auto const& np : g->nodes()) {
+    Node const& n = *np;
+    if (!isViewNode(n)) continue;
+    Value const* in = n.inputs[0];
+    Value const* out = n.outputs[0];
+    if (!inArena(in) || !inArena(out) || bytes[in->id] != bytes[out->id]) continue;
+    int32_t root = in->id;
+    while (aliasOf[root] >= 0) root = aliasOf[root];
+    aliasOf[out->id] = root;
+    lastUse[root] = std::max({lastUse[root], lastUse[out->id], firstUse[out->id]});
+  }
   std::vector<BufferRequest> requests;
   std::vector<std::pair<int, int32_t>> owners;  // (0 value / 1 workspace, id)
   for (auto const& v : g->values()) {
-    bool inArena = !v->isInput && !v->isOutput && !dynamic[v->id] && v->producer && v->producer->op != OpType::kConstant;
-    if (!inArena) continue;
+    if (!inArena(v.get()) || aliasOf[v->id] >= 0) continue;
     requests.push_back({bytes[v->id], firstUse[v->id], std::max(firstUse[v->id], lastUse[v->id])});
     owners.push_back({0, v->id});
   }
@@ -574,6 +693,8 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
       info.workspaceSizes[id] = requests[i].size;
     }
   }
+  for (auto const& v : g->values())
+    if (aliasOf[v->id] >= 0) info.placements[v->id] = {info.placements[aliasOf[v->id]].offset, bytes[v->id]};
   for (auto const& v : g->values())
     if (info.placements[v->id].offset < 0) info.placements[v->id].size = dynamic[v->id] ? 0 : bytes[v->id];
   info.arenaSize = arena.size;
