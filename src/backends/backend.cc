@@ -34,6 +34,7 @@ std::vector<Tactic const*> TacticRegistry::candidates(ir::Node const& node, std:
   for (auto const& t : tactics_) {
     if (t->op != node.op || t->device != device) continue;
     if (!(sources & (1u << static_cast<uint32_t>(t->source)))) continue;
+    if (!t->formatAware && nodeFormat(node) != TensorFormat::kLINEAR) continue;
     if (t->supports && !t->supports(node, in, out)) continue;
     r.push_back(t.get());
   }

@@ -62,6 +62,26 @@ class Kernel {
   virtual Status enqueue(LaunchContext const& ctx) const = 0;
 };
 
+/// The memory layout of a node's 4-D activations (attribute `format`; kLINEAR when absent).
+inline TensorFormat nodeFormat(ir::Node const& node) {
+  return static_cast<TensorFormat>(node.attrs.getInt("format", static_cast<int64_t>(TensorFormat::kLINEAR)));
+}
+
+/// For element-wise tactics (whose result at each element depends only on the inputs at the same position): true
+/// when the node is kLINEAR, or kHWC with every present input of the output's shape or of one element, so that the
+/// flat element order is the same for all of them whatever the layout.
+inline bool elementWiseLayoutOk(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
+  TensorFormat f = nodeFormat(node);
+  if (f == TensorFormat::kLINEAR) return true;
+  if (f != TensorFormat::kHWC || out.size() != 1 || !dimsKnown(out[0].shape)) return false;
+  for (auto const& t : in) {
+    if (t.shape.nbDims < 0) continue;  // absent
+    if (!dimsKnown(t.shape)) return false;
+    if (!dimsEqual(t.shape, out[0].shape) && volume(t.shape) != 1) return false;
+  }
+  return true;
+}
+
 /// A registered way to run an op ("<op>_<impl>_<variant>", e.g. "conv_reference_direct").
 struct Tactic {
   std::string name;
@@ -69,6 +89,9 @@ struct Tactic {
   DeviceType device = DeviceType::kCPU;
   TacticSource source = TacticSource::kREFERENCE;
   int priority = 0;  // higher is tried first by the level-0 heuristic
+  /// True when the tactic reads the node attribute `format` (ops.def): only such tactics are candidates for
+  /// nodes whose activations are in another layout than kLINEAR.
+  bool formatAware = false;
   /// True when this tactic can run `node` with these input/output types and (possibly -1) shapes.
   std::function<bool(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out)>
       supports;

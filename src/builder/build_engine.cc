@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "backends/device.h"
+#include "builder/assign_formats.h"
 #include "builder/memory_planner.h"
 #include "builder/timing_cache.h"
 #include "builder/passes/pass.h"
@@ -485,22 +486,45 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     states.push_back(std::move(st));
   }
 
+  auto recomputeStates = [&]() -> Status {
+    KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
+    KILN_RETURN_IF_ERROR(g->renumber());
+    for (size_t pi = 0; pi < profiles.size(); ++pi)
+      for (int s = 0; s < 3; ++s) {
+        auto r = shapesAt(*g, profiles[pi], s, eval);
+        if (!r) return r.status().withContext(strCat("optimization profile ", pi));
+        states[pi][s] = std::move(r).value();
+      }
+    return Status::ok();
+  };
   // Shape tensors the profiles fix become constants (then the layers computing them go, and shapes again).
   if (config.optimizationLevel() > 0) {
     KILN_ASSIGN_OR_RETURN(int folded, foldProfileConstants(*g, states, env.budget));
     if (folded > 0) {
       size_t before = g->nodes().size();
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
-      KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
-      KILN_RETURN_IF_ERROR(g->renumber());
+      KILN_RETURN_IF_ERROR(recomputeStates());
       verbose(strCat("profile constants: ", folded, " shape tensors fixed by the profiles folded, ",
                      before - g->nodes().size(), " layers removed"));
-      for (size_t pi = 0; pi < profiles.size(); ++pi)
-        for (int s = 0; s < 3; ++s) {
-          auto r = shapesAt(*g, profiles[pi], s, eval);
-          if (!r) return r.status().withContext(strCat("optimization profile ", pi));
-          states[pi][s] = std::move(r).value();
-        }
+    }
+  }
+  // GPU memory layouts: channels-last where format-aware tactics take it, Reformat layers where layouts meet;
+  // the weights' reformats are computed here, once.
+  if (gpu && config.optimizationLevel() > 0) {
+    FormatContext fc;
+    fc.device = device;
+    fc.sources = sources;
+    for (auto const& st : states)
+      for (auto const& s : st) fc.states.push_back(&s);
+    fc.opt = &states[0][1];
+    KILN_ASSIGN_OR_RETURN(int hwc, assignFormats(*g, fc));
+    if (hwc > 0) {
+      KILN_RETURN_IF_ERROR(createFoldConstantsPass()->run(*g, pctx).status());
+      KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
+      KILN_RETURN_IF_ERROR(recomputeStates());
+      int reformats = 0;
+      for (auto const& n : g->nodes()) reformats += n->op == OpType::kReformat;
+      verbose(strCat("formats: ", hwc, " layers channels-last (kHWC), ", reformats, " reformat layers"));
     }
   }
 

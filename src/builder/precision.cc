@@ -41,6 +41,7 @@ bool isComputeOp(OpType op) {
     case OpType::kDynamicQuantize: return true;
     case OpType::kConstant:
     case OpType::kIdentity:
+    case OpType::kReformat:
     case OpType::kCast:
     case OpType::kShuffle:
     case OpType::kConcatenation:
@@ -85,6 +86,7 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kTfIdfVectorizer: return false;
     case OpType::kConstant:
     case OpType::kIdentity:
+    case OpType::kReformat:
     case OpType::kCast:
     case OpType::kConvolution:
     case OpType::kActivation:
@@ -123,6 +125,7 @@ bool isDataInput(Node const& n, size_t i) {
 bool followsDataType(OpType op) {
   switch (op) {
     case OpType::kIdentity:
+    case OpType::kReformat:
     case OpType::kShuffle:
     case OpType::kConcatenation:
     case OpType::kSlice:

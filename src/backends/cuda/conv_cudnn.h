@@ -90,6 +90,17 @@ inline Status setPackedTensor(TensorDesc& d, DataType t, std::vector<int64_t> co
   return Status::ok();
 }
 
+/// A channels-last (kHWC) descriptor of the logical 4-D tensor `dims` = [N, C, H, W]: memory [N, H, W, C].
+inline Status setNhwcTensor(TensorDesc& d, DataType t, std::vector<int64_t> const& dims) {
+  if (dims.size() != 4) return invalidArgument("a channels-last cuDNN tensor needs 4 dims");
+  KILN_RETURN_IF_ERROR(d.create("creating a cuDNN tensor descriptor"));
+  std::vector<int> di = toInts(dims);
+  KILN_CUDNN_RETURN_IF_ERROR(
+      cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NHWC, cudnnTypeOf(t), di[0], di[1], di[2], di[3]),
+      "cudnnSetTensor4dDescriptor(NHWC)");
+  return Status::ok();
+}
+
 /// `v` (one entry per spatial dim, 1 to 3 of them) as cuDNN wants it: 1-D becomes 2-D with a leading `one`.
 inline std::vector<int64_t> cudnnSpatial(std::vector<int64_t> const& v, int64_t one) {
   std::vector<int64_t> r = v;
@@ -111,22 +122,25 @@ struct ConvDescriptors {
 };
 
 /// Sets `d` for x `xd`, filter `wd`, y `yd` (cuDNN's N-D layouts), symmetric `pads`, `stride`, `dil`, `groups`,
-/// with fp32 kept on FMA math unless `tf32`. A convolution's forward pass maps x to y; a deconvolution is the
+/// with fp32 kept on FMA math unless `tf32` and fp16/bf16 on tensor cores. `hwc`: x, y and the filter are
+/// channels-last (2-D only; the filter then laid out [K, R, S, C/groups]). A convolution's forward pass maps x to y; a deconvolution is the
 /// backward-data pass of the convolution mapping y to x (`deconv`). Either way cuDNN's output size of the
 /// forward pass must be the expected one.
 inline Status setConvDescriptors(ConvDescriptors& d, DataType dt, std::vector<int64_t> const& xd,
                                  std::vector<int64_t> const& wd, std::vector<int64_t> const& yd,
                                  std::vector<int64_t> const& pads, std::vector<int64_t> const& stride,
                                  std::vector<int64_t> const& dil, int64_t groups, bool tf32, bool deconv,
-                                 std::string const& who) {
+                                 std::string const& who, bool hwc = false) {
   if (!fitsInt(xd) || !fitsInt(wd) || !fitsInt(yd) || !fitsInt({groups})) return invalidArgument(who, ": too large for cuDNN");
-  KILN_RETURN_IF_ERROR(setPackedTensor(d.x, dt, xd));
-  KILN_RETURN_IF_ERROR(setPackedTensor(d.y, dt, yd));
+  if (hwc && (xd.size() != 4 || wd.size() != 4 || yd.size() != 4))
+    return invalidArgument(who, ": channels-last needs a 2-D convolution");
+  KILN_RETURN_IF_ERROR(hwc ? setNhwcTensor(d.x, dt, xd) : setPackedTensor(d.x, dt, xd));
+  KILN_RETURN_IF_ERROR(hwc ? setNhwcTensor(d.y, dt, yd) : setPackedTensor(d.y, dt, yd));
   KILN_RETURN_IF_ERROR(d.w.create("creating a cuDNN filter descriptor"));
   std::vector<int> wi = toInts(wd);
-  KILN_CUDNN_RETURN_IF_ERROR(
-      cudnnSetFilterNdDescriptor(d.w.get(), cudnnTypeOf(dt), CUDNN_TENSOR_NCHW, static_cast<int>(wi.size()), wi.data()),
-      "cudnnSetFilterNdDescriptor");
+  KILN_CUDNN_RETURN_IF_ERROR(cudnnSetFilterNdDescriptor(d.w.get(), cudnnTypeOf(dt), hwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                        static_cast<int>(wi.size()), wi.data()),
+                             "cudnnSetFilterNdDescriptor");
   KILN_RETURN_IF_ERROR(d.conv.create("creating a cuDNN convolution descriptor"));
   std::vector<int> pad = toInts(pads), str = toInts(stride), dl = toInts(dil);
   KILN_CUDNN_RETURN_IF_ERROR(
@@ -136,7 +150,7 @@ inline Status setConvDescriptors(ConvDescriptors& d, DataType dt, std::vector<in
   KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(d.conv.get(), static_cast<int>(groups)),
                              "cudnnSetConvolutionGroupCount");
   // fp32 without TF32 must stay on FMA math (cuDNN's default math may pick TF32 tensor cores for fp32).
-  cudnnMathType_t math = dt == DataType::kFLOAT && !tf32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+  cudnnMathType_t math = dt == DataType::kFLOAT ? (tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH) : CUDNN_TENSOR_OP_MATH;
   KILN_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(d.conv.get(), math), "cudnnSetConvolutionMathType");
   std::vector<int64_t> const& fwdOut = deconv ? xd : yd;
   std::vector<int> got(fwdOut.size());

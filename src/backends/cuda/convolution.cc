@@ -20,6 +20,7 @@ struct ConvAttrs {
   int32_t activation = -1;
   float alpha = 0.f, beta = 0.f;
   bool tf32 = false;
+  bool hwc = false;  // x, w, residual and y channels-last (node attribute `format`)
 };
 
 int32_t spatialDimsOf(ir::Node const& node) {
@@ -47,6 +48,7 @@ Result<ConvAttrs> readAttrs(ir::Node const& node) {
   a.alpha = static_cast<float>(node.attrs.getFloat("act_alpha", 0.0));
   a.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
   a.tf32 = allowTf32(node);
+  a.hwc = backends::nodeFormat(node) == TensorFormat::kHWC;
   return a;
 }
 
@@ -113,6 +115,25 @@ Status runDirect(ConvAttrs const& a, ConvCall const& c, backends::LaunchContext 
   return launchStatus(a.who + ": direct convolution");
 }
 
+// cuDNN pads symmetrically and rounds the output size down; other geometries need a zero-padded input copy.
+bool cudnnGeometry(ConvAttrs const& a, ConvCall const& c) {
+  for (int32_t i = 0; i < a.window.nbSpatial; ++i) {
+    int64_t dk = c.dil[i] * (c.kernel[i] - 1) + 1, span = c.in[i] + 2 * c.padBegin[i] - dk;
+    if (c.padBegin[i] != c.padEnd[i] || span < 0 || span / c.stride[i] + 1 != c.out[i]) return false;
+  }
+  return true;
+}
+
+// Channels-last runs only in cuDNN (no padding copy, no direct kernel): 2-D, with cuDNN's own geometry at
+// these (known) shapes.
+bool supportsHwc(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+  auto a = readAttrs(node);
+  if (!a.isOk() || a->window.nbSpatial != 2 || in[0].shape.nbDims != 4 || out[0].shape.nbDims != 4) return false;
+  if (!dimsKnown(in[0].shape) || !dimsKnown(in[1].shape) || !dimsKnown(out[0].shape)) return false;
+  auto c = geometry(*a, in[0].shape, in[1].shape, out[0].shape);
+  return c.isOk() && cudnnGeometry(*a, *c);
+}
+
 // The dtypes and attributes both tactics take: float x, w, y (and b, residual) of one type, 1..3 spatial dims.
 bool supportsConv(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
   return sameFloatTypeWindowOp(in, out, 4) && readAttrs(node).isOk();
@@ -164,12 +185,8 @@ Status configureFused(ConvPlan& p, ConvAttrs const& a, DataType dt, size_t yRank
 Status configure(ConvPlan& p, ConvAttrs const& a, ConvCall const& c, DataType dt, cudnnConvolutionFwdAlgo_t algo,
                  bool fused) {
   int32_t ns = a.window.nbSpatial;
-  // cuDNN pads symmetrically and rounds the output size down: other geometries read a zero-padded copy.
-  bool sym = true;
-  for (int32_t i = 0; i < ns; ++i) {
-    int64_t dk = c.dil[i] * (c.kernel[i] - 1) + 1, span = c.in[i] + 2 * c.padBegin[i] - dk;
-    if (c.padBegin[i] != c.padEnd[i] || span < 0 || span / c.stride[i] + 1 != c.out[i]) sym = false;
-  }
+  bool sym = cudnnGeometry(a, c);
+  if (!sym && a.hwc) return invalidArgument(a.who, ": channels-last needs cuDNN's own padding geometry");
   std::vector<int64_t> xin = c.in, pads = c.padBegin;
   if (!sym) {
     p.padded = true;
@@ -190,7 +207,7 @@ Status configure(ConvPlan& p, ConvAttrs const& a, ConvCall const& c, DataType dt
   for (int64_t v : cudnnSpatial(c.kernel, 1)) wd.push_back(v);
   for (int64_t v : cudnnSpatial(c.out, 1)) yd.push_back(v);
   KILN_RETURN_IF_ERROR(setConvDescriptors(p, dt, xd, wd, yd, cudnnSpatial(pads, 0), cudnnSpatial(c.stride, 1),
-                                          cudnnSpatial(c.dil, 1), a.groups, a.tf32, false, a.who));
+                                          cudnnSpatial(c.dil, 1), a.groups, a.tf32, false, a.who, a.hwc));
   KILN_ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn());
   p.algo = algo;
   cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(h, p.x.get(), p.w.get(), p.conv.get(), p.y.get(),
@@ -231,11 +248,11 @@ class ConvCudnnKernel final : public backends::Kernel {
     KILN_ASSIGN_OR_RETURN(auto p, plan(c, y.dtype, x.shape, w.shape, y.shape));
     // cuDNN writes y before the epilogue reads the residual: a residual sharing y's memory needs the direct kernel.
     bool residualInY = ctx.inputs.size() > 3 && ctx.inputs[3].data == y.data;
-    if (!p->cudnn || residualInY) return runDirect(a_, c, ctx);
+    if (!p->cudnn || residualInY) return fallback(c, ctx, residualInY ? "the residual shares y's memory" : "cuDNN refused the shape");
     cudnnConvolutionFwdAlgo_t algo = p->algo;
     size_t ws = p->algoWs;
     if (p->padBytes + ws > ctx.workspaceSize) {
-      if (!p->safeOk || p->padBytes + p->safeWs > ctx.workspaceSize) return runDirect(a_, c, ctx);
+      if (!p->safeOk || p->padBytes + p->safeWs > ctx.workspaceSize) return fallback(c, ctx, "the workspace is too small");
       algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
       ws = p->safeWs;
     }
@@ -278,16 +295,25 @@ class ConvCudnnKernel final : public backends::Kernel {
     cudnnStatus_t s = cudnnConvolutionForward(h, &one, p->x.get(), xp, p->w.get(), w.data, p->conv.get(), algo,
                                               ws ? scratch : nullptr, ws, &zero, p->y.get(), y.data);
     // A refusal found only at launch time (nothing was queued): the direct kernel computes the whole output.
-    if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) return runDirect(a_, c, ctx);
+    if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) return fallback(c, ctx, "cuDNN refused the call");
     if (s != CUDNN_STATUS_SUCCESS) return cudnnStatusOf(s, a_.who + ": cudnnConvolutionForward");
     if (!ep.bias && !ep.residual && ep.activation < 0) return Status::ok();
     int64_t spatial = c.g.out[0] * c.g.out[1] * c.g.out[2];
-    if (!launchEpilogue(static_cast<int32_t>(y.dtype), c.g.n, c.g.k, spatial, ep, y.data, stream))
+    // Channels-last: the channel is the fastest index, so the epilogue sees [n * spatial, k, 1].
+    bool ok = a_.hwc ? launchEpilogue(static_cast<int32_t>(y.dtype), c.g.n * spatial, c.g.k, 1, ep, y.data, stream)
+                     : launchEpilogue(static_cast<int32_t>(y.dtype), c.g.n, c.g.k, spatial, ep, y.data, stream);
+    if (!ok)
       return invalidArgument(a_.who, ": no epilogue for ", dataTypeName(y.dtype));
     return launchStatus(a_.who + ": convolution epilogue");
   }
 
  private:
+  // Where cuDNN cannot run the call: the direct kernel (row-major only), or an error for channels-last data.
+  Status fallback(ConvCall const& c, backends::LaunchContext const& ctx, char const* why) const {
+    if (a_.hwc) return unsupported(a_.who, ": channels-last convolution cannot run: ", why);
+    return runDirect(a_, c, ctx);
+  }
+
   Result<std::shared_ptr<ConvPlan const>> plan(ConvCall const& c, DataType dt, Dims const& x, Dims const& w,
                                                Dims const& y) const {
     std::vector<int64_t> key{static_cast<int64_t>(dt)};
@@ -297,7 +323,9 @@ class ConvCudnnKernel final : public backends::Kernel {
       auto p = std::make_shared<ConvPlan>();
       bool empty = c.g.n == 0 || c.g.c == 0 || c.g.k == 0;
       for (int64_t v : c.in) empty = empty || v == 0;
-      if (!empty && !configure(*p, a_, c, dt, algo_, fused_).isOk()) {
+      Status cs = empty ? Status::ok() : configure(*p, a_, c, dt, algo_, fused_);
+      if (!cs.isOk() && a_.hwc) return cs;
+      if (!cs.isOk()) {
         auto direct = std::make_shared<ConvPlan>();  // cuDNN refused: descriptors of the attempt are dropped
         return std::shared_ptr<ConvPlan const>(direct);
       }
@@ -336,9 +364,15 @@ backends::Tactic makeCudnn(char const* name, cudnnConvolutionFwdAlgo_t algo, int
   t.op = ir::OpType::kConvolution;
   t.source = TacticSource::kCUDNN;
   t.priority = priority;
-  t.supports = [exactFp32, fused](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                                  std::vector<ir::TensorInfo> const& out) {
+  t.formatAware = true;
+  // Channels-last through the implicit-GEMM algorithms (the transform-based ones want NCHW).
+  bool hwcAlgo = algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  t.supports = [exactFp32, fused, hwcAlgo](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
+                                           std::vector<ir::TensorInfo> const& out) {
     if (!supportsConv(node, in, out)) return false;
+    if (backends::nodeFormat(node) != TensorFormat::kLINEAR &&
+        (backends::nodeFormat(node) != TensorFormat::kHWC || !hwcAlgo || !supportsHwc(node, in, out)))
+      return false;
     // The fused tactic claims what it fuses: a bias, then ReLU or no activation.
     int64_t act = node.attrs.getInt("activation", -1);
     if (fused && (in.size() < 3 || in[2].shape.nbDims < 0 || (act != -1 && act != 0))) return false;

@@ -22,8 +22,9 @@ backends::Tactic makeIdentity() {
   t.name = "identity_cuda_memcpy";
   t.op = ir::OpType::kIdentity;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const&, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    return in.size() == 1 && out.size() == 1 && in[0].dtype == out[0].dtype;
+  t.formatAware = true;
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    return backends::elementWiseLayoutOk(node, in, out) && in.size() == 1 && out.size() == 1 && in[0].dtype == out[0].dtype;
   };
   t.create = [](ir::Node const&) -> Result<std::unique_ptr<backends::Kernel>> {
     return std::unique_ptr<backends::Kernel>(new IdentityKernel);

@@ -133,7 +133,9 @@ backends::Tactic makeCast() {
   t.name = "cast_cuda_pointwise";
   t.op = ir::OpType::kCast;
   t.source = TacticSource::kKILN;
-  t.supports = [](ir::Node const&, Infos const& in, Infos const& out) {
+  t.formatAware = true;
+  t.supports = [](ir::Node const& node, Infos const& in, Infos const& out) {
+    if (!backends::elementWiseLayoutOk(node, in, out)) return false;
     return in.size() == 1 && out.size() == 1 && isDeviceType(in[0].dtype) && isDeviceType(out[0].dtype);
   };
   t.create = [](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
@@ -207,7 +209,9 @@ backends::Tactic makeElementWise() {
   t.name = "elementwise_cuda_broadcast";
   t.op = ir::OpType::kElementWise;
   t.source = TacticSource::kKILN;
+  t.formatAware = true;
   t.supports = [](ir::Node const& node, Infos const& in, Infos const& out) {
+    if (!backends::elementWiseLayoutOk(node, in, out)) return false;
     if (in.size() != 2 || out.size() != 1 || in[0].dtype != in[1].dtype) return false;
     std::optional<DataType> o = elementWiseOutput(node.attrs.getInt("op", -1), in[0].dtype);
     return o && *o == out[0].dtype && out[0].shape.nbDims <= pw::kMaxRank;
@@ -289,7 +293,9 @@ backends::Tactic makeUnary() {
   t.name = "unary_cuda_pointwise";
   t.op = ir::OpType::kUnary;
   t.source = TacticSource::kKILN;
+  t.formatAware = true;
   t.supports = [](ir::Node const& node, Infos const& in, Infos const& out) {
+    if (!backends::elementWiseLayoutOk(node, in, out)) return false;
     if (in.size() != 1 || out.size() != 1) return false;
     std::optional<DataType> o = unaryOutput(node.attrs.getInt("op", -1), in[0].dtype);
     return o && *o == out[0].dtype;
@@ -332,7 +338,9 @@ backends::Tactic makeActivation() {
   t.name = "activation_cuda_pointwise";
   t.op = ir::OpType::kActivation;
   t.source = TacticSource::kKILN;
+  t.formatAware = true;
   t.supports = [](ir::Node const& node, Infos const& in, Infos const& out) {
+    if (!backends::elementWiseLayoutOk(node, in, out)) return false;
     return isActivation(node.attrs.getInt("type", -1)) && in.size() == 1 && out.size() == 1 &&
            isCudaFloat(in[0].dtype) && out[0].dtype == in[0].dtype;
   };

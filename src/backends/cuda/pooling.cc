@@ -19,6 +19,7 @@ struct PoolAttrs {
   PoolingType type = PoolingType::kMAX;
   float blend = 0.f;
   bool excludePadding = true;
+  bool hwc = false;  // x and y channels-last (node attribute `format`)
 };
 
 int32_t spatialDimsOf(ir::Node const& node) {
@@ -38,6 +39,7 @@ Result<PoolAttrs> readAttrs(ir::Node const& node) {
   a.type = static_cast<PoolingType>(type);
   a.blend = static_cast<float>(node.attrs.getFloat("blend_factor", 0.0));
   a.excludePadding = node.attrs.getInt("exclude_padding", 1) != 0;
+  a.hwc = backends::nodeFormat(node) == TensorFormat::kHWC;
   return a;
 }
 
@@ -123,20 +125,23 @@ struct PoolPlan {
   PoolDesc pool;
 };
 
-Status configure(PoolPlan& p, PoolAttrs const& a, PoolCall const& c, DataType dt, Dims const& x, Dims const& y) {
-  int32_t ns = a.window.nbSpatial;
-  for (int32_t i = 0; i < ns; ++i) {
+// cuDNN: symmetric pads below the window (every window then holds an input element), output rounded down.
+bool cudnnGeometry(PoolAttrs const& a, PoolCall const& c) {
+  for (int32_t i = 0; i < a.window.nbSpatial; ++i) {
     int64_t k = a.window.kernel[i], s = a.window.strides[i], pad = c.padBegin[i], span = c.in[i] + 2 * pad - k;
-    // cuDNN: symmetric pads below the window (every window then holds an input element), output rounded down.
-    if (pad != c.padEnd[i] || pad >= k || span < 0 || span / s + 1 != c.out[i])
-      return invalidArgument(a.who, ": geometry outside cuDNN's");
+    if (pad != c.padEnd[i] || pad >= k || span < 0 || span / s + 1 != c.out[i]) return false;
   }
+  return true;
+}
+
+Status configure(PoolPlan& p, PoolAttrs const& a, PoolCall const& c, DataType dt, Dims const& x, Dims const& y) {
+  if (!cudnnGeometry(a, c)) return invalidArgument(a.who, ": geometry outside cuDNN's");
   std::vector<int64_t> xs{x.d[0], x.d[1]}, ys{y.d[0], y.d[1]};
   for (int64_t v : cudnnSpatial(c.in, 1)) xs.push_back(v);
   for (int64_t v : cudnnSpatial(c.out, 1)) ys.push_back(v);
   if (!fitsInt(xs) || !fitsInt(ys)) return invalidArgument(a.who, ": too large for cuDNN");
-  KILN_RETURN_IF_ERROR(setPackedTensor(p.x, dt, xs));
-  KILN_RETURN_IF_ERROR(setPackedTensor(p.y, dt, ys));
+  KILN_RETURN_IF_ERROR(a.hwc ? setNhwcTensor(p.x, dt, xs) : setPackedTensor(p.x, dt, xs));
+  KILN_RETURN_IF_ERROR(a.hwc ? setNhwcTensor(p.y, dt, ys) : setPackedTensor(p.y, dt, ys));
   KILN_RETURN_IF_ERROR(p.pool.create("creating a cuDNN pooling descriptor"));
   cudnnPoolingMode_t mode = a.type == PoolingType::kMAX ? CUDNN_POOLING_MAX
                             : a.excludePadding          ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING
@@ -177,17 +182,23 @@ class PoolCudnnKernel final : public backends::Kernel {
         return std::shared_ptr<PoolPlan const>(std::make_shared<PoolPlan>());  // the direct kernel runs it
       return std::shared_ptr<PoolPlan const>(plan);
     }));
-    if (!p->cudnn) return runDirect(a_, c, ctx);
+    if (!p->cudnn) return fallback(c, ctx);
     KILN_ASSIGN_OR_RETURN(cudnnHandle_t h, cudnn());
     KILN_CUDNN_RETURN_IF_ERROR(cudnnSetStream(h, streamOf(ctx)), "cudnnSetStream");
     float one = 1.f, zero = 0.f;
     cudnnStatus_t s = cudnnPoolingForward(h, p->pool.get(), &one, p->x.get(), x.data, &zero, p->y.get(), y.data);
-    if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) return runDirect(a_, c, ctx);
+    if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) return fallback(c, ctx);
     if (s != CUDNN_STATUS_SUCCESS) return cudnnStatusOf(s, a_.who + ": cudnnPoolingForward");
     return Status::ok();
   }
 
  private:
+  // Where cuDNN cannot run the call: the direct kernel (row-major only), or an error for channels-last data.
+  Status fallback(PoolCall const& c, backends::LaunchContext const& ctx) const {
+    if (a_.hwc) return unsupported(a_.who, ": cuDNN refused the channels-last pooling");
+    return runDirect(a_, c, ctx);
+  }
+
   PoolAttrs a_;
   PlanCache<PoolPlan> plans_;
 };
@@ -213,8 +224,19 @@ backends::Tactic makeCudnnPool() {
   t.op = ir::OpType::kPooling;
   t.source = TacticSource::kCUDNN;
   t.priority = 10;
+  t.formatAware = true;
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     if (!supportsPool(node, in, out)) return false;
+    TensorFormat f = backends::nodeFormat(node);
+    if (f != TensorFormat::kLINEAR) {
+      // Channels-last runs in cuDNN only: 2-D, at known shapes of cuDNN's own geometry.
+      auto a = readAttrs(node);
+      if (f != TensorFormat::kHWC || !a.isOk() || a->window.nbSpatial != 2 || !dimsKnown(in[0].shape) ||
+          !dimsKnown(out[0].shape))
+        return false;
+      auto c = geometry(*a, in[0].shape, out[0].shape);
+      if (!c.isOk() || !cudnnGeometry(*a, *c)) return false;
+    }
     int64_t type = node.attrs.getInt("type", 0);
     return type == static_cast<int64_t>(PoolingType::kMAX) || type == static_cast<int64_t>(PoolingType::kAVERAGE);
   };

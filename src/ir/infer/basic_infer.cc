@@ -1,4 +1,4 @@
-// Shape inference of Constant, Identity, Cast and Shape.
+// Shape inference of Constant, Identity, Cast, Reformat and Shape.
 #include "ir/shape_inference.h"
 
 namespace kiln::ir {
@@ -24,6 +24,17 @@ Status inferCast(InferContext& ctx) {
   return Status::ok();
 }
 
+Status inferReformat(InferContext& ctx) {
+  if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
+  for (char const* a : {"from", "to"}) {
+    auto f = static_cast<TensorFormat>(ctx.node.attrs.getInt(a, 0));
+    if (f != TensorFormat::kLINEAR && f != TensorFormat::kHWC) return ctx.error("cannot reformat ", a, " format ", static_cast<int>(f));
+    if (f == TensorFormat::kHWC && ctx.in[0].shape.nbDims != 4) return ctx.error("kHWC needs a 4-D tensor, got rank ", ctx.in[0].shape.nbDims);
+  }
+  ctx.out[0] = ctx.in[0];
+  return Status::ok();
+}
+
 Status inferShape(InferContext& ctx) {
   if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
   Dims const& s = ctx.in[0].shape;
@@ -40,5 +51,6 @@ KILN_REGISTER_INFER(kConstant, inferConstant);
 KILN_REGISTER_INFER(kIdentity, inferIdentity);
 KILN_REGISTER_INFER(kCast, inferCast);
 KILN_REGISTER_INFER(kShape, inferShape);
+KILN_REGISTER_INFER(kReformat, inferReformat);
 
 }  // namespace kiln::ir
