@@ -104,6 +104,14 @@ __global__ void epilogueKernel(int64_t k, int64_t spatial, Epilogue ep, T* __res
     y[i] = fromFloat<T>(finish<T>(toFloat(y[i]), i, (i / spatial) % k, ep));
 }
 
+// The same below 2^31 elements, with 32-bit index math (a 64-bit division per element costs more than the
+// element's memory traffic on large activations).
+template <typename T>
+__global__ void epilogueKernel32(uint32_t k, uint32_t spatial, Epilogue ep, T* __restrict__ y, uint32_t total) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x)
+    y[i] = fromFloat<T>(finish<T>(toFloat(y[i]), i, (i / spatial) % k, ep));
+}
+
 struct Ext3 {
   int64_t v[3];
 };
@@ -153,6 +161,10 @@ bool launchEpilogue(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilog
                     cudaStream_t stream) {
   int64_t total = n * k * spatial;
   if (total <= 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
+  if (total < (int64_t{1} << 31))
+    return KILN_CUDA_DISPATCH_FLOAT(dtype, epilogueKernel32<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+                                               static_cast<uint32_t>(k), static_cast<uint32_t>(spatial), ep,
+                                               static_cast<T*>(y), static_cast<uint32_t>(total)));
   return KILN_CUDA_DISPATCH_FLOAT(dtype, epilogueKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
                                              k, spatial, ep, static_cast<T*>(y), total));
 }

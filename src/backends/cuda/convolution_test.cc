@@ -33,7 +33,7 @@ std::vector<int64_t> outShape(Conv const& c) {
   return y;
 }
 
-void run(Conv const& c, DataType t, uint32_t seed = 1, bool constWeights = true) {
+void run(Conv const& c, DataType t, uint32_t seed = 1, bool constWeights = true, bool hwc = false) {
   SCOPED_TRACE(std::string("dtype ") + dataTypeName(t));
   ir::Attributes a;
   size_t ns = c.x.size() - 2;
@@ -58,7 +58,8 @@ void run(Conv const& c, DataType t, uint32_t seed = 1, bool constWeights = true)
     ins.push_back(none());
   if (c.residual) ins.push_back(var(randomTensor(t, outShape(c), seed + 3)));
   // The direct kernel, then the exact cuDNN algorithms (and FFT / Winograd for fp16, bf16, TF32).
-  expectMatchesReference({ir::OpType::kConvolution, a, ins}, c.tf32 ? kTf32Tolerance : -1, 4);
+  // Channels-last: the implicit-GEMM algorithms (and the fused call where it applies) only.
+  expectMatchesReference({ir::OpType::kConvolution, a, ins, 1, hwc}, c.tf32 ? kTf32Tolerance : -1, hwc ? 2 : 4);
 }
 
 std::vector<DataType> const kFloats{DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
@@ -226,6 +227,28 @@ TEST(CudaConvolution, ManyBlocksOddSizes) {
 TEST(CudaConvolution, EmptyBatch) {
   KILN_REQUIRE_GPU();
   run({{0, 3, 5, 5}, {4, 3, 3, 3}}, DataType::kFLOAT);
+}
+
+// Channels-last (node format kHWC): x, w, residual and y in NHWC memory, the weights [K, R, S, C/groups].
+TEST(CudaConvolution, ChannelsLast) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : kFloats) {
+    Conv r{{2, 16, 9, 11}, {24, 16, 3, 3}, {}, {}, {1, 1}, {1, 1}};
+    r.bias = r.residual = true;
+    r.act = static_cast<int64_t>(ActivationType::kRELU);
+    run(r, t, 11, true, true);
+    run({{2, 32, 7, 5}, {16, 32, 1, 1}}, t, 12, true, true);                        // 1x1
+    run({{1, 8, 16, 16}, {16, 8, 3, 3}, {2, 2}, {}, {1, 1}, {1, 1}}, t, 13, true, true);  // strided
+    Conv stem{{1, 3, 33, 30}, {16, 3, 7, 7}, {2, 2}, {}, {3, 3}, {3, 3}};
+    stem.bias = true;
+    run(stem, t, 14, true, true);  // three input channels
+    Conv dw{{2, 32, 10, 10}, {32, 1, 3, 3}, {1, 1}, {}, {1, 1}, {1, 1}};
+    dw.groups = 32;
+    dw.bias = true;
+    dw.act = static_cast<int64_t>(ActivationType::kCLIP);
+    dw.beta = 0.6;  // ReLU6-like, through our epilogue
+    run(dw, t, 15, true, true);
+  }
 }
 
 }  // namespace

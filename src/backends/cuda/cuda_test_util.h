@@ -110,7 +110,28 @@ struct NodeSpec {
   ir::Attributes attrs;
   std::vector<In> inputs;
   int numOutputs = 1;
+  /// Run the CUDA tactics with the node channels-last (attribute `format` = kHWC): 4-D inputs of more than one
+  /// element go to the device in kHWC and 4-D outputs come back from it (the reference runs row-major).
+  bool hwc = false;
 };
+
+/// A host copy of the 4-D tensor `t` moved between row-major and channels-last memory.
+inline HostTensor reformatHost(HostTensor const& t, bool toHwc) {
+  HostTensor r = *HostTensor::allocate(t.dtype(), t.shape(), "test reformat");
+  Dims const& d = t.shape();
+  int64_t n = d.d[0], c = d.d[1], hw = d.d[2] * d.d[3];
+  size_t e = dataTypeSize(t.dtype());
+  auto const* src = static_cast<unsigned char const*>(t.data());
+  auto* dst = static_cast<unsigned char*>(r.mutableData());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t s = 0; s < hw; ++s) {
+        int64_t lin = (b * c + ch) * hw + s, hwc = (b * hw + s) * c + ch;
+        std::memcpy(dst + (toHwc ? hwc : lin) * e, src + (toHwc ? lin : hwc) * e, e);
+      }
+  return r;
+}
+inline bool movesToHwc(HostTensor const& t) { return t.shape().nbDims == 4 && t.count() > 1; }
 
 /// Runs the node on the reference backend and on every non-fallback CUDA tactic that supports it, and expects
 /// each output within `tolerance` (negative: defaultTolerance of the output type; integers and bools exact).
@@ -154,6 +175,7 @@ inline std::vector<TacticResult> expectMatchesReference(NodeSpec const& spec, do
   if (!ref.isOk()) return results;
 
   backends::DeviceBackend* dev = device();
+  if (spec.hwc) n->attrs.setInt("format", static_cast<int64_t>(TensorFormat::kHWC));
   auto cands = backends::TacticRegistry::instance().candidates(*n, inInfo, outInfo, DeviceType::kGPU, ~0u);
   size_t tried = 0;
   void* stream = *dev->createStream();
@@ -176,7 +198,14 @@ inline std::vector<TacticResult> expectMatchesReference(NodeSpec const& spec, do
       auto b = backends::DeviceBuffer::allocate(dev, ptrs[i]->bytes(), "test input");
       EXPECT_TRUE(b.isOk());
       if (!b.isOk()) return results;
-      EXPECT_TRUE(dev->copy(b->data(), ptrs[i]->data(), ptrs[i]->bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+      HostTensor moved;
+      HostTensor const* src = ptrs[i];
+      if (spec.hwc && movesToHwc(*src)) {
+        moved = reformatHost(*src, true);
+        src = &moved;
+      }
+      EXPECT_TRUE(dev->copy(b->data(), src->data(), src->bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+      EXPECT_TRUE(dev->synchronize(stream).isOk());
       ctx.inputs.push_back({b->data(), ptrs[i]->dtype(), ptrs[i]->shape()});
       bufs.push_back(std::move(*b));
     }
@@ -225,8 +254,10 @@ inline std::vector<TacticResult> expectMatchesReference(NodeSpec const& spec, do
       auto host = HostTensor::allocate(r.dtype(), r.shape(), "test download");
       EXPECT_TRUE(dev->copy(host->mutableData(), outBufs[i]->data(), r.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
       EXPECT_TRUE(dev->synchronize(stream).isOk());
+      HostTensor got = std::move(*host);
+      if (spec.hwc && movesToHwc(got)) got = reformatHost(got, false);
       double tol = tolerance >= 0 ? tolerance : defaultTolerance(r.dtype());
-      double err = normRelativeError(*host, r);
+      double err = normRelativeError(got, r);
       tr.error = std::max(tr.error, err);
       EXPECT_LE(err, tol) << "output " << i << " (" << dataTypeName(r.dtype()) << ", shape " << dimsToString(r.shape())
                           << ") of " << t->name;

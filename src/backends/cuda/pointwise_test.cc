@@ -605,5 +605,31 @@ TEST(CudaQuantize, PerBlockBothDirections) {
         }
 }
 
+// Channels-last (node format kHWC): element-wise layers whose inputs have the output's shape (or one element)
+// run on NHWC memory as on row-major memory; a per-channel broadcast is refused.
+TEST(CudaPointwise, ChannelsLast) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : {DataType::kHALF, DataType::kBF16, DataType::kFLOAT}) {
+    SCOPED_TRACE(dataTypeName(t));
+    HostTensor a = randomTensor(t, {2, 8, 5, 3}, 31), b = randomTensor(t, {2, 8, 5, 3}, 32);
+    expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", int64_t{0}}}), {var(a), var(b)}, 1, true});
+    expectMatchesReference({ir::OpType::kElementWise, attrs({{"op", int64_t{1}}}),
+                            {var(a), cst(randomTensor(t, {1, 1, 1, 1}, 33))}, 1, true});
+    expectMatchesReference({ir::OpType::kActivation, attrs({{"type", int64_t{0}}}), {var(a)}, 1, true});
+    expectMatchesReference({ir::OpType::kUnary, attrs({{"op", int64_t{0}}}), {var(a)}, 1, true});
+    expectMatchesReference({ir::OpType::kCast, attrs({{"to", int64_t{0}}}), {var(a)}, 1, true});
+  }
+  // A per-channel operand would meet the other in another order: no tactic takes it channels-last.
+  ir::Graph g;
+  ir::Value* x = *g.addInput("x", DataType::kHALF, makeDims({2, 8, 5, 3}));
+  ir::Value* c = *g.addInput("c", DataType::kHALF, makeDims({1, 8, 1, 1}));
+  ir::Node* n = g.addNode(ir::OpType::kElementWise, "add", {x, c}, 1);
+  n->attrs.setInt("op", 0);
+  n->attrs.setInt("format", static_cast<int64_t>(TensorFormat::kHWC));
+  auto cands = backends::TacticRegistry::instance().candidates(
+      *n, {{DataType::kHALF, x->shape}, {DataType::kHALF, c->shape}}, {{DataType::kHALF, x->shape}}, DeviceType::kGPU, ~0u);
+  EXPECT_TRUE(cands.empty());
+}
+
 }  // namespace
 }  // namespace kiln

@@ -81,5 +81,27 @@ TEST(CudaPooling, EmptyBatch) {
   runAll({{0, 3, 5, 5}, {2, 2}, {2, 2}});
 }
 
+// Channels-last (node format kHWC): cuDNN's pooling only, max and average, on NHWC memory.
+TEST(CudaPooling, ChannelsLast) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : kFloats)
+    for (int type = 0; type < 2; ++type) {
+      SCOPED_TRACE(std::string("dtype ") + dataTypeName(t) + " type " + std::to_string(type));
+      ir::Attributes a;
+      a.setInt("type", type);
+      a.setInts("window", {3, 3});
+      a.setInts("strides", {2, 2});
+      a.setInts("pads_begin", {1, 1});
+      a.setInts("pads_end", {1, 1});
+      a.setInt("exclude_padding", 1);
+      expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, {2, 24, 15, 17}, 21, -2, 2))}, 1, true}, -1, 1);
+      a.setInts("window", {5, 6});
+      a.setInts("strides", {1, 1});
+      a.setInts("pads_begin", {0, 0});
+      a.setInts("pads_end", {0, 0});
+      expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, {1, 8, 5, 6}, 22, -2, 2))}, 1, true}, -1, 1);
+    }
+}
+
 }  // namespace
 }  // namespace kiln
