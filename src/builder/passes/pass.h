@@ -37,6 +37,8 @@ std::unique_ptr<Pass> createFoldConstantsPass();
 std::unique_ptr<Pass> createEliminateIdentityPass();
 std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
 std::unique_ptr<Pass> createFuseBiasActivationPass();
+std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
+std::unique_ptr<Pass> createFuseGeluPass();
 
 namespace passutil {
 

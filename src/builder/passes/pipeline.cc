@@ -24,7 +24,9 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
     return runPass(*passes[0], g, ctx).status();
   }
   passes.push_back(createEliminateIdentityPass());
+  passes.push_back(createEliminateCommonSubexpressionsPass());
   passes.push_back(createFoldScaleIntoConvolutionPass());
+  passes.push_back(createFuseGeluPass());
   passes.push_back(createFuseBiasActivationPass());
   for (int round = 0; round < kMaxPipelineRounds; ++round) {
     bool any = false;
