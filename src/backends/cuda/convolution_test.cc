@@ -237,7 +237,12 @@ TEST(CudaConvolution, ChannelsLast) {
     r.bias = r.residual = true;
     r.act = static_cast<int64_t>(ActivationType::kRELU);
     run(r, t, 11, true, true);
-    run({{2, 32, 7, 5}, {16, 32, 1, 1}}, t, 12, true, true);                        // 1x1
+    run({{2, 32, 7, 5}, {16, 32, 1, 1}}, t, 12, true, true);                        // 1x1 (cuBLASLt too)
+    Conv expand{{2, 16, 9, 7}, {48, 16, 1, 1}};
+    expand.bias = true;
+    expand.act = static_cast<int64_t>(ActivationType::kCLIP);
+    expand.beta = 0.6;  // MobileNetV2's expansion: 1x1 + bias + ReLU6
+    run(expand, t, 16, true, true);
     run({{1, 8, 16, 16}, {16, 8, 3, 3}, {2, 2}, {}, {1, 1}, {1, 1}}, t, 13, true, true);  // strided
     Conv stem{{1, 3, 33, 30}, {16, 3, 7, 7}, {2, 2}, {}, {3, 3}, {3, 3}};
     stem.bias = true;

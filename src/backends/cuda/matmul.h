@@ -51,6 +51,10 @@ Result<Shape> analyzeLaunch(Attrs const& at, backends::LaunchContext const& ctx)
 /// The epilogue: the bias when `addBias`, the node's activation when `applyActivation`.
 MatmulEpilogue epilogueFor(Shape const& s, Attrs const& at, void const* bias, bool addBias, bool applyActivation);
 
+/// The cuBLASLt kernel of matrixmultiply_cublaslt_algo<algoIndex> for these attributes (also run by other ops
+/// that are a matrix multiply in disguise: channels-last 1x1 convolutions).
+std::unique_ptr<backends::Kernel> makeCublasLtKernel(Attrs at, int algoIndex);
+
 /// Enqueues the whole node on the tiled kernel (bias and activation fused). y must not be empty.
 Status runSimt(Shape const& s, Attrs const& at, backends::LaunchContext const& ctx);
 

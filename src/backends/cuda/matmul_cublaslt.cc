@@ -353,6 +353,14 @@ class LtKernel final : public backends::Kernel {
   mutable std::map<PlanKey, std::shared_ptr<Plan>> plans_;
 };
 
+}  // namespace
+
+std::unique_ptr<backends::Kernel> makeCublasLtKernel(Attrs at, int algoIndex) {
+  return std::unique_ptr<backends::Kernel>(new LtKernel(std::move(at), algoIndex));
+}
+
+namespace {
+
 backends::Tactic makeLt(int algoIndex) {
   backends::Tactic t;
   t.name = strCat("matrixmultiply_cublaslt_algo", algoIndex);
