@@ -112,6 +112,40 @@ __global__ void epilogueKernel32(uint32_t k, uint32_t spatial, Epilogue ep, T* _
     y[i] = fromFloat<T>(finish<T>(toFloat(y[i]), i, (i / spatial) % k, ep));
 }
 
+// Channels-last depthwise 2-D convolution (groups == c == k): one thread per output element, the channel
+// fastest, so neighbouring threads read neighbouring input channels; w is [c][kh][kw]. 32-bit index math (the
+// launcher checks the sizes fit).
+template <typename T>
+__global__ void depthwiseHwcKernel(ConvGeom g, T const* __restrict__ x, T const* __restrict__ w, Epilogue ep, T* y,
+                                   uint32_t total) {
+  uint32_t const c = static_cast<uint32_t>(g.c), oh = static_cast<uint32_t>(g.out[1]), ow = static_cast<uint32_t>(g.out[2]);
+  int const ih = static_cast<int>(g.in[1]), iw = static_cast<int>(g.in[2]);
+  int const kh = static_cast<int>(g.kernel[1]), kw = static_cast<int>(g.kernel[2]);
+  int const sh = static_cast<int>(g.stride[1]), sw = static_cast<int>(g.stride[2]);
+  int const dh = static_cast<int>(g.dil[1]), dw = static_cast<int>(g.dil[2]);
+  int const ph = static_cast<int>(g.padBegin[1]), pw = static_cast<int>(g.padBegin[2]);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    uint32_t ch = i % c, r = i / c;
+    int ox = static_cast<int>(r % ow);
+    r /= ow;
+    int oy = static_cast<int>(r % oh);
+    uint32_t b = r / oh;
+    T const* xb = x + static_cast<size_t>(b) * ih * iw * c + ch;
+    T const* wc = w + static_cast<size_t>(ch) * kh * kw;
+    float acc = 0.f;
+    for (int ky = 0; ky < kh; ++ky) {
+      int y0 = oy * sh - ph + ky * dh;
+      if (y0 < 0 || y0 >= ih) continue;
+      for (int kx = 0; kx < kw; ++kx) {
+        int x0 = ox * sw - pw + kx * dw;
+        if (x0 < 0 || x0 >= iw) continue;
+        acc += toFloat(xb[(static_cast<size_t>(y0) * iw + x0) * c]) * toFloat(wc[ky * kw + kx]);
+      }
+    }
+    y[i] = fromFloat<T>(finish<T>(acc, i, ch, ep));
+  }
+}
+
 struct Ext3 {
   int64_t v[3];
 };
@@ -145,6 +179,21 @@ bool launchConvDirect(int32_t dtype, ConvGeom const& g, void const* x, void cons
   return KILN_CUDA_DISPATCH_FLOAT(
       dtype, convDirectKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
                  g, static_cast<T const*>(x), static_cast<T const*>(w), ep, static_cast<T*>(y), total));
+}
+
+bool launchDepthwiseHwc(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
+                        cudaStream_t stream) {
+  int64_t total = g.n * g.k * g.out[0] * g.out[1] * g.out[2];
+  bool typeOk = dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
+  int64_t inTotal = g.n * g.c * g.in[0] * g.in[1] * g.in[2];
+  if (!typeOk || g.in[0] != 1 || g.groups != g.c || g.k != g.c || total >= (int64_t{1} << 31) ||
+      inTotal >= (int64_t{1} << 31))
+    return false;
+  if (total == 0) return true;
+  return KILN_CUDA_DISPATCH_FLOAT(
+      dtype, depthwiseHwcKernel<T><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+                 g, static_cast<T const*>(x), static_cast<T const*>(w), ep, static_cast<T*>(y),
+                 static_cast<uint32_t>(total)));
 }
 
 bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, void const* bias, void* y,

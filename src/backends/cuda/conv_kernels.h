@@ -40,6 +40,11 @@ struct Epilogue {
 bool launchConvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
                       cudaStream_t stream);
 
+/// Channels-last (x [n, in..., c], y [n, out..., k] in memory) depthwise 2-D convolution, groups == c == k, w
+/// [c, 1, kh, kw], epilogue fused; fp32 accumulation. False for other types, geometries, or 2^31 elements or more.
+bool launchDepthwiseHwc(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
+                        cudaStream_t stream);
+
 /// Direct transposed convolution of x [n, c, in...] with w [c, k/groups, kernel...] (+ bias [k]) into
 /// y [n, k, out...], gathered per output element; fp32 accumulation.
 bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, void const* bias, void* y,

@@ -355,6 +355,54 @@ backends::Tactic makeDirect() {
 }
 KILN_REGISTER_CUDA_TACTIC(makeDirect);
 
+// Channels-last depthwise convolution (one input channel per group, one output channel per group): our own
+// kernel, any 2-D geometry and padding, every activation fused; memory-bound, so neighbouring threads take
+// neighbouring channels.
+class ConvDepthwiseHwcKernel final : public backends::Kernel {
+ public:
+  explicit ConvDepthwiseHwcKernel(ConvAttrs a) : a_(std::move(a)) {}
+  Status enqueue(backends::LaunchContext const& ctx) const override {
+    KILN_ASSIGN_OR_RETURN(ConvCall c, geometry(a_, ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape));
+    if (c.outCount == 0) return Status::ok();
+    auto const& y = ctx.outputs[0];
+    if (!launchDepthwiseHwc(static_cast<int32_t>(y.dtype), c.g, ctx.inputs[0].data, ctx.inputs[1].data,
+                            epilogueOf(a_, ctx), y.data, streamOf(ctx)))
+      return invalidArgument(a_.who, ": no channels-last depthwise convolution for ", dataTypeName(y.dtype), " at ",
+                             dimsToString(y.shape));
+    return launchStatus(a_.who + ": channels-last depthwise convolution");
+  }
+
+ private:
+  ConvAttrs a_;
+};
+
+backends::Tactic makeDepthwiseHwc() {
+  backends::Tactic t;
+  t.name = "convolution_cuda_depthwise_hwc";
+  t.op = ir::OpType::kConvolution;
+  t.source = TacticSource::kKILN;
+  t.priority = 32;
+  t.formatAware = true;
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    if (backends::nodeFormat(node) != TensorFormat::kHWC || !supportsConv(node, in, out)) return false;
+    auto a = readAttrs(node);
+    if (!a.isOk() || a->window.nbSpatial != 2) return false;
+    Dims const& x = in[0].shape;
+    Dims const& w = in[1].shape;
+    Dims const& y = out[0].shape;
+    if (!dimsKnown(x) || !dimsKnown(w) || !dimsKnown(y) || x.nbDims != 4 || w.nbDims != 4 || y.nbDims != 4) return false;
+    int64_t two31 = int64_t{1} << 31;
+    return a->groups == x.d[1] && y.d[1] == x.d[1] && w.d[1] == 1 && volume(x) < two31 && volume(y) < two31 &&
+           geometry(*a, x, w, y).isOk();
+  };
+  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+    KILN_ASSIGN_OR_RETURN(ConvAttrs a, readAttrs(node));
+    return std::unique_ptr<backends::Kernel>(new ConvDepthwiseHwcKernel(std::move(a)));
+  };
+  return t;
+}
+KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwc);
+
 // `exactFp32`: the algorithm keeps fp32 accuracy (FFT and Winograd transforms do not reach 1e-5, so those claim
 // fp32 only where TF32 is allowed anyway).
 backends::Tactic makeCudnn(char const* name, cudnnConvolutionFwdAlgo_t algo, int priority, bool exactFp32,
