@@ -14,6 +14,7 @@
 #include "builder/timing_cache.h"
 #include "builder/passes/pass.h"
 #include "builder/passes/pipeline.h"
+#include "builder/plugins.h"
 #include "builder/precision.h"
 #include "core/dims.h"
 #include "ir/shape_inference.h"
@@ -356,6 +357,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   TacticSources sources = config.getTacticSources();
 
   std::unique_ptr<Graph> g = network.graph->clone();
+  KILN_RETURN_IF_ERROR(clonePlugins(*g));
   isolateOutputs(*g);
   ir::HostEvaluator eval = backends::referenceEvaluator();
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
@@ -387,6 +389,9 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
     KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   }
+  // Plugins: types negotiated with the plugin (casts around it), then shapes again.
+  KILN_RETURN_IF_ERROR(negotiatePlugins(*g, device));
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   KILN_RETURN_IF_ERROR(g->renumber());
   if (gpu) markTf32(*g, config.getFlags());
 
@@ -401,6 +406,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     }
     states.push_back(std::move(st));
   }
+  KILN_RETURN_IF_ERROR(configurePlugins(*g, states));
 
   // Tactics: level 0 takes the first supported by heuristic; above, candidates are timed at the first
   // profile's opt shape and the fastest kept.

@@ -61,6 +61,9 @@ bool isComputeOp(OpType op) {
     case OpType::kNonZero:
     case OpType::kIf:
     case OpType::kLoop:
+    // Plugins: the builder negotiates their types with the plugin (builder/plugins.cc).
+    case OpType::kPluginV2:
+    case OpType::kPluginV3:
     case OpType::kTfIdfVectorizer: return false;
   }
   return false;
@@ -114,6 +117,8 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kNMS:
     case OpType::kNonZero:
     case OpType::kIf:
+    case OpType::kPluginV2:
+    case OpType::kPluginV3:
     case OpType::kLoop: return true;
   }
   return true;
@@ -166,6 +171,9 @@ bool followsDataType(OpType op) {
     case OpType::kDynamicQuantize:
     case OpType::kIf:
     case OpType::kLoop:
+    // Plugins: the builder negotiates their types with the plugin (builder/plugins.cc).
+    case OpType::kPluginV2:
+    case OpType::kPluginV3:
     case OpType::kTfIdfVectorizer: return false;
   }
   return false;
