@@ -164,7 +164,9 @@ TEST_P(PluginPipeline, BuildSerializeDeserializeRun) {
     runAndCheck(*ctx, 5, c, 1);
     runAndCheck(*ctx, 5, c, 2);
     runAndCheck(*ctx, 2, c, 3);
-    if (c.kind == Kind::kV3) EXPECT_EQ(counters().shapeChanges.load() - shapeChangesBefore, 2);  // N=5, then N=2
+    if (c.kind == Kind::kV3) {
+      EXPECT_EQ(counters().shapeChanges.load() - shapeChangesBefore, 2);  // N=5, then N=2
+    }
     // The engine serializes again to a plan that loads and runs the same.
     std::unique_ptr<kiln::IHostMemory> again(engine->serialize());
     ASSERT_NE(again, nullptr);
@@ -183,8 +185,8 @@ INSTANTIATE_TEST_SUITE_P(Cpu, PluginPipeline,
                          ::testing::Values(Case{Kind::kV2, 0, false}, Case{Kind::kV2, 3, false}, Case{Kind::kV2, 0, true},
                                            Case{Kind::kV2, 3, true}, Case{Kind::kV3, 0, false}, Case{Kind::kV3, 3, false},
                                            Case{Kind::kV3, 0, true}, Case{Kind::kV3, 3, true}),
-                         [](auto const& info) {
-                           Case c = info.param;
+                         [](auto const& param) {
+                           Case c = param.param;
                            return std::string(c.kind == Kind::kV2 ? "V2" : "V3") + "_level" + std::to_string(c.level) +
                                   (c.fp16 ? "_fp16" : "_fp32");
                          });
