@@ -34,8 +34,8 @@ class PluginV3Layer final : public LayerBase<IPluginV3Layer> {
 // The graph values of `n` tensors; false (reported) for a null one or a foreign one.
 bool collect(NetworkImpl& net, char const* api, LayerType type, ITensor* const* ts, int32_t n, char const* what,
              std::vector<ir::Value*>& out) {
-  if (n < 0) return reject<void>(net, api, type, strCat("negative number of ", what, " (", n, ")")), false;
-  if (n > 0 && !ts) return reject<void>(net, api, type, strCat("no ", what, " array for ", n, " ", what)), false;
+  if (n < 0) return reject<void>(net, api, type, strCat("negative number of ", what, "s (", n, ")")), false;
+  if (n > 0 && !ts) return reject<void>(net, api, type, strCat("no ", what, " array for ", n, " ", what, "s")), false;
   for (int32_t i = 0; i < n; ++i) {
     if (!ts[i]) return reject<void>(net, api, type, strCat(what, " ", i, " is null")), false;
     TensorImpl* t = net.own(*ts[i], api);
@@ -51,7 +51,7 @@ IPluginV2Layer* addPluginV2Layer(NetworkImpl& net, ITensor* const* inputs, int32
   constexpr char const* kApi = "addPluginV2";
   constexpr LayerType kType = LayerType::kPLUGIN_V2;
   std::vector<ir::Value*> vals;
-  if (!collect(net, kApi, kType, inputs, nbInputs, "inputs", vals)) return nullptr;
+  if (!collect(net, kApi, kType, inputs, nbInputs, "input", vals)) return nullptr;
   auto* dyn = dynamic_cast<IPluginV2DynamicExt*>(&plugin);
   if (!dyn)
     return reject<IPluginV2Layer>(net, kApi, kType,
@@ -74,8 +74,8 @@ IPluginV3Layer* addPluginV3Layer(NetworkImpl& net, ITensor* const* inputs, int32
   constexpr char const* kApi = "addPluginV3";
   constexpr LayerType kType = LayerType::kPLUGIN_V3;
   std::vector<ir::Value*> vals;
-  if (!collect(net, kApi, kType, inputs, nbInputs, "inputs", vals)) return nullptr;
-  if (!collect(net, kApi, kType, shapeInputs, nbShapeInputs, "shape inputs", vals)) return nullptr;
+  if (!collect(net, kApi, kType, inputs, nbInputs, "input", vals)) return nullptr;
+  if (!collect(net, kApi, kType, shapeInputs, nbShapeInputs, "shape input", vals)) return nullptr;
   for (int32_t i = 0; i < nbShapeInputs; ++i) {
     DataType t = shapeInputs[i]->getType();
     if (t != DataType::kINT32 && t != DataType::kINT64)
