@@ -18,6 +18,9 @@ struct PluginContextState final : KernelContextState {
   std::unique_ptr<ir::PluginInstance> plugin;
 };
 
+/// The V3 tactic the builder chose for a plugin node (0: none).
+inline int32_t pluginTactic(ir::Node const& n) { return static_cast<int32_t>(n.attrs.getInt("plugin_tactic", 0)); }
+
 /// Number of a plugin node's regular inputs (V3 shape inputs, last, are not passed to enqueue).
 inline size_t pluginRegularInputs(ir::Node const& n) {
   int64_t shape = n.op == ir::OpType::kPluginV3 ? n.attrs.getInt("num_shape_inputs", 0) : 0;
@@ -29,9 +32,10 @@ class PluginKernel final : public Kernel {
  public:
   /// `host`: run through enqueueHost (CPU targets); else enqueue on the stream. `handles` gives the cuDNN/cuBLAS
   /// handles V2 plugins are attached with (null: none).
-  PluginKernel(std::shared_ptr<ir::PluginInstance> prototype, size_t nbInputs, bool host,
+  /// `tactic`: the V3 tactic the builder chose (node attribute plugin_tactic; 0: the default, no setTactic).
+  PluginKernel(std::shared_ptr<ir::PluginInstance> prototype, size_t nbInputs, bool host, int32_t tactic = 0,
                std::pair<cudnnContext*, cublasContext*> (*handles)() = nullptr)
-      : prototype_(std::move(prototype)), nbInputs_(nbInputs), host_(host), handles_(handles) {}
+      : prototype_(std::move(prototype)), nbInputs_(nbInputs), host_(host), tactic_(tactic), handles_(handles) {}
 
   size_t workspaceSize(std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) const override {
     std::vector<DynamicPluginTensorDesc> i, o;
@@ -46,6 +50,13 @@ class PluginKernel final : public Kernel {
     if (handles_) h = handles_();
     auto state = std::make_unique<PluginContextState>();
     KILN_ASSIGN_OR_RETURN(state->plugin, prototype_->attachToContext(resources.allocator, resources.recorder, h.first, h.second));
+    if (tactic_ != 0 && state->plugin->v3()) {
+      auto* c = state->plugin->v3()->getCapabilityInterface(PluginCapabilityType::kRUNTIME);
+      if (!c) return internalError(prototype_->describe(), ": the context's copy has no runtime capability");
+      if (int32_t rc = static_cast<IPluginV3OneRuntime*>(c)->setTactic(tactic_); rc != 0)
+        return invalidArgument(prototype_->describe(), " of layer '", prototype_->layer(), "': setTactic(", tactic_,
+                               ") returned ", rc);
+    }
     return std::unique_ptr<KernelContextState>(std::move(state));
   }
 
@@ -92,6 +103,7 @@ class PluginKernel final : public Kernel {
   std::shared_ptr<ir::PluginInstance> prototype_;
   size_t nbInputs_;
   bool host_;
+  int32_t tactic_;
   std::pair<cudnnContext*, cublasContext*> (*handles_)();
 };
 

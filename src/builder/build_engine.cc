@@ -407,6 +407,11 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     states.push_back(std::move(st));
   }
   KILN_RETURN_IF_ERROR(configurePlugins(*g, states));
+  {
+    std::vector<std::string> tacticLog;
+    KILN_RETURN_IF_ERROR(choosePluginTactics(*g, states, config.optimizationLevel(), device, &tacticLog));
+    for (auto const& l : tacticLog) verbose(l);
+  }
 
   // Tactics: level 0 takes the first supported by heuristic; above, candidates are timed at the first
   // profile's opt shape and the fastest kept.

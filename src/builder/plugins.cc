@@ -3,9 +3,12 @@
 #include "builder/plugins.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 
+#include "core/dims.h"
 #include "core/dtype.h"
+#include "core/memory.h"
 
 namespace kiln::builder {
 namespace {
@@ -142,7 +145,102 @@ Status forEachPlugin(Graph& g, std::function<Status(Graph&, Node&)> const& fn) {
   return Status::ok();
 }
 
+IPluginV3OneBuild* buildOf(IPluginV3* p) {
+  auto* c = p ? p->getCapabilityInterface(PluginCapabilityType::kBUILD) : nullptr;
+  char const* k = c ? c->getInterfaceInfo().kind : nullptr;
+  return k && std::string(k) == "PLUGIN_V3ONE_BUILD" ? static_cast<IPluginV3OneBuild*>(c) : nullptr;
+}
+
+IPluginV3OneRuntime* runtimeOf(IPluginV3* p) {
+  auto* c = p ? p->getCapabilityInterface(PluginCapabilityType::kRUNTIME) : nullptr;
+  char const* k = c ? c->getInterfaceInfo().kind : nullptr;
+  return k && std::string(k) == "PLUGIN_V3ONE_RUNTIME" ? static_cast<IPluginV3OneRuntime*>(c) : nullptr;
+}
+
+// Median milliseconds of enqueueHost with `tactic` on a context copy of the node's plugin, at shapes `st`.
+Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t tactic) {
+  std::string what = strCat(n.describe(), " (", n.plugin->describe(), "), tactic ", tactic);
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::PluginInstance> copy, n.plugin->attachToContext(nullptr, nullptr, nullptr, nullptr));
+  IPluginV3OneRuntime* rt = runtimeOf(copy->v3());
+  if (!rt) return internalError(what, ": the copy has no runtime capability");
+  if (int32_t rc = rt->setTactic(tactic); rc != 0) return invalidArgument(what, ": setTactic returned ", rc);
+  size_t nIn = regularInputs(n);
+  std::vector<HostBuffer> bufs;
+  std::vector<PluginTensorDesc> in, out;
+  std::vector<void const*> inPtrs;
+  std::vector<void*> outPtrs;
+  std::vector<DynamicPluginTensorDesc> din, dout;
+  auto make = [&](Value const* v) -> Result<void*> {
+    auto const& info = st.info[v->id];
+    if (!dimsKnown(info.shape)) return unsupported(what, ": shapes known only at run time");
+    KILN_ASSIGN_OR_RETURN(int64_t count, checkedVolume(info.shape));
+    KILN_ASSIGN_OR_RETURN(size_t bytes, checkedBytes(count, dataTypeSize(info.dtype)));
+    KILN_ASSIGN_OR_RETURN(HostBuffer b, HostBuffer::allocate(bytes, "plugin tactic timing"));
+    void* p = b.data();
+    bufs.push_back(std::move(b));
+    return p;
+  };
+  for (size_t i = 0; i < nIn; ++i) {
+    KILN_ASSIGN_OR_RETURN(void* p, make(n.inputs[i]));
+    auto const& info = st.info[n.inputs[i]->id];
+    in.push_back(linearDesc(info.dtype, info.shape));
+    din.push_back(dynDesc(info.dtype, info.shape));
+    inPtrs.push_back(p);
+  }
+  for (Value const* v : n.outputs) {
+    KILN_ASSIGN_OR_RETURN(void* p, make(v));
+    auto const& info = st.info[v->id];
+    out.push_back(linearDesc(info.dtype, info.shape));
+    dout.push_back(dynDesc(info.dtype, info.shape));
+    outPtrs.push_back(p);
+  }
+  size_t ws = n.plugin->workspaceSize(din, dout);
+  KILN_ASSIGN_OR_RETURN(HostBuffer wsBuf, HostBuffer::allocate(ws, "plugin tactic timing workspace"));
+  std::vector<double> times;
+  for (int i = 0; i < 6; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    KILN_RETURN_IF_ERROR(copy->execute(in, out, inPtrs.data(), outPtrs.data(), ws ? wsBuf.data() : nullptr, true, nullptr));
+    auto t1 = std::chrono::steady_clock::now();
+    if (i > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
 }  // namespace
+
+Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, int32_t optimizationLevel,
+                           DeviceType device, std::vector<std::string>* log) {
+  for (auto const& np : g.nodes()) {
+    Node& n = *np;
+    if (n.op != OpType::kPluginV3 || !n.plugin || !n.plugin->v3()) continue;
+    IPluginV3OneBuild* b = buildOf(n.plugin->v3());
+    if (!b) continue;
+    int32_t count = b->getNbTactics();
+    if (count <= 0) continue;
+    std::string what = strCat(n.describe(), " (", n.plugin->describe(), ")");
+    if (count > 1024) return invalidArgument(what, ": getNbTactics() returned ", count);
+    std::vector<int32_t> tactics(static_cast<size_t>(count), 0);
+    if (int32_t rc = b->getValidTactics(tactics.data(), count); rc != 0)
+      return invalidArgument(what, ": getValidTactics returned ", rc);
+    for (int32_t t : tactics)
+      if (t == 0) return invalidArgument(what, ": getValidTactics returned tactic 0 (tactics must be non-zero)");
+    int32_t chosen = tactics.front();
+    if (optimizationLevel > 0 && device == DeviceType::kCPU && n.plugin->hostExecution() && !states.empty()) {
+      double best = -1;
+      for (int32_t t : tactics) {
+        KILN_ASSIGN_OR_RETURN(double ms, timePluginTactic(n, states[0][1], t));
+        if (log) log->push_back(strCat(what, ": plugin tactic ", t, " ", ms, " ms"));
+        if (best < 0 || ms < best) {
+          best = ms;
+          chosen = t;
+        }
+      }
+    }
+    n.attrs.setInt("plugin_tactic", chosen);
+  }
+  return Status::ok();
+}
 
 PluginTensorDesc linearDesc(DataType type, Dims const& dims) {
   PluginTensorDesc d{};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -26,6 +27,13 @@ Status negotiatePlugins(ir::Graph& g, DeviceType device);
 /// configurePlugin on every plugin node with each profile's min/opt/max shapes (states[profile][0 min, 1 opt,
 /// 2 max]), profile by profile.
 Status configurePlugins(ir::Graph const& g, std::vector<std::array<ir::ShapeState, 3>> const& states);
+
+/// V3 plugins that offer tactics (getNbTactics() > 0): at level 0 (or on the GPU) the first valid tactic is
+/// taken; above level 0 on the CPU each is timed through enqueueHost on a context copy at the first profile's opt
+/// shapes and the fastest kept. The choice becomes the node's plugin_tactic attribute, which each execution
+/// context's copy gets through setTactic(). `log` (may be null) receives the timings.
+Status choosePluginTactics(ir::Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states,
+                           int32_t optimizationLevel, DeviceType device, std::vector<std::string>* log);
 
 /// PluginTensorDesc of a tensor in the linear format (scale -1).
 PluginTensorDesc linearDesc(DataType type, Dims const& dims);

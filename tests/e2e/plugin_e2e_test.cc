@@ -166,6 +166,8 @@ TEST_P(PluginPipeline, BuildSerializeDeserializeRun) {
     runAndCheck(*ctx, 2, c, 3);
     if (c.kind == Kind::kV3) {
       EXPECT_EQ(counters().shapeChanges.load() - shapeChangesBefore, 2);  // N=5, then N=2
+      // The plugin's tactics: the first at level 0, the faster one (timed) at level 3.
+      EXPECT_EQ(counters().lastTactic.load(), c.level == 0 ? 1 : 2);
     }
     // The engine serializes again to a plan that loads and runs the same.
     std::unique_ptr<kiln::IHostMemory> again(engine->serialize());

@@ -7,6 +7,7 @@
 #include <kiln/kiln_plugin.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -25,6 +26,7 @@ struct PluginCounters {
   std::atomic<int> terminates{0};
   std::atomic<int> live{0};  // plugin objects alive
   std::atomic<size_t> lastWorkspace{0};
+  std::atomic<int> lastTactic{-1};  // the V3 tactic of the last enqueueHost
 };
 inline PluginCounters& counters() {
   static PluginCounters c;
@@ -307,6 +309,19 @@ class ScaledAddV3 final : public kiln::IPluginV3,
                           int32_t) const noexcept override {
     return static_cast<size_t>(volumeOf(inputs[0].max)) * sizeof(float);
   }
+  // Two tactics: 1 is slow (it waits 2 ms), 2 is fast; the builder times them above level 0.
+  int32_t getNbTactics() noexcept override { return 2; }
+  int32_t getValidTactics(int32_t* tactics, int32_t n) noexcept override {
+    if (n != 2) return 1;
+    tactics[0] = 1;
+    tactics[1] = 2;
+    return 0;
+  }
+  int32_t setTactic(int32_t tactic) noexcept override {
+    if (tactic != 1 && tactic != 2) return 1;
+    tactic_ = tactic;
+    return 0;
+  }
   int32_t onShapeChange(kiln::PluginTensorDesc const*, int32_t, kiln::PluginTensorDesc const*, int32_t) noexcept override {
     ++counters().shapeChanges;
     return 0;
@@ -318,6 +333,12 @@ class ScaledAddV3 final : public kiln::IPluginV3,
   int32_t enqueueHost(kiln::PluginTensorDesc const* inputDesc, kiln::PluginTensorDesc const*, void const* const* inputs,
                       void* const* outputs, void* workspace) noexcept override {
     RunGuard g(busy_);
+    counters().lastTactic = tactic_;
+    if (tactic_ == 1) {
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
     return runScaledAdd(inputDesc, inputs, outputs, workspace, alpha_, static_cast<float>(beta_));
   }
   kiln::IPluginV3* attachToContext(kiln::IPluginResourceContext*) noexcept override {
@@ -340,6 +361,7 @@ class ScaledAddV3 final : public kiln::IPluginV3,
   double beta_;
   std::string tag_;
   kiln::Dims dims_{};
+  int32_t tactic_ = 0;
   std::vector<kiln::PluginField> fields_;
   kiln::PluginFieldCollection fc_{};
   std::atomic<bool> busy_{false};

@@ -17,7 +17,8 @@ backends::Tactic makePluginCuda(ir::OpType op, char const* name) {
   };
   t.create = [](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
     if (!n.plugin) return invalidGraph(n.describe(), " has no plugin object");
-    return std::unique_ptr<backends::Kernel>(new backends::PluginKernel(n.plugin, backends::pluginRegularInputs(n), false));
+    return std::unique_ptr<backends::Kernel>(new backends::PluginKernel(n.plugin, backends::pluginRegularInputs(n), false,
+                                                                          backends::pluginTactic(n)));
   };
   return t;
 }
