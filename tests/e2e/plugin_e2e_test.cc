@@ -28,6 +28,8 @@ using ScaledAddV2Creator = kiln_test::ScaledAddV2Creator;
 using ScaledAddV3Creator = kiln_test::ScaledAddV3Creator;
 REGISTER_KILN_PLUGIN(ScaledAddV2Creator);
 REGISTER_KILN_PLUGIN(ScaledAddV3Creator);
+using ShapeFillV3Creator = kiln_test::ShapeFillV3Creator;
+REGISTER_KILN_PLUGIN(ShapeFillV3Creator);
 
 class Logger : public kiln::ILogger {
  public:
@@ -281,6 +283,54 @@ TEST(PluginPipeline, ManyContextsOnManyThreads) {
     for (auto& th : threads) th.join();
     EXPECT_EQ(counters().concurrentRuns.load(), concurrentBefore) << "a plugin object ran on two threads at once";
     EXPECT_EQ(logger.errors(), "");
+  }
+}
+
+// A V3 plugin whose output shape is the value of a shape input (a Shape layer of the dynamic input).
+TEST(PluginPipeline, V3ShapeInputsGiveOutputShapes) {
+  Logger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> net(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  kiln::ITensor* x = net->addInput("x", DataType::kFLOAT, dims2(-1, 3));
+  kiln::ITensor* shape = net->addShape(*x)->getOutput(0);
+  kiln_test::ShapeFillV3 plugin;
+  kiln::ITensor* ins[] = {x};
+  kiln::ITensor* shapeIns[] = {shape};
+  kiln::IPluginV3Layer* l = net->addPluginV3(ins, 1, shapeIns, 1, plugin);
+  ASSERT_NE(l, nullptr) << logger.errors();
+  EXPECT_EQ(l->getNbInputs(), 2);
+  // While defining, the shape tensor of a dynamic input has unknown contents: the rank is known, the dims not.
+  EXPECT_EQ(l->getOutput(0)->getDimensions().nbDims, 2);
+  l->getOutput(0)->setName("out");
+  net->markOutput(*l->getOutput(0));
+  kiln::ITensor* bad[] = {x};
+  EXPECT_EQ(net->addPluginV3(ins, 1, bad, 1, plugin), nullptr);  // a float shape input is refused
+  EXPECT_NE(logger.errors().find("shape input 0 must be int32 or int64"), std::string::npos) << logger.errors();
+  kiln::IOptimizationProfile* p = builder->createOptimizationProfile();
+  p->setDimensions("x", kiln::OptProfileSelector::kMIN, dims2(1, 3));
+  p->setDimensions("x", kiln::OptProfileSelector::kOPT, dims2(2, 3));
+  p->setDimensions("x", kiln::OptProfileSelector::kMAX, dims2(6, 3));
+  config->addOptimizationProfile(p);
+  config->setDefaultDeviceType(kiln::DeviceType::kCPU);
+  std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*net, *config));
+  ASSERT_NE(plan, nullptr) << logger.errors();
+  std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+  std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+  ASSERT_NE(engine, nullptr) << logger.errors();
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  for (int64_t n : {2, 5}) {
+    std::vector<float> xs(static_cast<size_t>(n * 3), 0.0f), out(static_cast<size_t>(n * 3), -1.0f);
+    xs[0] = 10.0f;
+    ASSERT_TRUE(ctx->setInputShape("x", dims2(n, 3)));
+    Dims o = ctx->getTensorShape("out");
+    ASSERT_EQ(o.nbDims, 2);
+    EXPECT_EQ(o.d[0], n);
+    EXPECT_EQ(o.d[1], 3);
+    ASSERT_TRUE(ctx->setTensorAddress("x", xs.data()));
+    ASSERT_TRUE(ctx->setTensorAddress("out", out.data()));
+    ASSERT_TRUE(ctx->enqueueV3(nullptr)) << logger.errors();
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], 10.0f + static_cast<float>(i)) << i;
   }
 }
 

@@ -415,4 +415,82 @@ class ScaledAddV3Creator final : public kiln::IPluginCreatorV3One {
   kiln::PluginFieldCollection fc_{};
 };
 
+//
+// V3 with a shape input: "KilnTestShapeFill" version "1" namespace "kiln.test": input x (float32, any shape),
+// shape input s (1-D int32/int64 of 2 values); output [s0, s1] float32 with out[i] = x[0] + i.
+//
+
+class ShapeFillV3 final : public kiln::IPluginV3,
+                          public kiln::IPluginV3OneCore,
+                          public kiln::IPluginV3OneBuild,
+                          public kiln::IPluginV3OneRuntime,
+                          public kiln::IPluginHostExecution {
+ public:
+  kiln::IPluginCapability* getCapabilityInterface(kiln::PluginCapabilityType type) noexcept override {
+    switch (type) {
+      case kiln::PluginCapabilityType::kCORE: return static_cast<kiln::IPluginV3OneCore*>(this);
+      case kiln::PluginCapabilityType::kBUILD: return static_cast<kiln::IPluginV3OneBuild*>(this);
+      case kiln::PluginCapabilityType::kRUNTIME: return static_cast<kiln::IPluginV3OneRuntime*>(this);
+    }
+    return nullptr;
+  }
+  kiln::IPluginV3* clone() noexcept override { return new ShapeFillV3(); }
+  char const* getPluginName() const noexcept override { return "KilnTestShapeFill"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  char const* getPluginNamespace() const noexcept override { return "kiln.test"; }
+  int32_t configurePlugin(kiln::DynamicPluginTensorDesc const*, int32_t, kiln::DynamicPluginTensorDesc const*,
+                          int32_t) noexcept override {
+    return 0;
+  }
+  int32_t getOutputDataTypes(kiln::DataType* out, int32_t, kiln::DataType const*, int32_t nbInputs) const noexcept override {
+    out[0] = kiln::DataType::kFLOAT;
+    return nbInputs == 1 ? 0 : 1;  // the shape input is not among the inputs
+  }
+  int32_t getOutputShapes(kiln::DimsExprs const*, int32_t nbInputs, kiln::DimsExprs const* shapeInputs,
+                          int32_t nbShapeInputs, kiln::DimsExprs* outputs, int32_t, kiln::IExprBuilder&) noexcept override {
+    if (nbInputs != 1 || nbShapeInputs != 1 || shapeInputs[0].nbDims != 2) return 1;
+    outputs[0].nbDims = 2;
+    outputs[0].d[0] = shapeInputs[0].d[0];
+    outputs[0].d[1] = shapeInputs[0].d[1];
+    return 0;
+  }
+  bool supportsFormatCombination(int32_t pos, kiln::DynamicPluginTensorDesc const* inOut, int32_t, int32_t) noexcept override {
+    return inOut[pos].desc.type == kiln::DataType::kFLOAT;
+  }
+  int32_t getNbOutputs() const noexcept override { return 1; }
+  int32_t onShapeChange(kiln::PluginTensorDesc const*, int32_t nbInputs, kiln::PluginTensorDesc const*, int32_t) noexcept override {
+    return nbInputs == 1 ? 0 : 1;
+  }
+  int32_t enqueue(kiln::PluginTensorDesc const*, kiln::PluginTensorDesc const*, void const* const*, void* const*, void*,
+                  cudaStream_t) noexcept override {
+    return 7;
+  }
+  int32_t enqueueHost(kiln::PluginTensorDesc const*, kiln::PluginTensorDesc const* outputDesc, void const* const* inputs,
+                      void* const* outputs, void*) noexcept override {
+    float x0 = static_cast<float const*>(inputs[0])[0];
+    int64_t n = volumeOf(outputDesc[0].dims);
+    for (int64_t i = 0; i < n; ++i) static_cast<float*>(outputs[0])[i] = x0 + static_cast<float>(i);
+    return 0;
+  }
+  kiln::IPluginV3* attachToContext(kiln::IPluginResourceContext*) noexcept override { return clone(); }
+  kiln::PluginFieldCollection const* getFieldsToSerialize() noexcept override { return &fc_; }
+
+ private:
+  kiln::PluginFieldCollection fc_{};
+};
+
+class ShapeFillV3Creator final : public kiln::IPluginCreatorV3One {
+ public:
+  kiln::IPluginV3* createPlugin(char const*, kiln::PluginFieldCollection const*, kiln::TensorRTPhase) noexcept override {
+    return new ShapeFillV3();
+  }
+  kiln::PluginFieldCollection const* getFieldNames() noexcept override { return &fc_; }
+  char const* getPluginName() const noexcept override { return "KilnTestShapeFill"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  char const* getPluginNamespace() const noexcept override { return "kiln.test"; }
+
+ private:
+  kiln::PluginFieldCollection fc_{};
+};
+
 }  // namespace kiln_test
