@@ -847,6 +847,30 @@ class KILN_API IIdentityLayer : public ILayer {
   IIdentityLayer() = default;
 };
 
+/// A layer running an IPluginV2DynamicExt (INetworkDefinition::addPluginV2). Its inputs are the plugin's, its
+/// outputs the plugin's getNbOutputs().
+class KILN_API IPluginV2Layer : public ILayer {
+ public:
+  /// The plugin the layer runs: the network's clone of the plugin given to addPluginV2 (owned by the network).
+  virtual IPluginV2& getPlugin() noexcept = 0;
+  virtual ~IPluginV2Layer() noexcept = default;
+
+ protected:
+  IPluginV2Layer() = default;
+};
+
+/// A layer running an IPluginV3 (INetworkDefinition::addPluginV3). Its inputs are the plugin's inputs followed
+/// by its shape inputs.
+class KILN_API IPluginV3Layer : public ILayer {
+ public:
+  /// The plugin the layer runs: the network's clone of the plugin given to addPluginV3 (owned by the network).
+  virtual IPluginV3& getPlugin() noexcept = 0;
+  virtual ~IPluginV3Layer() noexcept = default;
+
+ protected:
+  IPluginV3Layer() = default;
+};
+
 /// Converts its input to another DataType.
 class KILN_API ICastLayer : public ILayer {
  public:
@@ -2150,6 +2174,17 @@ class KILN_API INetworkDefinition : public INoCopy {
 
   /// Adds a non-zero layer whose output has type `indicesType` (kINT32 or kINT64).
   virtual INonZeroLayer* addNonZero(ITensor& input, DataType indicesType) noexcept = 0;
+
+  /// Adds a layer running `plugin` (an IPluginV2DynamicExt) on `nbInputs` tensors. The network keeps a clone
+  /// (plugin.clone()); the caller keeps ownership of `plugin`. nullptr, with the reason reported, for a null
+  /// input, a plugin of an older generation, or a failed clone.
+  virtual IPluginV2Layer* addPluginV2(ITensor* const* inputs, int32_t nbInputs, IPluginV2& plugin) noexcept = 0;
+
+  /// Adds a layer running a V3 plugin on `nbInputs` tensors, with `nbShapeInputs` shape inputs (0-D or 1-D
+  /// int32/int64 tensors whose values getOutputShapes sees). The network keeps a clone (plugin.clone()); the
+  /// caller keeps ownership of `plugin`, which needs the core, build and runtime capabilities.
+  virtual IPluginV3Layer* addPluginV3(ITensor* const* inputs, int32_t nbInputs, ITensor* const* shapeInputs,
+                                      int32_t nbShapeInputs, IPluginV3& plugin) noexcept = 0;
 
   /// Adds an if-then-else construct, owned by the network.
   virtual IIfConditional* addIfConditional() noexcept = 0;

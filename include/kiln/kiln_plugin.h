@@ -213,9 +213,9 @@ class KILN_API IPluginV2 {
   /// Implicit-batch configuration (not used by IPluginV2Ext and later).
   virtual void configureWithFormat(Dims const* inputDims, int32_t nbInputs, Dims const* outputDims, int32_t nbOutputs,
                                    DataType type, PluginFormat format, int32_t maxBatchSize) noexcept = 0;
-  /// Prepares the plugin to run; 0 on success. Not called by Kiln yet.
+  /// Prepares the plugin to run; 0 on success. Kiln calls it on the engine's plugin and on each context's copy.
   virtual int32_t initialize() noexcept = 0;
-  /// Releases what initialize() acquired. Not called by Kiln yet.
+  /// Releases what initialize() acquired (called before destroy() on objects Kiln initialized).
   virtual void terminate() noexcept = 0;
   /// Implicit-batch workspace size (not used by IPluginV2DynamicExt).
   virtual size_t getWorkspaceSize(int32_t maxBatchSize) const noexcept = 0;
@@ -265,10 +265,10 @@ class KILN_API IPluginV2Ext : public IPluginV2 {
   ~IPluginV2Ext() override = default;
 
   /// Gives the plugin the execution context's cuDNN / cuBLAS handles (nullptr where unavailable) and allocator.
-  /// Not called by Kiln yet.
+  /// Kiln calls it on each execution context's copy (null handles on CPU targets).
   virtual void attachToContext(cudnnContext* /*cudnn*/, cublasContext* /*cublas*/,
                                IGpuAllocator* /*allocator*/) noexcept {}
-  /// Undoes attachToContext(). Not called by Kiln yet.
+  /// Undoes attachToContext() (called before the context's copy is destroyed).
   virtual void detachFromContext() noexcept {}
   /// A copy carrying the same parameters and configuration; the caller owns it.
   IPluginV2Ext* clone() const noexcept override = 0;
@@ -327,7 +327,7 @@ class KILN_API IPluginV2IOExt : public IPluginV2Ext {
 /// still the interface most existing plugins implement. Besides the methods here, implement getNbOutputs,
 /// getOutputDataType, initialize/terminate, getSerializationSize/serialize, destroy, clone,
 /// set/getPluginNamespace and getPluginType/getPluginVersion.
-/// Kiln today registers and creates such plugins; building and running networks with them comes later.
+/// Kiln builds and runs them (INetworkDefinition::addPluginV2; CPU targets through IPluginHostExecution).
 class KILN_API IPluginV2DynamicExt : public IPluginV2Ext {
  public:
   /// A copy with the same parameters and configuration; the caller owns it.
@@ -479,7 +479,7 @@ class KILN_API IPluginV3 : public IVersionedInterface {
 };
 
 /// Per-execution-context resources offered to IPluginV3OneRuntime::attachToContext(). Implemented by Kiln.
-/// Not acted on yet: Kiln does not attach V3 plugins to contexts yet.
+/// Kiln passes one to attachToContext(): the runtime's allocator and the context's error recorder.
 class KILN_API IPluginResourceContext {
  public:
   /// The context's GPU allocator.
@@ -510,7 +510,7 @@ class KILN_API IPluginV3OneCore : public IPluginCapability {
 };
 
 /// Build capability: shapes, types, formats, workspace and tactics of a V3 plugin.
-/// Not acted on yet: Kiln's builder does not take V3 plugins yet.
+/// Tactics (getNbTactics, getValidTactics, getTimingCacheID) are not used by Kiln yet: the default tactic runs.
 class KILN_API IPluginV3OneBuild : public IPluginCapability {
  public:
   /// Default of getFormatCombinationLimit().
@@ -559,7 +559,7 @@ class KILN_API IPluginV3OneBuildV2 : public IPluginV3OneBuild {
   virtual int32_t getAliasedInput(int32_t outputIndex) noexcept { return -1; }
 };
 
-/// Runtime capability: execution of a V3 plugin. Not acted on yet: Kiln's runtime does not run V3 plugins yet.
+/// Runtime capability: execution of a V3 plugin (onShapeChange before a run whose shapes changed).
 class KILN_API IPluginV3OneRuntime : public IPluginCapability {
  public:
   /// {"PLUGIN_V3ONE_RUNTIME", 1, 0}; do not override.

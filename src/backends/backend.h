@@ -35,6 +35,19 @@ class Stream {
   virtual Status synchronize() { return Status::ok(); }
 };
 
+/// Mutable state one execution context keeps for one kernel (a plugin layer's per-context plugin copy), made by
+/// Kernel::createContextState and handed back with every launch of that context (LaunchContext::state).
+class KernelContextState {
+ public:
+  virtual ~KernelContextState() = default;
+};
+
+/// What an execution context offers the kernels' per-context state.
+struct ContextResources {
+  IGpuAllocator* allocator = nullptr;  // the runtime's allocator (null: the backend's own memory)
+  IErrorRecorder* recorder = nullptr;  // the context's error recorder
+};
+
 /// Everything one kernel launch gets. Inputs absent from the node have data == nullptr and nbDims == -1.
 struct LaunchContext {
   Stream* stream = nullptr;
@@ -47,6 +60,8 @@ struct LaunchContext {
   /// data == nullptr and unknown dims; the kernel computes the shape, then asks here for the memory
   /// (returns the address to write, or why there is none). Null for nodes whose output shapes are known.
   std::function<Result<void*>(size_t output, Dims const& shape)> allocateOutput;
+  /// This context's state of the kernel (Kernel::createContextState); null for stateless kernels.
+  KernelContextState* state = nullptr;
 };
 
 /// A kernel instance for one node of one engine: created (and its weights prepared) once per engine,
@@ -60,6 +75,11 @@ class Kernel {
   }
   /// Runs the node on ctx.stream. Shapes come with every call (they change with the context's input shapes).
   virtual Status enqueue(LaunchContext const& ctx) const = 0;
+  /// The state an execution context keeps for this kernel, made once per context before its first launch
+  /// (may be called from several threads at once); null (the default) for kernels that keep none.
+  virtual Result<std::unique_ptr<KernelContextState>> createContextState(ContextResources const& resources) const {
+    return std::unique_ptr<KernelContextState>();
+  }
 };
 
 /// The memory layout of a node's 4-D activations (attribute `format`; kLINEAR when absent).

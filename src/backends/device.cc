@@ -28,6 +28,7 @@ class HostFallbackKernel final : public Kernel {
                                 "cannot capture");
     LaunchContext host;
     host.pool = ctx.pool;
+    host.state = ctx.state;  // made by the reference kernel (createContextState below)
     CpuStream cpu;
     host.stream = &cpu;
     std::vector<HostBuffer> bufs;
@@ -88,6 +89,9 @@ class HostFallbackKernel final : public Kernel {
     }
     // The host buffers die here: the copies must be done.
     return dev->synchronize(stream).withContext(what_ + ": copying outputs to the device");
+  }
+  Result<std::unique_ptr<KernelContextState>> createContextState(ContextResources const& resources) const override {
+    return ref_->createContextState(resources);
   }
 
  private:

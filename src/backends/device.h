@@ -15,7 +15,7 @@ namespace kiln::backends {
 
 /// Bumped whenever DeviceBackend, Tactic, Kernel, LaunchContext or the IR structs change layout: a library
 /// built against another version is refused at load time.
-constexpr int32_t kDeviceBackendAbiVersion = 2;  // 2: Tactic::formatAware
+constexpr int32_t kDeviceBackendAbiVersion = 3;  // 2: Tactic::formatAware; 3: Node::plugin, Kernel::createContextState, LaunchContext::state
 
 enum class CopyKind : int32_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 

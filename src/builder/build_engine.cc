@@ -15,6 +15,7 @@
 #include "builder/timing_cache.h"
 #include "builder/passes/pass.h"
 #include "builder/passes/pipeline.h"
+#include "builder/plugins.h"
 #include "builder/precision.h"
 #include "core/dims.h"
 #include "ir/shape_inference.h"
@@ -356,6 +357,8 @@ Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState
   for (auto const& np : g.nodes()) {
     Node const& n = *np;
     if (n.op == OpType::kConstant || !n.subgraphs.empty()) continue;
+    // Plugins run when the engine runs (their results are theirs to decide).
+    if (n.op == OpType::kPluginV2 || n.op == OpType::kPluginV3) continue;
     // A random fill is not a constant even when its shape is.
     if (n.op == OpType::kFill && n.attrs.has("op")) {
       auto op = static_cast<FillOperation>(n.attrs.getInt("op", 0));
@@ -440,6 +443,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   TacticSources sources = config.getTacticSources();
 
   std::unique_ptr<Graph> g = network.graph->clone();
+  KILN_RETURN_IF_ERROR(clonePlugins(*g));
   isolateOutputs(*g);
   ir::HostEvaluator eval = backends::referenceEvaluator();
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
@@ -471,6 +475,9 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
     KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   }
+  // Plugins: types negotiated with the plugin (casts around it), then shapes again.
+  KILN_RETURN_IF_ERROR(negotiatePlugins(*g, device));
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   KILN_RETURN_IF_ERROR(g->renumber());
   if (gpu) markTf32(*g, config.getFlags());
 
@@ -484,6 +491,12 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
       st[s] = std::move(r).value();
     }
     states.push_back(std::move(st));
+  }
+  KILN_RETURN_IF_ERROR(configurePlugins(*g, states));
+  {
+    std::vector<std::string> tacticLog;
+    KILN_RETURN_IF_ERROR(choosePluginTactics(*g, states, config.optimizationLevel(), device, &tacticLog));
+    for (auto const& l : tacticLog) verbose(l);
   }
 
   auto recomputeStates = [&]() -> Status {

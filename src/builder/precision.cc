@@ -62,6 +62,9 @@ bool isComputeOp(OpType op) {
     case OpType::kNonZero:
     case OpType::kIf:
     case OpType::kLoop:
+    // Plugins: the builder negotiates their types with the plugin (builder/plugins.cc).
+    case OpType::kPluginV2:
+    case OpType::kPluginV3:
     case OpType::kTfIdfVectorizer: return false;
   }
   return false;
@@ -116,6 +119,8 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kNMS:
     case OpType::kNonZero:
     case OpType::kIf:
+    case OpType::kPluginV2:
+    case OpType::kPluginV3:
     case OpType::kLoop: return true;
   }
   return true;
@@ -169,6 +174,9 @@ bool followsDataType(OpType op) {
     case OpType::kDynamicQuantize:
     case OpType::kIf:
     case OpType::kLoop:
+    // Plugins: the builder negotiates their types with the plugin (builder/plugins.cc).
+    case OpType::kPluginV2:
+    case OpType::kPluginV3:
     case OpType::kTfIdfVectorizer: return false;
   }
   return false;

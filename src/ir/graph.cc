@@ -233,6 +233,7 @@ std::unique_ptr<Graph> Graph::clone() const {
     nn->precision = n->precision;
     nn->fusedFrom = n->fusedFrom;
     nn->tactic = n->tactic;
+    nn->plugin = n->plugin;
     for (auto const& sub : n->subgraphs) nn->subgraphs.push_back(sub ? sub->clone() : nullptr);
     for (auto& in : nn->inputs) in = in ? vmap.at(in) : nullptr;
     for (auto& out : nn->outputs) {

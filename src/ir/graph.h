@@ -11,6 +11,7 @@
 #include "core/tensor.h"
 #include "ir/attributes.h"
 #include "ir/op.h"
+#include "ir/plugin.h"
 
 namespace kiln::ir {
 
@@ -46,6 +47,9 @@ struct Node {
   // inputs/outputs are the node's block parameters; other ops leave this empty. Graph::clone() deep-copies
   // them (and copies every other member: update it when adding one).
   std::vector<std::unique_ptr<Graph>> subgraphs;
+  // The plugin object of a PluginV2/PluginV3 node (ir/plugin.h); null for other ops. Graph::clone() shares it
+  // (the builder gives its graph clones of its own).
+  std::shared_ptr<PluginInstance> plugin;
 
   Node();
   ~Node();

@@ -69,7 +69,9 @@ Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval)
       else elems += volume(s);
     }
     // Host evaluation of small tensors whose inputs are all known.
-    bool canEval = eval && allKnown && elems <= kMaxHostEvalElements && n.op != OpType::kConstant;
+    // Plugins are never run while shapes are inferred (only by the engine's contexts).
+    bool canEval = eval && allKnown && elems <= kMaxHostEvalElements && n.op != OpType::kConstant &&
+                   n.op != OpType::kPluginV2 && n.op != OpType::kPluginV3;
     for (size_t i = 0; canEval && i < n.outputs.size(); ++i)
       if (ctx.outValues[i]) canEval = false;
     for (size_t i = 0; canEval && i < n.inputs.size(); ++i)

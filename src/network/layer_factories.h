@@ -1,6 +1,6 @@
 // Factories behind NetworkImpl's layer-breadth add* methods: NetworkImpl::addX(args) returns addXLayer(*this,
 // args). Each family file defines its factories: layers_spatial.cc, layers_select.cc, layers_index.cc,
-// layers_control.cc (addGatherV2's kELEMENT/kND modes stay in the Gather code of network.cc).
+// layers_control.cc, layers_plugin.cc (addGatherV2's kELEMENT/kND modes stay in the Gather code of network.cc).
 //
 // How to add a layer from a family file (see addUnary/addGather in network.cc for complete examples):
 //   1. Resolve tensor arguments with `TensorImpl* x = net.own(input, "addResize");` (nullptr: already
@@ -75,6 +75,11 @@ ITfIdfVectorizerLayer* addTfIdfVectorizerLayer(NetworkImpl& net, ITensor& input,
                                                int32_t minGramLength, int32_t maxGramLength, int32_t maxSkipCount,
                                                Weights pool, Weights ngramCounts, Weights ngramIndexes,
                                                Weights weights);
+
+// layers_plugin.cc
+IPluginV2Layer* addPluginV2Layer(NetworkImpl& net, ITensor* const* inputs, int32_t nbInputs, IPluginV2& plugin);
+IPluginV3Layer* addPluginV3Layer(NetworkImpl& net, ITensor* const* inputs, int32_t nbInputs, ITensor* const* shapeInputs,
+                                 int32_t nbShapeInputs, IPluginV3& plugin);
 
 // layers_control.cc
 IIfConditional* addIfConditionalLayer(NetworkImpl& net);

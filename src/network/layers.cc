@@ -133,10 +133,12 @@ char const* layerTypeName(LayerType t) {
       return "DynamicQuantize";
     case LayerType::kTF_IDF_VECTORIZER:
       return "TfIdfVectorizer";
+    case LayerType::kPLUGIN_V2:
+      return "PluginV2";
+    case LayerType::kPLUGIN_V3:
+      return "PluginV3";
     // Layer kinds the network cannot create.
     case LayerType::kPLUGIN:
-    case LayerType::kPLUGIN_V2:
-    case LayerType::kPLUGIN_V3:
     case LayerType::kATTENTION_INPUT:
     case LayerType::kATTENTION_OUTPUT:
     case LayerType::kROTARY_EMBEDDING:

@@ -375,7 +375,8 @@ void NetworkImpl::inferNode(ir::Node* n) const {
 // Small outputs of a node whose present inputs all have known contents, computed by the host evaluator (as the
 // builder's inference does): a failure leaves the contents unknown; the builder reports it when it infers again.
 void NetworkImpl::evaluateOnHost(ir::Node const& n, ir::InferContext& ctx) const {
-  if (!hostEval_ || n.op == ir::OpType::kIf || n.op == ir::OpType::kLoop || n.op == ir::OpType::kAssertion)
+  if (!hostEval_ || n.op == ir::OpType::kIf || n.op == ir::OpType::kLoop || n.op == ir::OpType::kAssertion ||
+      n.op == ir::OpType::kPluginV2 || n.op == ir::OpType::kPluginV3)
     return;
   int64_t elems = 0;
   for (size_t i = 0; i < ctx.out.size(); ++i) {
@@ -1135,6 +1136,15 @@ INonZeroLayer* NetworkImpl::addNonZero(ITensor& input) noexcept {
 
 INonZeroLayer* NetworkImpl::addNonZero(ITensor& input, DataType indicesType) noexcept {
   return addNonZeroLayer(*this, input, indicesType);
+}
+
+IPluginV2Layer* NetworkImpl::addPluginV2(ITensor* const* inputs, int32_t nbInputs, IPluginV2& plugin) noexcept {
+  return addPluginV2Layer(*this, inputs, nbInputs, plugin);
+}
+
+IPluginV3Layer* NetworkImpl::addPluginV3(ITensor* const* inputs, int32_t nbInputs, ITensor* const* shapeInputs,
+                                         int32_t nbShapeInputs, IPluginV3& plugin) noexcept {
+  return addPluginV3Layer(*this, inputs, nbInputs, shapeInputs, nbShapeInputs, plugin);
 }
 
 IIfConditional* NetworkImpl::addIfConditional() noexcept { return addIfConditionalLayer(*this); }

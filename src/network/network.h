@@ -220,6 +220,9 @@ class NetworkImpl final : public INetworkDefinition {
                                               DataType scaleType) noexcept override;
   INonZeroLayer* addNonZero(ITensor& input) noexcept override;
   INonZeroLayer* addNonZero(ITensor& input, DataType indicesType) noexcept override;
+  IPluginV2Layer* addPluginV2(ITensor* const* inputs, int32_t nbInputs, IPluginV2& plugin) noexcept override;
+  IPluginV3Layer* addPluginV3(ITensor* const* inputs, int32_t nbInputs, ITensor* const* shapeInputs,
+                              int32_t nbShapeInputs, IPluginV3& plugin) noexcept override;
   IIfConditional* addIfConditional() noexcept override;
   ILoop* addLoop() noexcept override;
   int32_t getNbLayers() const noexcept override { return static_cast<int32_t>(layers_.size()); }

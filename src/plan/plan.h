@@ -17,7 +17,7 @@ namespace kiln::plan {
 
 inline constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 1;  // 1.1: Node.subgraphs (If/Loop)
+inline constexpr uint16_t kFormatMinor = 2;  // 1.1: Node.subgraphs (If/Loop); 1.2: Node.plugin
 
 /// min/opt/max of one input for one optimization profile.
 struct ProfileShapes {
@@ -87,7 +87,7 @@ struct PlanSummary {
   int64_t constants = 0;  // Constant nodes
   std::vector<std::pair<std::string, int64_t>> precisions;  // layer count per precision name
   std::vector<std::pair<std::string, int64_t>> ops;         // layer count per op name
-  std::vector<std::string> plugins;                         // plugin layers' names (none exist yet)
+  std::vector<std::string> plugins;                         // per plugin layer: "layer: plugin 'T' version 'V' namespace 'N'"
   int64_t arenaSize = 0;
   uint64_t weightsBytes = 0;  // sum of the weights sections' sizes
 };

@@ -302,6 +302,26 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
                            " do not match its output ", dataTypeName(out->dtype), " ", dimsToString(out->shape));
       n->constant = std::move(t);
     }
+    bool const isPlugin = *op == ir::OpType::kPluginV2 || *op == ir::OpType::kPluginV3;
+    if (isPlugin != (fn->plugin() != nullptr))
+      return invalidPlan(where, isPlugin ? " is a plugin layer without a plugin record" : " has a plugin record but is not a plugin layer");
+    if (fn->plugin()) {
+      fb::PluginRecord const& pr = *fn->plugin();
+      ir::PluginRecord rec;
+      int32_t const want = *op == ir::OpType::kPluginV2 ? 2 : 3;
+      if (pr.kind() != want)
+        return invalidPlan(where, ": plugin record of kind ", pr.kind(), " (", want, " expected)");
+      rec.kind = static_cast<ir::PluginKind>(pr.kind());
+      rec.type = str(pr.type());
+      rec.version = str(pr.version());
+      rec.ns = str(pr.plugin_namespace());
+      if (rec.type.empty())
+        return invalidPlan(where, ": plugin record without a plugin type");
+      if (pr.data())
+        rec.data.assign(pr.data()->begin(), pr.data()->end());
+      // Resolved to a plugin object through the registry when the engine loads (runtime/plugins.cc).
+      n->plugin = ir::PluginInstance::fromRecord(std::move(rec), n->name);
+    }
     if (fn->subgraphs() && fn->subgraphs()->size() > 0) {
       if (depth >= kMaxSubgraphDepth)
         return invalidPlan(where, ": subgraphs are nested deeper than ", kMaxSubgraphDepth);

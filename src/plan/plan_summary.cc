@@ -110,7 +110,11 @@ Result<PlanSummary> readPlanSummary(void const* data, size_t size) {
     }
     ++s.layers;
     ++ops[op];
-    if (op.find("Plugin") != std::string::npos) s.plugins.push_back(str(n->name()));
+    if (n->plugin()) {
+      fb::PluginRecord const& pr = *n->plugin();
+      s.plugins.push_back(strCat(str(n->name()), ": ", ir::describePlugin(str(pr.type()), str(pr.version()),
+                                                                      str(pr.plugin_namespace()))));
+    }
     // A layer's precision is the type of its first output (as IEngineInspector reports it).
     std::string precision = "none";
     if (n->outputs() && n->outputs()->size() > 0) {

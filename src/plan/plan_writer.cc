@@ -185,6 +185,24 @@ class GraphEncoder {
         KILN_ASSIGN_OR_RETURN(auto sub, encode(*sg, strCat(where, n.describe(), ", subgraph ", k, ": "), depth + 1));
         subs.push_back(sub);
       }
+      flatbuffers::Offset<fb::PluginRecord> plugin;
+      bool const isPlugin = n.op == ir::OpType::kPluginV2 || n.op == ir::OpType::kPluginV3;
+      if (isPlugin) {
+        if (!n.plugin)
+          return invalidArgument(where, n.describe(), " has no plugin object");
+        KILN_ASSIGN_OR_RETURN(ir::PluginRecord rec, ir::withContext(n.plugin->record(), where + n.describe()));
+        auto type = fbb_.CreateString(rec.type);
+        auto version = fbb_.CreateString(rec.version);
+        auto ns = fbb_.CreateString(rec.ns);
+        auto data = fbb_.CreateVector(rec.data);
+        fb::PluginRecordBuilder pb(fbb_);
+        pb.add_kind(static_cast<int32_t>(rec.kind));
+        pb.add_type(type);
+        pb.add_version(version);
+        pb.add_plugin_namespace(ns);
+        pb.add_data(data);
+        plugin = pb.Finish();
+      }
       auto op = fbb_.CreateString(ir::opName(n.op));
       auto name = fbb_.CreateString(n.name);
       auto insVec = fbb_.CreateVector(ins);
@@ -209,6 +227,8 @@ class GraphEncoder {
         nb.add_constant(weight);
       if (!subs.empty())
         nb.add_subgraphs(subsVec);
+      if (isPlugin)
+        nb.add_plugin(plugin);
       fbNodes.push_back(nb.Finish());
     }
 

@@ -43,6 +43,17 @@ class ContextImpl final : public IExecutionContext {
   }
 
   Status init() {
+    // Per-context kernel state (plugin layers: this context's own plugin copy).
+    backends::ContextResources res;
+    res.allocator = core_->allocator;
+    res.recorder = reporter_.recorder();
+    states_.resize(core_->kernels.size());
+    for (int32_t id : core_->layerNodes) {
+      if (!core_->kernels[id]) continue;
+      auto st = core_->kernels[id]->createContextState(res);
+      if (!st) return st.status().withContext(core_->plan.graph->nodes()[id]->describe());
+      states_[id] = std::move(st).value();
+    }
     if (strategy_ == ExecutionContextAllocationStrategy::kSTATIC) return allocateArena();
     return Status::ok();
   }
@@ -522,6 +533,7 @@ class ContextImpl final : public IExecutionContext {
       }
       auto t0 = std::chrono::steady_clock::now();
       if (core_->device) core_->device->rangePush(n.name.c_str());
+      ctx.state = states_[nodeId].get();
       Status s = core_->kernels[nodeId]->enqueue(ctx);
       if (core_->device) core_->device->rangePop();
       if (!s.isOk()) return s.withContext(n.describe());
@@ -591,6 +603,8 @@ class ContextImpl final : public IExecutionContext {
   std::unordered_map<int32_t, backends::DeviceBuffer> dynDeviceBuffers_;
   backends::DeviceBuffer dynDeviceWorkspace_;
   std::vector<void*> events_;                               // per-layer timing events
+  // Per-context kernel state by node id (plugin copies); declared last so that it goes first.
+  std::vector<std::unique_ptr<backends::KernelContextState>> states_;
 };
 
 }  // namespace

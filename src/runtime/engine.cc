@@ -3,6 +3,7 @@
 
 #include "core/host_memory.h"
 #include "runtime/engine_core.h"
+#include "runtime/plugins.h"
 
 namespace kiln::runtime {
 
@@ -50,6 +51,7 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
                          (*dev)->deviceDescription(), "): rebuild the engine on this GPU");
     core->device = *dev;
   }
+  KILN_RETURN_IF_ERROR(resolvePlugins(*p.graph));
   ir::Graph const& g = *p.graph;
   if (p.placements.size() != g.values().size() || p.workspaceOffsets.size() != g.nodes().size() ||
       p.workspaceSizes.size() != g.nodes().size())

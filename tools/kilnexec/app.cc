@@ -4,6 +4,8 @@
 #include <kiln/kiln.h>
 #include <nlohmann/json.hpp>
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -148,7 +150,26 @@ class Session {
     return line;
   }
 
+  // --staticPlugins / --dynamicPlugins: loaded before anything is parsed, built or deserialized.
+  int loadPlugins() {
+    for (auto const& lib : o_.staticPlugins) {
+      if (dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+        char const* e = dlerror();
+        return fail("--staticPlugins=" + lib + ": cannot open plugin library '" + lib + "': " + (e ? e : "unknown error"));
+      }
+      info("Loaded static plugin library " + lib);
+    }
+    for (auto const& lib : o_.dynamicPlugins) {
+      if (kiln::getPluginRegistry()->loadLibrary(lib.c_str()) == nullptr)
+        return fail("--dynamicPlugins=" + lib + ": cannot load plugin library '" + lib +
+                    "' (IPluginRegistry::loadLibrary; the registry's message above says why)");
+      info("Loaded plugin library " + lib);
+    }
+    return kExitOk;
+  }
+
   int body() {
+    if (int rc = loadPlugins(); rc != kExitOk) return rc;
     if (!o_.inspect.empty()) {
       for (auto const& note : unsupportedFlagNotes(o_)) warn(note);
       std::string text, error;

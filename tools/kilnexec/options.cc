@@ -403,10 +403,6 @@ std::vector<std::string> unsupportedFlagNotes(Options const& o) {
       notes.push_back("--timingCacheFile=" + o.timingCacheFile + onHost +
                       " (the timing cache keeps GPU tactic timings); nothing is read or written");
   }
-  for (auto const& p : o.staticPlugins)
-    notes.push_back("--staticPlugins=" + p + ": Kiln cannot load plugin libraries yet; not loaded");
-  for (auto const& p : o.dynamicPlugins)
-    notes.push_back("--dynamicPlugins=" + p + ": Kiln cannot load plugin libraries yet; not loaded");
   for (auto const& [pool, bytes] : o.memPoolSizes)
     if (pool != "workspace")
       notes.push_back("--memPoolSize=" + pool + ": Kiln has no such pool (DLA and tactic shared memory); ignored");
@@ -437,7 +433,9 @@ Build
   --builderOptimizationLevel=N   0 (fast build) .. 5; default 3
   --profilingVerbosity=V      layer_names_only, detailed or none (default detailed when layer info is asked for)
   --timingCacheFile=FILE      GPU: read the timing cache from FILE if it exists, write it back after the build
-  --staticPlugins=LIBS / --dynamicPlugins=LIBS   Accepted; no plugin loading yet (says so)
+  --staticPlugins=LIBS / --dynamicPlugins=LIBS   Plugin libraries loaded before parsing or loading: static ones are
+                              opened (their REGISTER_KILN_PLUGIN creators register themselves), dynamic ones go
+                              through IPluginRegistry::loadLibrary (they export getCreators); a failure exits 1
 Inference
   --iterations=N              Run at least N timed inferences (default 10)
   --duration=S                Run for at least S seconds (default 3)

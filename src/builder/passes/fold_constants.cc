@@ -23,6 +23,8 @@ class FoldConstants final : public Pass {
       // Control flow (If/Loop) is left to run time: a loop may run long, and its subgraphs must not survive
       // on a Constant.
       if (!n->subgraphs.empty()) continue;
+      // Plugins run only inside engines (their host execution may not even exist).
+      if (n->op == ir::OpType::kPluginV2 || n->op == ir::OpType::kPluginV3) continue;
       ir::Value* out = n->outputs[0];
       if (n->op == ir::OpType::kShape) {
         ir::Value const* x = n->input(0);

@@ -171,6 +171,16 @@ class ImportContext {
   /// A number not returned before (for unique layer and tensor names).
   int32_t newId() { return constantCounter_++; }
 
+  /// The parser's logger and verbosity (importers that log, e.g. plugin lookups); null logger: none.
+  void setLogger(ILogger* logger, int32_t verbosity) {
+    logger_ = logger;
+    verbosity_ = verbosity;
+  }
+  /// Logs `msg` when `severity` passes the parser's verbosity.
+  void log(ILogger::Severity severity, std::string const& msg) const {
+    if (logger_ != nullptr && static_cast<int32_t>(severity) <= verbosity_) logger_->log(severity, msg.c_str());
+  }
+
   /// Loader for external data (empty when the parser has no model path).
   ExternalLoader const& externalLoader() const { return externalLoader_; }
   void setExternalLoader(ExternalLoader loader) { externalLoader_ = std::move(loader); }
@@ -218,6 +228,8 @@ class ImportContext {
   std::deque<Constant> storage_;
   ExternalLoader externalLoader_;
   int32_t constantCounter_ = 0;
+  ILogger* logger_ = nullptr;
+  int32_t verbosity_ = 0;
 };
 
 //

@@ -350,6 +350,7 @@ class Parser final : public IParser {
 
     ImportContext ctx(network, opsets);
     ctx.setExternalLoader(loader);
+    ctx.setLogger(&logger_, verbosity_);
     bool ok = importGraph(ctx, model.graph(), loader);
     // The weights the network points at stay with the parser (see IParser's lifetime note).
     auto& dest = checking_ ? scratchStorage_ : storage_;

@@ -1,0 +1,290 @@
+// Plugin layers in the build: per-build clones, type/format negotiation with casts around the plugin, profile
+// configuration, the host-execution check of CPU builds.
+#include "builder/plugins.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "core/dims.h"
+#include "core/dtype.h"
+#include "core/memory.h"
+
+namespace kiln::builder {
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::OpType;
+using ir::Value;
+
+bool isPlugin(Node const& n) { return n.op == OpType::kPluginV2 || n.op == OpType::kPluginV3; }
+
+// The plugin's regular inputs (V3 shape inputs come last and are not negotiated).
+size_t regularInputs(Node const& n) {
+  int64_t shape = n.op == OpType::kPluginV3 ? n.attrs.getInt("num_shape_inputs", 0) : 0;
+  return n.inputs.size() - static_cast<size_t>(std::clamp<int64_t>(shape, 0, static_cast<int64_t>(n.inputs.size())));
+}
+
+// Types tried after the one a tensor has, in this order.
+constexpr DataType kTypeOrder[] = {DataType::kFLOAT, DataType::kHALF, DataType::kBF16,  DataType::kINT32, DataType::kINT64,
+                                   DataType::kINT8,  DataType::kUINT8, DataType::kBOOL, DataType::kFP8};
+
+std::vector<DataType> candidates(DataType first) {
+  std::vector<DataType> r{first};
+  for (DataType t : kTypeOrder)
+    if (t != first) r.push_back(t);
+  return r;
+}
+
+std::string typeList(std::vector<DataType> const& ts) {
+  std::string s;
+  for (DataType t : ts) s += strCat(s.empty() ? "" : ", ", dataTypeName(t));
+  return s;
+}
+
+DynamicPluginTensorDesc dynDesc(DataType t, Dims const& d) {
+  DynamicPluginTensorDesc x{};
+  x.desc = linearDesc(t, d);
+  x.min = d;
+  x.opt = d;
+  x.max = d;
+  return x;
+}
+
+Status negotiate(Graph& g, Node& n, DeviceType device) {
+  ir::PluginInstance& p = *n.plugin;
+  std::string what = strCat(n.describe(), " (", p.describe(), ")");
+  if (device == DeviceType::kCPU && !p.hostExecution())
+    return unsupported(what,
+                       " has no host execution (kiln::IPluginHostExecution::enqueueHost): it cannot run on "
+                       "DeviceType::kCPU. Build for DeviceType::kGPU, or implement kiln::IPluginHostExecution in the "
+                       "plugin (V2: the plugin class; V3: its IPluginV3OneRuntime capability)");
+  size_t nIn = regularInputs(n);
+  size_t nOut = n.outputs.size();
+  std::vector<DynamicPluginTensorDesc> io;
+  for (size_t i = 0; i < nIn; ++i) io.push_back(dynDesc(n.inputs[i]->dtype, n.inputs[i]->shape));
+  for (size_t o = 0; o < nOut; ++o) io.push_back(dynDesc(n.outputs[o]->dtype, n.outputs[o]->shape));
+  std::vector<DataType> inTypes;
+  for (size_t i = 0; i < nIn; ++i) {
+    bool found = false;
+    auto tries = candidates(n.inputs[i]->dtype);
+    for (DataType t : tries) {
+      io[i].desc.type = t;
+      if (p.supportsFormatCombination(static_cast<int32_t>(i), io, static_cast<int32_t>(nIn))) {
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      return unsupported(what, ": supportsFormatCombination accepts input ", i, " in none of the types (",
+                         typeList(tries), ") in TensorFormat::kLINEAR, the only format Kiln runs plugins in");
+    inTypes.push_back(io[i].desc.type);
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<DataType> natural, p.outputTypes(inTypes));
+  if (natural.size() != nOut) return invalidGraph(what, " gives ", natural.size(), " output types for ", nOut, " outputs");
+  std::vector<DataType> outTypes;
+  for (size_t o = 0; o < nOut; ++o) {
+    bool found = false;
+    auto tries = candidates(natural[o]);
+    for (DataType t : tries) {
+      io[nIn + o].desc.type = t;
+      if (p.supportsFormatCombination(static_cast<int32_t>(nIn + o), io, static_cast<int32_t>(nIn))) {
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      return unsupported(what, ": supportsFormatCombination accepts output ", o, " in none of the types (",
+                         typeList(tries), ") in TensorFormat::kLINEAR, given inputs of types (", typeList(inTypes), ")");
+    outTypes.push_back(io[nIn + o].desc.type);
+  }
+  // Casts in: the plugin reads the negotiated types.
+  for (size_t i = 0; i < nIn; ++i) {
+    Value* in = n.inputs[i];
+    if (in->dtype == inTypes[i]) continue;
+    Node* c = g.addNode(OpType::kCast, g.uniqueNodeName(strCat(in->name, "_to_", dataTypeShortName(inTypes[i]), "_for_", n.name)),
+                        {in}, 1);
+    c->attrs.setInt("to", static_cast<int64_t>(inTypes[i]));
+    c->outputs[0]->dtype = inTypes[i];
+    c->outputs[0]->shape = in->shape;
+    n.inputs[i] = c->outputs[0];
+  }
+  // Casts out: readers of an output keep seeing the type it had before negotiation.
+  for (size_t o = 0; o < nOut; ++o) {
+    Value* v = n.outputs[o];
+    if (v->dtype == outTypes[o]) continue;
+    DataType before = v->dtype;
+    Node* c = g.addNode(OpType::kCast, g.uniqueNodeName(strCat(v->name, "_from_", n.name)), {}, 1);
+    c->attrs.setInt("to", static_cast<int64_t>(before));
+    g.replaceAllUses(v, c->outputs[0]);  // readers, the output mark and the name move to the cast's output
+    c->inputs = {v};
+    c->outputs[0]->dtype = before;
+    c->outputs[0]->shape = v->shape;
+    v->dtype = outTypes[o];
+  }
+  std::vector<int64_t> ins, outs;
+  for (DataType t : inTypes) ins.push_back(static_cast<int64_t>(t));
+  for (DataType t : outTypes) outs.push_back(static_cast<int64_t>(t));
+  n.attrs.setInts("in_types", ins);
+  n.attrs.setInts("out_types", outs);
+  return Status::ok();
+}
+
+Status forEachPlugin(Graph& g, std::function<Status(Graph&, Node&)> const& fn) {
+  std::vector<Node*> nodes;
+  for (auto const& np : g.nodes()) nodes.push_back(np.get());
+  for (Node* n : nodes) {
+    for (auto const& sub : n->subgraphs)
+      if (sub) KILN_RETURN_IF_ERROR(forEachPlugin(*sub, fn));
+    if (isPlugin(*n)) {
+      if (!n->plugin) return invalidGraph(n->describe(), " has no plugin object");
+      KILN_RETURN_IF_ERROR(fn(g, *n));
+    }
+  }
+  return Status::ok();
+}
+
+IPluginV3OneBuild* buildOf(IPluginV3* p) {
+  auto* c = p ? p->getCapabilityInterface(PluginCapabilityType::kBUILD) : nullptr;
+  char const* k = c ? c->getInterfaceInfo().kind : nullptr;
+  return k && std::string(k) == "PLUGIN_V3ONE_BUILD" ? static_cast<IPluginV3OneBuild*>(c) : nullptr;
+}
+
+IPluginV3OneRuntime* runtimeOf(IPluginV3* p) {
+  auto* c = p ? p->getCapabilityInterface(PluginCapabilityType::kRUNTIME) : nullptr;
+  char const* k = c ? c->getInterfaceInfo().kind : nullptr;
+  return k && std::string(k) == "PLUGIN_V3ONE_RUNTIME" ? static_cast<IPluginV3OneRuntime*>(c) : nullptr;
+}
+
+// Median milliseconds of enqueueHost with `tactic` on a context copy of the node's plugin, at shapes `st`.
+Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t tactic) {
+  std::string what = strCat(n.describe(), " (", n.plugin->describe(), "), tactic ", tactic);
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::PluginInstance> copy, n.plugin->attachToContext(nullptr, nullptr, nullptr, nullptr));
+  IPluginV3OneRuntime* rt = runtimeOf(copy->v3());
+  if (!rt) return internalError(what, ": the copy has no runtime capability");
+  if (int32_t rc = rt->setTactic(tactic); rc != 0) return invalidArgument(what, ": setTactic returned ", rc);
+  size_t nIn = regularInputs(n);
+  std::vector<HostBuffer> bufs;
+  std::vector<PluginTensorDesc> in, out;
+  std::vector<void const*> inPtrs;
+  std::vector<void*> outPtrs;
+  std::vector<DynamicPluginTensorDesc> din, dout;
+  auto make = [&](Value const* v) -> Result<void*> {
+    auto const& info = st.info[v->id];
+    if (!dimsKnown(info.shape)) return unsupported(what, ": shapes known only at run time");
+    KILN_ASSIGN_OR_RETURN(int64_t count, checkedVolume(info.shape));
+    KILN_ASSIGN_OR_RETURN(size_t bytes, checkedBytes(count, dataTypeSize(info.dtype)));
+    KILN_ASSIGN_OR_RETURN(HostBuffer b, HostBuffer::allocate(bytes, "plugin tactic timing"));
+    void* p = b.data();
+    bufs.push_back(std::move(b));
+    return p;
+  };
+  for (size_t i = 0; i < nIn; ++i) {
+    KILN_ASSIGN_OR_RETURN(void* p, make(n.inputs[i]));
+    auto const& info = st.info[n.inputs[i]->id];
+    in.push_back(linearDesc(info.dtype, info.shape));
+    din.push_back(dynDesc(info.dtype, info.shape));
+    inPtrs.push_back(p);
+  }
+  for (Value const* v : n.outputs) {
+    KILN_ASSIGN_OR_RETURN(void* p, make(v));
+    auto const& info = st.info[v->id];
+    out.push_back(linearDesc(info.dtype, info.shape));
+    dout.push_back(dynDesc(info.dtype, info.shape));
+    outPtrs.push_back(p);
+  }
+  size_t ws = n.plugin->workspaceSize(din, dout);
+  KILN_ASSIGN_OR_RETURN(HostBuffer wsBuf, HostBuffer::allocate(ws, "plugin tactic timing workspace"));
+  std::vector<double> times;
+  for (int i = 0; i < 6; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    KILN_RETURN_IF_ERROR(copy->execute(in, out, inPtrs.data(), outPtrs.data(), ws ? wsBuf.data() : nullptr, true, nullptr));
+    auto t1 = std::chrono::steady_clock::now();
+    if (i > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, int32_t optimizationLevel,
+                           DeviceType device, std::vector<std::string>* log) {
+  for (auto const& np : g.nodes()) {
+    Node& n = *np;
+    if (n.op != OpType::kPluginV3 || !n.plugin || !n.plugin->v3()) continue;
+    IPluginV3OneBuild* b = buildOf(n.plugin->v3());
+    if (!b) continue;
+    int32_t count = b->getNbTactics();
+    if (count <= 0) continue;
+    std::string what = strCat(n.describe(), " (", n.plugin->describe(), ")");
+    if (count > 1024) return invalidArgument(what, ": getNbTactics() returned ", count);
+    std::vector<int32_t> tactics(static_cast<size_t>(count), 0);
+    if (int32_t rc = b->getValidTactics(tactics.data(), count); rc != 0)
+      return invalidArgument(what, ": getValidTactics returned ", rc);
+    for (int32_t t : tactics)
+      if (t == 0) return invalidArgument(what, ": getValidTactics returned tactic 0 (tactics must be non-zero)");
+    int32_t chosen = tactics.front();
+    if (optimizationLevel > 0 && device == DeviceType::kCPU && n.plugin->hostExecution() && !states.empty()) {
+      double best = -1;
+      for (int32_t t : tactics) {
+        KILN_ASSIGN_OR_RETURN(double ms, timePluginTactic(n, states[0][1], t));
+        if (log) log->push_back(strCat(what, ": plugin tactic ", t, " ", ms, " ms"));
+        if (best < 0 || ms < best) {
+          best = ms;
+          chosen = t;
+        }
+      }
+    }
+    n.attrs.setInt("plugin_tactic", chosen);
+  }
+  return Status::ok();
+}
+
+PluginTensorDesc linearDesc(DataType type, Dims const& dims) {
+  PluginTensorDesc d{};
+  d.dims = dims;
+  d.type = type;
+  d.format = TensorFormat::kLINEAR;
+  d.scale = -1.0F;
+  return d;
+}
+
+Status clonePlugins(Graph& g) {
+  return forEachPlugin(g, [](Graph&, Node& n) -> Status {
+    KILN_ASSIGN_OR_RETURN(n.plugin, ir::withContext(n.plugin->clone(), n.describe()));
+    n.plugin->setLayer(n.name);
+    return Status::ok();
+  });
+}
+
+Status negotiatePlugins(Graph& g, DeviceType device) {
+  return forEachPlugin(g, [device](Graph& graph, Node& n) { return negotiate(graph, n, device); });
+}
+
+Status configurePlugins(Graph const& g, std::vector<std::array<ir::ShapeState, 3>> const& states) {
+  for (auto const& np : g.nodes()) {
+    Node const& n = *np;
+    if (!isPlugin(n)) continue;
+    size_t nIn = regularInputs(n);
+    for (size_t pi = 0; pi < states.size(); ++pi) {
+      auto const& st = states[pi];
+      auto desc = [&](Value const* v) {
+        DynamicPluginTensorDesc d{};
+        d.desc = linearDesc(st[1].info[v->id].dtype, v->shape);
+        d.min = st[0].info[v->id].shape;
+        d.opt = st[1].info[v->id].shape;
+        d.max = st[2].info[v->id].shape;
+        return d;
+      };
+      std::vector<DynamicPluginTensorDesc> in, out;
+      for (size_t i = 0; i < nIn; ++i) in.push_back(desc(n.inputs[i]));
+      for (Value const* v : n.outputs) out.push_back(desc(v));
+      KILN_RETURN_IF_ERROR(n.plugin->configure(in, out).withContext(strCat(n.describe(), ", optimization profile ", pi)));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::builder

@@ -1,0 +1,41 @@
+// Plugin layers in the build: each build gets its own plugin clones; types are negotiated with the plugin's
+// supportsFormatCombination (casts inserted around it where it needs other types); plugins are configured
+// with every optimization profile's bounds; a CPU build refuses plugins without host execution.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/shape_inference.h"
+#include "kiln/kiln.h"
+
+namespace kiln::builder {
+
+/// Replaces every plugin node's instance by a clone of its own (the network's plugin objects stay as the user
+/// configured them, and two builds never share one).
+Status clonePlugins(ir::Graph& g);
+
+/// For every plugin node (shapes and types inferred): picks kLINEAR types its supportsFormatCombination accepts,
+/// input by input (the type the input has first, then float32, float16, bfloat16, int32, int64, int8, uint8,
+/// bool, fp8), then output by output (the plugin's getOutputDataType first); inserts Casts where an input or
+/// output type changes, so the rest of the graph sees the types it had; records the choice in the node's
+/// in_types/out_types. On DeviceType::kCPU a plugin without kiln::IPluginHostExecution is an error naming it.
+Status negotiatePlugins(ir::Graph& g, DeviceType device);
+
+/// configurePlugin on every plugin node with each profile's min/opt/max shapes (states[profile][0 min, 1 opt,
+/// 2 max]), profile by profile.
+Status configurePlugins(ir::Graph const& g, std::vector<std::array<ir::ShapeState, 3>> const& states);
+
+/// V3 plugins that offer tactics (getNbTactics() > 0): at level 0 (or on the GPU) the first valid tactic is
+/// taken; above level 0 on the CPU each is timed through enqueueHost on a context copy at the first profile's opt
+/// shapes and the fastest kept. The choice becomes the node's plugin_tactic attribute, which each execution
+/// context's copy gets through setTactic(). `log` (may be null) receives the timings.
+Status choosePluginTactics(ir::Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states,
+                           int32_t optimizationLevel, DeviceType device, std::vector<std::string>* log);
+
+/// PluginTensorDesc of a tensor in the linear format (scale -1).
+PluginTensorDesc linearDesc(DataType type, Dims const& dims);
+
+}  // namespace kiln::builder

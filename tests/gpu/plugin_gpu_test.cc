@@ -1,0 +1,230 @@
+// gpu: plugin layers on the GPU through the public API: a V2 plugin whose enqueue stacks its two inputs with
+// stream-ordered device copies (through the builder's workspace), built for kGPU at levels 0 and 3, serialized,
+// deserialized through the registry, run with device pointers on a user stream, captured into a CUDA graph, and
+// run from several contexts on several threads and streams. Skips where no CUDA device is present.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <kiln/kiln.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+bool gpuPresent() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+std::atomic<int> gEnqueues{0};
+
+// out = [a; b] along axis 0 (float32 or float16, a and b of one shape): a goes through the workspace.
+class GpuStack final : public kiln::IPluginV2DynamicExt {
+ public:
+  char const* getPluginType() const noexcept override { return "KilnTestGpuStack"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  int32_t getNbOutputs() const noexcept override { return 1; }
+  int32_t initialize() noexcept override { return 0; }
+  void terminate() noexcept override {}
+  size_t getSerializationSize() const noexcept override { return 0; }
+  void serialize(void*) const noexcept override {}
+  void destroy() noexcept override { delete this; }
+  kiln::IPluginV2DynamicExt* clone() const noexcept override { return new GpuStack(); }
+  void setPluginNamespace(char const* ns) noexcept override { ns_ = ns ? ns : ""; }
+  char const* getPluginNamespace() const noexcept override { return ns_.c_str(); }
+  kiln::DataType getOutputDataType(int32_t, kiln::DataType const* t, int32_t) const noexcept override { return t[0]; }
+  kiln::DimsExprs getOutputDimensions(int32_t, kiln::DimsExprs const* in, int32_t, kiln::IExprBuilder& eb) noexcept override {
+    kiln::DimsExprs o = in[0];
+    o.d[0] = eb.operation(kiln::DimensionOperation::kSUM, *in[0].d[0], *in[1].d[0]);
+    return o;
+  }
+  bool supportsFormatCombination(int32_t pos, kiln::PluginTensorDesc const* io, int32_t, int32_t) noexcept override {
+    bool t = io[pos].type == kiln::DataType::kFLOAT || io[pos].type == kiln::DataType::kHALF;
+    return t && io[pos].format == kiln::TensorFormat::kLINEAR && (pos == 0 || io[pos].type == io[0].type);
+  }
+  void configurePlugin(kiln::DynamicPluginTensorDesc const*, int32_t, kiln::DynamicPluginTensorDesc const*,
+                       int32_t) noexcept override {}
+  size_t getWorkspaceSize(kiln::PluginTensorDesc const* in, int32_t, kiln::PluginTensorDesc const*, int32_t) const noexcept override {
+    return bytes(in[0]);
+  }
+  int32_t enqueue(kiln::PluginTensorDesc const* in, kiln::PluginTensorDesc const*, void const* const* inputs,
+                  void* const* outputs, void* workspace, cudaStream_t stream) noexcept override {
+    ++gEnqueues;
+    size_t a = bytes(in[0]), b = bytes(in[1]);
+    if (a && !workspace) return 2;
+    auto* out = static_cast<char*>(outputs[0]);
+    if (cudaMemcpyAsync(workspace, inputs[0], a, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return 1;
+    if (cudaMemcpyAsync(out, workspace, a, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return 1;
+    if (cudaMemcpyAsync(out + a, inputs[1], b, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return 1;
+    return 0;
+  }
+
+ private:
+  static size_t bytes(kiln::PluginTensorDesc const& d) {
+    size_t n = d.type == kiln::DataType::kHALF ? 2 : 4;
+    for (int32_t i = 0; i < d.dims.nbDims; ++i) n *= static_cast<size_t>(d.dims.d[i]);
+    return n;
+  }
+  std::string ns_;
+};
+
+class GpuStackCreator final : public kiln::IPluginCreator {
+ public:
+  char const* getPluginName() const noexcept override { return "KilnTestGpuStack"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  kiln::PluginFieldCollection const* getFieldNames() noexcept override { return &fc_; }
+  kiln::IPluginV2* createPlugin(char const*, kiln::PluginFieldCollection const*) noexcept override { return new GpuStack(); }
+  kiln::IPluginV2* deserializePlugin(char const*, void const*, size_t length) noexcept override {
+    return length == 0 ? new GpuStack() : nullptr;
+  }
+  void setPluginNamespace(char const* ns) noexcept override { ns_ = ns ? ns : ""; }
+  char const* getPluginNamespace() const noexcept override { return ns_.c_str(); }
+
+ private:
+  kiln::PluginFieldCollection fc_{};
+  std::string ns_;
+};
+
+REGISTER_KILN_PLUGIN(GpuStackCreator);
+
+class Logger : public kiln::ILogger {
+ public:
+  void log(Severity s, char const* msg) noexcept override {
+    if (s <= Severity::kERROR) std::fprintf(stderr, "[kiln error] %s\n", msg);
+  }
+};
+
+kiln::Dims dims2(int64_t a, int64_t b) {
+  kiln::Dims d{};
+  d.nbDims = 2;
+  d.d[0] = a;
+  d.d[1] = b;
+  return d;
+}
+
+// a, b: [N, 3] (N in [1, 8]); x = a + a (a GPU kernel before the plugin); out = [x; b].
+std::unique_ptr<kiln::IHostMemory> buildGpu(Logger& logger, int32_t level, bool fp16) {
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> net(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  kiln::ITensor* a = net->addInput("a", kiln::DataType::kFLOAT, dims2(-1, 3));
+  kiln::ITensor* b = net->addInput("b", kiln::DataType::kFLOAT, dims2(-1, 3));
+  kiln::ITensor* x = net->addElementWise(*a, *a, kiln::ElementWiseOperation::kSUM)->getOutput(0);
+  GpuStack plugin;
+  kiln::ITensor* ins[] = {x, b};
+  kiln::IPluginV2Layer* l = net->addPluginV2(ins, 2, plugin);
+  if (!l) return nullptr;
+  l->getOutput(0)->setName("out");
+  net->markOutput(*l->getOutput(0));
+  kiln::IOptimizationProfile* p = builder->createOptimizationProfile();
+  for (char const* n : {"a", "b"}) {
+    p->setDimensions(n, kiln::OptProfileSelector::kMIN, dims2(1, 3));
+    p->setDimensions(n, kiln::OptProfileSelector::kOPT, dims2(4, 3));
+    p->setDimensions(n, kiln::OptProfileSelector::kMAX, dims2(8, 3));
+  }
+  config->addOptimizationProfile(p);
+  config->setDefaultDeviceType(kiln::DeviceType::kGPU);
+  config->setBuilderOptimizationLevel(level);
+  if (fp16) config->setFlag(kiln::BuilderFlag::kFP16);
+  return std::unique_ptr<kiln::IHostMemory>(builder->buildSerializedNetwork(*net, *config));
+}
+
+// Runs `ctx` at N rows on `stream` (optionally through a captured CUDA graph) and checks out = [2a; b].
+void runOnGpu(kiln::IExecutionContext& ctx, int64_t n, cudaStream_t stream, bool graph, bool fp16, int seed) {
+  size_t count = static_cast<size_t>(n * 3);
+  std::vector<float> a(count), b(count), out(2 * count, -1.0f);
+  for (size_t i = 0; i < count; ++i) {
+    a[i] = static_cast<float>((seed + static_cast<int>(i)) % 7) * 0.25f;
+    b[i] = static_cast<float>((seed * 3 + static_cast<int>(i)) % 5) - 2.0f;
+  }
+  void *da = nullptr, *db = nullptr, *dout = nullptr;
+  ASSERT_EQ(cudaMalloc(&da, count * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&db, count * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dout, 2 * count * 4), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(da, a.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(db, b.data(), count * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_TRUE(ctx.setInputShape("a", dims2(n, 3)));
+  ASSERT_TRUE(ctx.setInputShape("b", dims2(n, 3)));
+  ASSERT_TRUE(ctx.setTensorAddress("a", da));
+  ASSERT_TRUE(ctx.setTensorAddress("b", db));
+  ASSERT_TRUE(ctx.setTensorAddress("out", dout));
+  ASSERT_TRUE(ctx.enqueueV3(stream));  // the first run also settles the shapes
+  if (graph) {
+    ASSERT_EQ(cudaMemset(dout, 0, 2 * count * 4), cudaSuccess);
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    bool ok = ctx.enqueueV3(stream);
+    ASSERT_EQ(cudaStreamEndCapture(stream, &g), cudaSuccess);
+    ASSERT_TRUE(ok);
+    ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(g);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(out.data(), dout, 2 * count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  double tol = fp16 ? 1e-2 : 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    EXPECT_NEAR(out[i], 2.0f * a[i], tol) << i;
+    EXPECT_NEAR(out[count + i], b[i], tol) << count + i;
+  }
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dout);
+}
+
+class PluginGpu : public ::testing::TestWithParam<std::pair<int32_t, bool>> {};
+
+TEST_P(PluginGpu, BuildSerializeDeserializeRunCapture) {
+  if (!gpuPresent()) GTEST_SKIP() << "no CUDA device";
+  auto [level, fp16] = GetParam();
+  Logger logger;
+  std::unique_ptr<kiln::IHostMemory> plan = buildGpu(logger, level, fp16);
+  ASSERT_NE(plan, nullptr);
+  std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+  std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+  ASSERT_NE(engine, nullptr);
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_NE(ctx, nullptr);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  int before = gEnqueues.load();
+  runOnGpu(*ctx, 5, stream, false, fp16, 1);
+  runOnGpu(*ctx, 2, stream, false, fp16, 2);
+  runOnGpu(*ctx, 8, stream, true, fp16, 3);
+  EXPECT_GE(gEnqueues.load() - before, 4) << "the plugin's enqueue ran on the GPU";
+  cudaStreamDestroy(stream);
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, PluginGpu,
+                         ::testing::Values(std::make_pair(0, false), std::make_pair(3, false), std::make_pair(3, true)));
+
+TEST(PluginGpu, ManyContextsOnManyStreams) {
+  if (!gpuPresent()) GTEST_SKIP() << "no CUDA device";
+  Logger logger;
+  std::unique_ptr<kiln::IHostMemory> plan = buildGpu(logger, 0, false);
+  ASSERT_NE(plan, nullptr);
+  std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+  std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+  ASSERT_NE(engine, nullptr);
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+      ASSERT_NE(ctx, nullptr);
+      cudaStream_t s = nullptr;
+      ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+      for (int i = 0; i < 10; ++i) runOnGpu(*ctx, 1 + (t + i) % 8, s, false, false, t * 10 + i);
+      cudaStreamDestroy(s);
+    });
+  for (auto& th : threads) th.join();
+}
+
+}  // namespace
