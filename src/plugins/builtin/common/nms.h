@@ -1,0 +1,34 @@
+// Greedy non-maximum suppression shared by the NMS plugins (host path): IoU of corner boxes and the
+// score-ordered greedy selection.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::plugin {
+
+/// A box by its corners (either corner order is accepted: IoU uses the min/max of each pair).
+struct CornerBox {
+  float x1, y1, x2, y2;
+};
+
+/// Intersection over union; `offset` 1 adds one to widths and heights (unnormalized Caffe semantics).
+/// 0 when the union is empty.
+float boxIou(CornerBox const& a, CornerBox const& b, float offset);
+
+/// One candidate of a greedy NMS: a score, its box, a class (candidates of different classes never suppress
+/// each other unless `classAgnostic`) and an id the caller maps back.
+struct NmsCandidate {
+  float score;
+  int32_t cls;
+  int64_t id;
+  CornerBox box;
+};
+
+/// Sorts `c` by descending score (ties: ascending id) and keeps, in that order, each candidate whose IoU with
+/// every kept one of its class (any class when classAgnostic) is <= iouThreshold, stopping at `limit` (< 0: no
+/// limit).
+std::vector<NmsCandidate> greedyNms(std::vector<NmsCandidate> c, float iouThreshold, float offset, bool classAgnostic,
+                                    int64_t limit);
+
+}  // namespace kiln::plugin

@@ -1,0 +1,70 @@
+// Launchers of the built-in plugins' CUDA kernels (the .cu files of this folder). Plain C++17 with no Kiln
+// header, so nvcc compiles the kernels apart from the C++20 plugin code. Each launcher enqueues its work on
+// `stream` and returns "" or the CUDA error it met.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+typedef struct CUstream_st* cudaStream_t;
+
+namespace kiln::plugin::cuda {
+
+/// Element-wise activations (the CUDA side of LReLU_TRT, Clip_TRT, CustomGeluPluginDynamic).
+enum class Activation : int32_t {
+  kLeakyRelu = 0,  ///< x >= 0 ? x : p0 * x
+  kClip = 1,       ///< min(max(x, p0), p1)
+  kGeluTanh = 2,   ///< GELU, tanh approximation, of x + bias[i % biasLength] (bias may be null)
+};
+
+/// out[i] = act(in[i]) for n elements of fp32 (half == false) or fp16 data; `bias` is device fp32.
+std::string launchActivation(Activation act, float p0, float p1, float const* bias, int64_t biasLength,
+                             void const* in, void* out, int64_t n, bool half, cudaStream_t stream);
+
+/// Normalization over `segments` contiguous segments of `length` elements (instance, group and layer norm):
+/// x = in + skip + preBias[i % length] (skip, preBias optional); y = (x - mean) / sqrt(var + eps);
+/// channel c = (flatIndex / inner) % channels; y = y * gamma[c] + beta[c]; with `relu`, y < 0 becomes
+/// alpha * y. `in`, `skip`, `out` are fp32 or fp16 (`half`); gamma/beta fp32 or fp16 (`affineHalf`);
+/// preBias fp32. All device pointers.
+struct SegmentNormArgs {
+  void const* in = nullptr;
+  void const* skip = nullptr;
+  float const* preBias = nullptr;
+  void const* gamma = nullptr;
+  void const* beta = nullptr;
+  void* out = nullptr;
+  int64_t segments = 0;
+  int64_t length = 0;
+  int64_t inner = 1;
+  int64_t channels = 1;
+  float eps = 1e-5f;
+  bool relu = false;
+  float alpha = 0.f;
+  bool half = false;
+  bool affineHalf = false;
+};
+std::string launchSegmentNorm(SegmentNormArgs const& args, cudaStream_t stream);
+
+/// ScatterND: out = data; then for each of `nUpdates` index tuples (k int32 components, checked against
+/// `dataDims`), a slice of `sliceSize` elements of `elementBytes` bytes from updates. `dataStrides` are the
+/// element strides of the first k data dims. Out-of-range indices set *badIndex (device int32) to 1.
+std::string launchScatterNd(void const* data, int32_t const* indices, void const* updates, void* out,
+                            int64_t dataVolume, int64_t nUpdates, int32_t k, int64_t const* dataDims,
+                            int64_t const* dataStrides, int64_t sliceSize, int32_t elementBytes, cudaStream_t stream);
+
+/// Nearest-neighbour resize of `planes` planes of inH x inW to outH x outW (fp32): source row
+/// min(floor(y / scale), inH - 1), likewise columns.
+std::string launchResizeNearest(float const* in, float* out, int64_t planes, int64_t inH, int64_t inW,
+                                int64_t outH, int64_t outW, float scale, cudaStream_t stream);
+
+/// Darknet reorg (Reorg_TRT): input [n, c, h, w] to output [n, c*s*s, h/s, w/s], fp32.
+std::string launchReorg(float const* in, float* out, int64_t n, int64_t c, int64_t h, int64_t w, int32_t stride,
+                        cudaStream_t stream);
+
+/// Device memory for plugin weights: copies `bytes` bytes from the host; nullptr with *error set on failure.
+void* uploadToDevice(void const* host, size_t bytes, std::string* error);
+/// Frees memory from uploadToDevice (nullptr is fine).
+void freeDevice(void* p);
+
+}  // namespace kiln::plugin::cuda
