@@ -48,7 +48,8 @@ std::string launchSegmentNorm(SegmentNormArgs const& args, cudaStream_t stream);
 
 /// ScatterND: out = data; then for each of `nUpdates` index tuples (k int32 components, checked against
 /// `dataDims`), a slice of `sliceSize` elements of `elementBytes` bytes from updates. `dataStrides` are the
-/// element strides of the first k data dims. Out-of-range indices set *badIndex (device int32) to 1.
+/// element strides of the first k data dims. An out-of-range index tuple leaves data unchanged (the device path
+/// cannot report it without synchronizing; the host path refuses such indices).
 std::string launchScatterNd(void const* data, int32_t const* indices, void const* updates, void* out,
                             int64_t dataVolume, int64_t nUpdates, int32_t k, int64_t const* dataDims,
                             int64_t const* dataStrides, int64_t sliceSize, int32_t elementBytes, cudaStream_t stream);
