@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "kiln/compat/NvInferPlugin.h"
 #include "kiln/kiln_builtin_plugins.h"
 #include "plugins/builtin/builtin_list.h"
 #include "plugins/builtin/common/plugin_common.h"
@@ -76,6 +77,11 @@ KILN_API bool initLibKilnPlugins(void* logger, char const* libNamespace) noexcep
     logError("initLibKilnPlugins", "out of memory");
     return false;
   }
+}
+
+/// TensorRT's name for initLibKilnPlugins (declared in include/kiln/compat/NvInferPlugin.h).
+KILN_API bool initLibNvInferPlugins(void* logger, char const* libNamespace) noexcept {
+  return initLibKilnPlugins(logger, libNamespace);
 }
 
 /// Plugin-library entry point: hands IPluginRegistry::loadLibrary a logger finder.

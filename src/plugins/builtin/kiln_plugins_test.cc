@@ -7,6 +7,7 @@
 
 #include "kiln/kiln_builtin_plugins.h"
 #include "plugins/builtin/builtin_list.h"
+#include "plugins/builtin/common/plugin_common.h"
 
 namespace kiln::plugin {
 namespace {
@@ -55,6 +56,36 @@ TEST(KilnPluginsLibrary, LoadLibraryRegistersTheSameCreators) {
   EXPECT_GT(c->getFieldNames()->nbFields, 0);
   r->deregisterLibrary(h);
   EXPECT_EQ(r->getCreator("LReLU_TRT", "1", ""), nullptr);
+}
+
+}  // namespace
+}  // namespace kiln::plugin
+
+namespace kiln::plugin {
+namespace {
+
+// A plugin without a CUDA path (the NMS plugins; every plugin in a build without CUDA) fails enqueue instead of
+// computing nothing; with one, hasCuda() says so. No device memory is touched: the call fails first.
+TEST(KilnPluginsLibrary, EnqueueWithoutCudaPathFails) {
+  for (auto& c : makeBuiltinCreators()) {
+    if (std::string(c->getPluginName()) != "EfficientNMS_TRT" && std::string(c->getPluginName()) != "BatchedNMS_TRT" &&
+        KILN_PLUGINS_HAVE_CUDA) {
+      continue;
+    }
+    IPluginV2* p = c->createPlugin("x", nullptr);
+    if (!p) continue;  // plugins with required fields are covered by their own tests
+    auto* d = dynamic_cast<IPluginV2DynamicExt*>(p);
+    auto* b = dynamic_cast<BuiltinPlugin*>(p);
+    ASSERT_NE(d, nullptr);
+    ASSERT_NE(b, nullptr);
+    if (!b->hasCuda()) {
+      PluginTensorDesc desc[8]{};
+      void const* in[4]{};
+      void* out[4]{};
+      EXPECT_NE(d->enqueue(desc, desc + 4, in, out, nullptr, nullptr), 0) << c->getPluginName();
+    }
+    p->destroy();
+  }
 }
 
 }  // namespace
