@@ -7,13 +7,17 @@
 // unnormalized boxes, widths and heights count one more), backgroundLabelId (int, -1: none), numClasses (int,
 // required), topK (int: candidates per class after the score threshold, no upper limit), keepTopK (int,
 // required, <= topK), scoreThreshold (float, candidates need a score >= it), iouThreshold (float, suppression
-// above it), scoreBits (int, accepted for compatibility; the host path sorts exact fp32 scores).
+// above it), scoreBits (int, accepted for compatibility; both paths sort exact fp32 scores). The CUDA path
+// (cuda/nms.cu) selects the same detections as the host path.
 #include <algorithm>
 #include <cmath>
 
 #include "plugins/builtin/builtin_list.h"
 #include "plugins/builtin/common/nms.h"
 #include "plugins/builtin/common/plugin_common.h"
+#if KILN_PLUGINS_HAVE_CUDA
+#include "plugins/builtin/cuda/launch.h"
+#endif
 
 namespace kiln::plugin {
 namespace {
@@ -135,8 +139,7 @@ class BatchedNms final : public BuiltinPlugin {
     w.put(p_.scoreBits);
     w.put(p_.caffeSemantics);
   }
-  std::string hostCompute(PluginTensorDesc const* in, PluginTensorDesc const* out, void const* const* inputs,
-                          void* const* outputs, void*) override {
+  std::string checkShapes(PluginTensorDesc const* in) const {
     Dims const& bd = in[0].dims;
     Dims const& sd = in[1].dims;
     int64_t nc = p_.numClasses;
@@ -150,6 +153,56 @@ class BatchedNms final : public BuiltinPlugin {
       return "boxes must be [" + std::to_string(n) + ", " + std::to_string(nb) + ", " + std::to_string(locClasses) +
              ", 4] (shareLocation " + std::to_string(p_.shareLocation) + "), got " + dimsString(bd);
     }
+    return "";
+  }
+
+ public:
+  bool hasCuda() const noexcept override { return KILN_PLUGINS_HAVE_CUDA != 0; }
+#if KILN_PLUGINS_HAVE_CUDA
+  size_t getWorkspaceSize(PluginTensorDesc const* in, int32_t, PluginTensorDesc const*, int32_t) const noexcept override {
+    std::string err;
+    return cuda::batchedNmsWorkspace(in[1].dims.d[0], in[1].dims.d[1], p_.numClasses, p_.topK, &err);
+  }
+
+ protected:
+  std::string cudaCompute(PluginTensorDesc const* in, PluginTensorDesc const* out, void const* const* inputs,
+                          void* const* outputs, void* workspace, cudaStream_t stream) override {
+    if (auto err = checkShapes(in); !err.empty()) return err;
+    cuda::BatchedNmsArgs a;
+    a.boxes = inputs[0];
+    a.scores = inputs[1];
+    a.half = in[0].type == DataType::kHALF;
+    a.shareLocation = p_.shareLocation != 0;
+    a.n = in[1].dims.d[0];
+    a.nb = in[1].dims.d[1];
+    a.nc = p_.numClasses;
+    a.topK = p_.topK;
+    a.keepTopK = p_.keepTopK;
+    a.background = p_.backgroundLabelId;
+    a.scoreThreshold = p_.scoreThreshold;
+    a.iouThreshold = p_.iouThreshold;
+    a.offset = (!p_.isNormalized && p_.caffeSemantics) ? 1.f : 0.f;
+    a.clip = p_.clipBoxes != 0;
+    a.outCounts = static_cast<int32_t*>(outputs[0]);
+    a.outBoxes = outputs[1];
+    a.outScores = outputs[2];
+    a.outClasses = outputs[3];
+    if (a.nb == 0) {
+      return "the CUDA path needs at least one box";
+    }
+    return cuda::launchBatchedNms(a, workspace, getWorkspaceSize(in, 2, out, 4), stream);
+  }
+#endif
+
+ protected:
+  std::string hostCompute(PluginTensorDesc const* in, PluginTensorDesc const* out, void const* const* inputs,
+                          void* const* outputs, void*) override {
+    if (auto err = checkShapes(in); !err.empty()) return err;
+    Dims const& bd = in[0].dims;
+    Dims const& sd = in[1].dims;
+    int64_t nc = p_.numClasses;
+    int64_t locClasses = p_.shareLocation ? 1 : nc;
+    int64_t n = sd.d[0], nb = sd.d[1];
     std::vector<float> boxes = loadFloats(in[0].type, inputs[0], volume(bd));
     std::vector<float> scores = loadFloats(in[1].type, inputs[1], volume(sd));
     float offset = (!p_.isNormalized && p_.caffeSemantics) ? 1.f : 0.f;

@@ -6,13 +6,17 @@
 // when score_activation), iou_threshold (float, default 0.5; a box is suppressed by a kept box of its class
 // whose IoU exceeds it), max_output_boxes (int, default 100), background_class (int, default -1: none),
 // score_activation (bool as int), class_agnostic (bool as int), box_coding (int: 0 corners, 1 center-size).
-// No candidate limit (TensorRT's CUDA path considers the 4,096 best).
+// No candidate limit (TensorRT's CUDA path considers the 4,096 best). The CUDA path (cuda/nms.cu) selects the
+// same detections as the host path.
 #include <algorithm>
 #include <cmath>
 
 #include "plugins/builtin/builtin_list.h"
 #include "plugins/builtin/common/nms.h"
 #include "plugins/builtin/common/plugin_common.h"
+#if KILN_PLUGINS_HAVE_CUDA
+#include "plugins/builtin/cuda/launch.h"
+#endif
 
 namespace kiln::plugin {
 namespace {
@@ -130,19 +134,51 @@ class EfficientNms final : public BuiltinPlugin {
   }
   std::string hostCompute(PluginTensorDesc const* in, PluginTensorDesc const* out, void const* const* inputs,
                           void* const* outputs, void*) override;
+  std::string checkShapes(PluginTensorDesc const* in) const;
+
+ public:
+  bool hasCuda() const noexcept override { return KILN_PLUGINS_HAVE_CUDA != 0; }
+#if KILN_PLUGINS_HAVE_CUDA
+  size_t getWorkspaceSize(PluginTensorDesc const* in, int32_t, PluginTensorDesc const*, int32_t) const noexcept override {
+    std::string err;
+    return cuda::efficientNmsWorkspace(in[1].dims.d[0], in[1].dims.d[1], in[1].dims.d[2], p_.maxOutputBoxes, &err);
+  }
+
+ protected:
+  std::string cudaCompute(PluginTensorDesc const* in, PluginTensorDesc const* out, void const* const* inputs,
+                          void* const* outputs, void* workspace, cudaStream_t stream) override {
+    if (auto err = checkShapes(in); !err.empty()) return err;
+    cuda::EfficientNmsArgs a;
+    a.boxes = inputs[0];
+    a.scores = inputs[1];
+    a.anchors = nbInputs_ == 3 ? inputs[2] : nullptr;
+    a.anchorBatch = nbInputs_ == 3 ? in[2].dims.d[0] : 1;
+    a.perClassBoxes = in[0].dims.nbDims == 4;
+    a.half = in[0].type == DataType::kHALF;
+    a.n = in[1].dims.d[0];
+    a.nb = in[1].dims.d[1];
+    a.nc = in[1].dims.d[2];
+    a.scoreThreshold = p_.scoreThreshold;
+    a.iouThreshold = p_.iouThreshold;
+    a.maxOut = p_.maxOutputBoxes;
+    a.background = p_.backgroundClass;
+    a.sigmoid = p_.scoreActivation != 0;
+    a.classAgnostic = p_.classAgnostic != 0;
+    a.centerSize = p_.boxCoding == 1;
+    a.outCounts = static_cast<int32_t*>(outputs[0]);
+    a.outBoxes = outputs[1];
+    a.outScores = outputs[2];
+    a.outClasses = static_cast<int32_t*>(outputs[3]);
+    return cuda::launchEfficientNms(a, workspace, getWorkspaceSize(in, nbInputs_, out, 4), stream);
+  }
+#endif
 
  private:
   EfficientNmsParams p_;
   int32_t nbInputs_;  // learnt from getOutputDimensions / supportsFormatCombination / configurePlugin
 };
 
-CornerBox toCorners(float const* v, int32_t coding) {
-  if (coding == 1) return {v[0] - v[2] * 0.5f, v[1] - v[3] * 0.5f, v[0] + v[2] * 0.5f, v[1] + v[3] * 0.5f};
-  return {v[0], v[1], v[2], v[3]};
-}
-
-std::string EfficientNms::hostCompute(PluginTensorDesc const* in, PluginTensorDesc const* out,
-                                      void const* const* inputs, void* const* outputs, void*) {
+std::string EfficientNms::checkShapes(PluginTensorDesc const* in) const {
   Dims const& bd = in[0].dims;
   Dims const& sd = in[1].dims;
   if (sd.nbDims != 3) return "scores must be [batch, boxes, classes], got " + dimsString(sd);
@@ -154,14 +190,32 @@ std::string EfficientNms::hostCompute(PluginTensorDesc const* in, PluginTensorDe
            std::to_string(nb) + ", " + std::to_string(nc) + ", 4] to match scores " + dimsString(sd) + ", got " +
            dimsString(bd);
   }
+  if (nbInputs_ == 3) {
+    Dims const& ad = in[2].dims;
+    if (ad.nbDims != 3 || (ad.d[0] != 1 && ad.d[0] != n) || ad.d[1] != nb || ad.d[2] != 4) {
+      return "anchors must be [1 or " + std::to_string(n) + ", " + std::to_string(nb) + ", 4], got " + dimsString(ad);
+    }
+  }
+  return "";
+}
+
+CornerBox toCorners(float const* v, int32_t coding) {
+  if (coding == 1) return {v[0] - v[2] * 0.5f, v[1] - v[3] * 0.5f, v[0] + v[2] * 0.5f, v[1] + v[3] * 0.5f};
+  return {v[0], v[1], v[2], v[3]};
+}
+
+std::string EfficientNms::hostCompute(PluginTensorDesc const* in, PluginTensorDesc const* out,
+                                      void const* const* inputs, void* const* outputs, void*) {
+  if (auto err = checkShapes(in); !err.empty()) return err;
+  Dims const& bd = in[0].dims;
+  Dims const& sd = in[1].dims;
+  int64_t n = sd.d[0], nb = sd.d[1], nc = sd.d[2];
+  bool perClass = bd.nbDims == 4;
   int64_t anchorBatch = 0;
   std::vector<float> anchors;
   bool haveAnchors = nbInputs_ == 3;
   if (haveAnchors) {
     Dims const& ad = in[2].dims;
-    if (ad.nbDims != 3 || (ad.d[0] != 1 && ad.d[0] != n) || ad.d[1] != nb || ad.d[2] != 4) {
-      return "anchors must be [1 or " + std::to_string(n) + ", " + std::to_string(nb) + ", 4], got " + dimsString(ad);
-    }
     anchorBatch = ad.d[0];
     anchors = loadFloats(in[2].type, inputs[2], volume(ad));
   }

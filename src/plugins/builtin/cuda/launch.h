@@ -63,6 +63,49 @@ std::string launchResizeNearest(float const* in, float* out, int64_t planes, int
 std::string launchReorg(float const* in, float* out, int64_t n, int64_t c, int64_t h, int64_t w, int32_t stride,
                         cudaStream_t stream);
 
+/// EfficientNMS_TRT on the device (see efficient_nms.cc for the semantics). boxes [n, nb, 4] (or
+/// [n, nb, nc, 4] with perClassBoxes), scores [n, nb, nc], anchors [anchorBatch, nb, 4] or null; `half` for fp16
+/// tensors. Outputs: counts int32 [n], boxes [n, maxOut, 4], scores [n, maxOut], classes int32 [n, maxOut].
+struct EfficientNmsArgs {
+  void const* boxes = nullptr;
+  void const* scores = nullptr;
+  void const* anchors = nullptr;
+  int64_t anchorBatch = 1;
+  bool perClassBoxes = false;
+  bool half = false;
+  int64_t n = 0, nb = 0, nc = 0;
+  float scoreThreshold = 0.f, iouThreshold = 0.f;
+  int32_t maxOut = 0, background = -1;
+  bool sigmoid = false, classAgnostic = false, centerSize = false;
+  int32_t* outCounts = nullptr;
+  void* outBoxes = nullptr;
+  void* outScores = nullptr;
+  int32_t* outClasses = nullptr;
+};
+/// Workspace bytes launchEfficientNms needs for these sizes (0 when CUDA cannot tell, see `error`).
+size_t efficientNmsWorkspace(int64_t n, int64_t nb, int64_t nc, int32_t maxOut, std::string* error);
+std::string launchEfficientNms(EfficientNmsArgs const& a, void* workspace, size_t workspaceBytes, cudaStream_t stream);
+
+/// BatchedNMS(Dynamic)_TRT on the device (see batched_nms.cc). boxes [n, nb, 1 or nc, 4], scores [n, nb, nc].
+/// Outputs: counts int32 [n], boxes [n, keepTopK, 4], scores and classes (float) [n, keepTopK].
+struct BatchedNmsArgs {
+  void const* boxes = nullptr;
+  void const* scores = nullptr;
+  bool half = false;
+  bool shareLocation = true;
+  int64_t n = 0, nb = 0, nc = 0;
+  int32_t topK = 0, keepTopK = 0, background = -1;
+  float scoreThreshold = 0.f, iouThreshold = 0.f;
+  float offset = 0.f;  ///< 1 for unnormalized Caffe-semantics areas
+  bool clip = false;
+  int32_t* outCounts = nullptr;
+  void* outBoxes = nullptr;
+  void* outScores = nullptr;
+  void* outClasses = nullptr;
+};
+size_t batchedNmsWorkspace(int64_t n, int64_t nb, int64_t nc, int32_t topK, std::string* error);
+std::string launchBatchedNms(BatchedNmsArgs const& a, void* workspace, size_t workspaceBytes, cudaStream_t stream);
+
 /// Device memory for plugin weights: copies `bytes` bytes from the host; nullptr with *error set on failure.
 void* uploadToDevice(void const* host, size_t bytes, std::string* error);
 /// Frees memory from uploadToDevice (nullptr is fine).
