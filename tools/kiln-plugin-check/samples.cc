@@ -144,6 +144,51 @@ std::map<std::string, Sample> makeSamples() {
                         return std::vector<HostTensor>{floats(dims({n, c, h, w}), uniform(rng, n * c * h * w))};
                       },
                       0.f};
+  m["ROIAlign_TRT/1"] = {
+      [](FieldSet& f) {
+        f.add("output_height", int32_t{3}).add("output_width", int32_t{2}).add("spatial_scale", 0.5f);
+      },
+      [](std::mt19937& rng) {
+        int64_t n = pick(rng, 1, 3), c = pick(rng, 1, 3), h = pick(rng, 2, 9), w = pick(rng, 2, 9), r = pick(rng, 1, 5);
+        std::vector<float> rois(static_cast<size_t>(r * 4));
+        std::vector<int32_t> idx(static_cast<size_t>(r));
+        for (int64_t i = 0; i < r; ++i) {
+          float a = uniform(rng, 1, 0.f, 2.f * w)[0], b = uniform(rng, 1, 0.f, 2.f * w)[0];
+          float cc = uniform(rng, 1, 0.f, 2.f * h)[0], d = uniform(rng, 1, 0.f, 2.f * h)[0];
+          rois[i * 4] = std::min(a, b);
+          rois[i * 4 + 2] = std::max(a, b);
+          rois[i * 4 + 1] = std::min(cc, d);
+          rois[i * 4 + 3] = std::max(cc, d);
+          idx[static_cast<size_t>(i)] = static_cast<int32_t>(pick(rng, 0, n - 1));
+        }
+        return std::vector<HostTensor>{floats(dims({n, c, h, w}), uniform(rng, n * c * h * w)), floats(dims({r, 4}), rois),
+                                       ints(dims({r}), idx)};
+      }};
+  m["PriorBox_TRT/1"] = {
+      [](FieldSet& f) {
+        f.add("minSize", std::vector<float>{30.f}).add("maxSize", std::vector<float>{60.f});
+        f.add("aspectRatios", std::vector<float>{2.f}).add("flip", int32_t{1}).add("clip", int32_t{1});
+      },
+      [](std::mt19937& rng) {
+        int64_t h = pick(rng, 1, 8), w = pick(rng, 1, 8);
+        return std::vector<HostTensor>{floats(dims({1, 2, h, w}), uniform(rng, 2 * h * w)),
+                                       floats(dims({1, 1, 64, 64}), uniform(rng, 64 * 64))};
+      },
+      1e-5f};
+  m["Normalize_TRT/1"] = {
+      [](FieldSet& f) { f.add("weights", std::vector<float>{1.f, 2.f, 0.5f}).add("eps", 1e-6f); },
+      [](std::mt19937& rng) {
+        int64_t n = pick(rng, 1, 3), h = pick(rng, 1, 6), w = pick(rng, 1, 6);
+        return std::vector<HostTensor>{floats(dims({n, 3, h, w}), uniform(rng, n * 3 * h * w))};
+      },
+      1e-5f};
+  m["Region_TRT/1"] = {
+      [](FieldSet& f) { f.add("num", int32_t{2}).add("coords", int32_t{4}).add("classes", int32_t{3}); },
+      [](std::mt19937& rng) {
+        int64_t n = pick(rng, 1, 2), h = pick(rng, 1, 6), w = pick(rng, 1, 6);
+        return std::vector<HostTensor>{floats(dims({n, 16, h, w}), uniform(rng, n * 16 * h * w, -3.f, 3.f))};
+      },
+      1e-5f};
   m["Reorg_TRT/1"] = reorg;
   m["Reorg_TRT/2"] = reorg;
   return m;

@@ -22,8 +22,12 @@ std::unique_ptr<IPluginCreator> makeGeluCreator();
 std::unique_ptr<IPluginCreator> makeLReluCreator();
 std::unique_ptr<IPluginCreator> makeClipCreator();
 std::unique_ptr<IPluginCreator> makeScatterNdCreator();
+std::unique_ptr<IPluginCreator> makeRoiAlignCreator();
 std::unique_ptr<IPluginCreator> makeResizeNearestCreator();
+std::unique_ptr<IPluginCreator> makePriorBoxCreator();
+std::unique_ptr<IPluginCreator> makeNormalizeCreator();
 std::unique_ptr<IPluginCreator> makeReorgCreator();
 std::unique_ptr<IPluginCreator> makeReorgV1Creator();
+std::unique_ptr<IPluginCreator> makeRegionCreator();
 
 }  // namespace kiln::plugin

@@ -24,9 +24,13 @@ std::vector<std::unique_ptr<IPluginCreator>> makeBuiltinCreators() {
   v.push_back(makeLReluCreator());
   v.push_back(makeClipCreator());
   v.push_back(makeScatterNdCreator());
+  v.push_back(makeRoiAlignCreator());
   v.push_back(makeResizeNearestCreator());
+  v.push_back(makePriorBoxCreator());
+  v.push_back(makeNormalizeCreator());
   v.push_back(makeReorgCreator());
   v.push_back(makeReorgV1Creator());
+  v.push_back(makeRegionCreator());
   return v;
 }
 

@@ -274,10 +274,13 @@ bool FieldReader::getInts(char const* name, std::vector<int32_t>& out) {
 // DeviceWeights, host normalization
 //
 
-DeviceWeights::~DeviceWeights() {
+DeviceWeights::~DeviceWeights() { reset(); }
+
+void DeviceWeights::reset() {
 #if KILN_PLUGINS_HAVE_CUDA
   cuda::freeDevice(device_);
 #endif
+  device_ = nullptr;
 }
 
 void const* DeviceWeights::get(void const* host, size_t bytes, std::string& error) {

@@ -265,6 +265,8 @@ class DeviceWeights {
   ~DeviceWeights();
   /// The device copy of `host` (uploaded by the first call); nullptr with `error` set when that fails.
   void const* get(void const* host, size_t bytes, std::string& error);
+  /// Frees the device copy (the next get() uploads again).
+  void reset();
 
  private:
   void* device_ = nullptr;

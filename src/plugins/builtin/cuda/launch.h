@@ -106,6 +106,33 @@ struct BatchedNmsArgs {
 size_t batchedNmsWorkspace(int64_t n, int64_t nb, int64_t nc, int32_t topK, std::string* error);
 std::string launchBatchedNms(BatchedNmsArgs const& a, void* workspace, size_t workspaceBytes, cudaStream_t stream);
 
+/// ROIAlign_TRT (ONNX RoiAlign, see roi_align.cc): x [n, c, h, w], rois [numRois, 4] (x's type), batchIndices
+/// int32 [numRois]; out [numRois, c, outH, outW]. An out-of-range batch index gives zeros (the host path
+/// refuses it).
+struct RoiAlignArgs {
+  void const* x = nullptr;
+  void const* rois = nullptr;
+  int32_t const* batchIndices = nullptr;
+  void* out = nullptr;
+  int64_t n = 0, c = 0, h = 0, w = 0, numRois = 0;
+  int32_t outH = 1, outW = 1, samplingRatio = 0;
+  float spatialScale = 1.f;
+  bool halfPixel = true, avg = true, half = false;
+};
+std::string launchRoiAlign(RoiAlignArgs const& a, cudaStream_t stream);
+
+/// Normalize_TRT: y = x / sqrt(sum x^2 + eps) * weights[c or 0], sums over channels per position of
+/// [n, c, hw] or (acrossSpatial) over each sample. fp32; weights on the device.
+std::string launchL2Normalize(float const* in, float* out, float const* weights, int64_t n, int64_t c, int64_t hw,
+                              bool acrossSpatial, bool channelShared, float eps, cudaStream_t stream);
+
+/// Region_TRT: logistic of box x/y and objectness, softmax over classes, per anchor of [n, num*(coords+1+classes), hw].
+std::string launchRegion(float const* in, float* out, int64_t n, int32_t num, int32_t coords, int32_t classes, int64_t hw,
+                         cudaStream_t stream);
+
+/// Device-to-device copy on `stream`.
+std::string copyDeviceAsync(void* dst, void const* src, size_t bytes, cudaStream_t stream);
+
 /// Device memory for plugin weights: copies `bytes` bytes from the host; nullptr with *error set on failure.
 void* uploadToDevice(void const* host, size_t bytes, std::string* error);
 /// Frees memory from uploadToDevice (nullptr is fine).
