@@ -190,7 +190,7 @@ std::string compare(HostTensor const& a, HostTensor const& b, float tol) {
 }
 
 std::string comboText(std::vector<Choice> const& c, int32_t nbIn) {
-  std::string s;
+  std::string s = nbIn == 0 ? "-> " : "";
   for (size_t i = 0; i < c.size(); ++i) {
     s += (i ? (static_cast<int32_t>(i) == nbIn ? " -> " : ",") : "") + std::string(typeName(c[i].type));
   }

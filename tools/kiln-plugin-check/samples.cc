@@ -175,6 +175,17 @@ std::map<std::string, Sample> makeSamples() {
                                        floats(dims({1, 1, 64, 64}), uniform(rng, 64 * 64))};
       },
       1e-5f};
+  auto grid = [](bool rect) {
+    return Sample{[rect](FieldSet& f) {
+                    f.add("minSize", 0.2f).add("maxSize", 0.9f).add("numLayers", int32_t{3});
+                    f.add("aspectRatios", std::vector<float>{1.f, 2.f, 0.5f, 3.f});
+                    f.add("variance", std::vector<float>{0.1f, 0.1f, 0.2f, 0.2f});
+                    f.add("featureMapShapes", rect ? std::vector<int32_t>{4, 6, 2, 3, 1, 2} : std::vector<int32_t>{5, 3, 1});
+                  },
+                  [](std::mt19937&) { return std::vector<HostTensor>{}; }, 1e-6f};
+  };
+  m["GridAnchor_TRT/1"] = grid(false);
+  m["GridAnchorRect_TRT/1"] = grid(true);
   m["Normalize_TRT/1"] = {
       [](FieldSet& f) { f.add("weights", std::vector<float>{1.f, 2.f, 0.5f}).add("eps", 1e-6f); },
       [](std::mt19937& rng) {

@@ -25,6 +25,8 @@ std::unique_ptr<IPluginCreator> makeScatterNdCreator();
 std::unique_ptr<IPluginCreator> makeRoiAlignCreator();
 std::unique_ptr<IPluginCreator> makeResizeNearestCreator();
 std::unique_ptr<IPluginCreator> makePriorBoxCreator();
+std::unique_ptr<IPluginCreator> makeGridAnchorCreator();
+std::unique_ptr<IPluginCreator> makeGridAnchorRectCreator();
 std::unique_ptr<IPluginCreator> makeNormalizeCreator();
 std::unique_ptr<IPluginCreator> makeReorgCreator();
 std::unique_ptr<IPluginCreator> makeReorgV1Creator();

@@ -27,6 +27,8 @@ std::vector<std::unique_ptr<IPluginCreator>> makeBuiltinCreators() {
   v.push_back(makeRoiAlignCreator());
   v.push_back(makeResizeNearestCreator());
   v.push_back(makePriorBoxCreator());
+  v.push_back(makeGridAnchorCreator());
+  v.push_back(makeGridAnchorRectCreator());
   v.push_back(makeNormalizeCreator());
   v.push_back(makeReorgCreator());
   v.push_back(makeReorgV1Creator());
