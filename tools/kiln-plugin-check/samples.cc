@@ -74,6 +74,21 @@ std::map<std::string, Sample> makeSamples() {
       }};
   m["BatchedNMSDynamic_TRT/1"] = batched;
   m["BatchedNMS_TRT/1"] = batched;
+  auto detection = Sample{
+      [](FieldSet& f) {
+        f.add("numClasses", int32_t{3}).add("topK", int32_t{20}).add("keepTopK", int32_t{10});
+        f.add("confidenceThreshold", 0.2f).add("nmsThreshold", 0.5f).add("backgroundLabelId", int32_t{0});
+      },
+      [](std::mt19937& rng) {
+        int64_t n = pick(rng, 1, 3), np = pick(rng, 1, 40);
+        std::vector<float> priors = boxes(rng, np);
+        for (int64_t i = 0; i < np; ++i) priors.insert(priors.end(), {0.1f, 0.1f, 0.2f, 0.2f});
+        return std::vector<HostTensor>{floats(dims({n, np * 4, 1, 1}), uniform(rng, n * np * 4, -0.5f, 0.5f)),
+                                       floats(dims({n, np * 3, 1, 1}), distinctScores(rng, n * np * 3)),
+                                       floats(dims({1, 2, np * 4, 1}), priors)};
+      }};
+  m["NMS_TRT/1"] = detection;
+  m["NMSDynamic_TRT/1"] = detection;
   m["InstanceNormalization_TRT/1"] = {
       [](FieldSet& f) {
         f.add("epsilon", 1e-5f).add("scales", std::vector<float>{1.f, 0.5f, 2.f}).add("bias",

@@ -211,27 +211,10 @@ class BatchedNms final : public BuiltinPlugin {
     std::vector<float> oBoxes(static_cast<size_t>(n * k * 4), 0.f), oScores(static_cast<size_t>(n * k), 0.f),
         oClasses(static_cast<size_t>(n * k), -1.f);
     for (int64_t b = 0; b < n; ++b) {
-      std::vector<NmsCandidate> all;
-      for (int64_t c = 0; c < nc; ++c) {
-        if (c == p_.backgroundLabelId) continue;
-        std::vector<NmsCandidate> cand;
-        for (int64_t i = 0; i < nb; ++i) {
-          float s = scores[(b * nb + i) * nc + c];
-          if (!(s >= p_.scoreThreshold)) continue;
-          float const* v = &boxes[((b * nb + i) * locClasses + (p_.shareLocation ? 0 : c)) * 4];
-          cand.push_back({s, static_cast<int32_t>(c), c * nb + i, {v[0], v[1], v[2], v[3]}});
-        }
-        // topK best of the class go into its NMS.
-        std::stable_sort(cand.begin(), cand.end(), [](NmsCandidate const& x, NmsCandidate const& y) {
-          return x.score > y.score || (x.score == y.score && x.id < y.id);
-        });
-        if (static_cast<int64_t>(cand.size()) > p_.topK) cand.resize(static_cast<size_t>(p_.topK));
-        auto kept = greedyNms(std::move(cand), p_.iouThreshold, offset, false, -1);
-        all.insert(all.end(), kept.begin(), kept.end());
-      }
-      std::stable_sort(all.begin(), all.end(), [](NmsCandidate const& x, NmsCandidate const& y) {
-        return x.score > y.score || (x.score == y.score && x.id < y.id);
-      });
+      std::vector<NmsCandidate> all =
+          perClassNms(&boxes[static_cast<size_t>(b * nb * locClasses * 4)], &scores[static_cast<size_t>(b * nb * nc)], nb, nc,
+                      p_.shareLocation != 0, p_.backgroundLabelId, p_.topK, k, p_.scoreThreshold, false, p_.iouThreshold,
+                      offset);
       int64_t count = std::min<int64_t>(k, static_cast<int64_t>(all.size()));
       counts[b] = static_cast<int32_t>(count);
       for (int64_t j = 0; j < count; ++j) {

@@ -15,6 +15,8 @@ std::vector<std::unique_ptr<IPluginCreator>> makeBuiltinCreators();
 std::unique_ptr<IPluginCreator> makeEfficientNmsCreator();
 std::unique_ptr<IPluginCreator> makeBatchedNmsDynamicCreator();
 std::unique_ptr<IPluginCreator> makeBatchedNmsCreator();
+std::unique_ptr<IPluginCreator> makeNmsCreator();
+std::unique_ptr<IPluginCreator> makeNmsDynamicCreator();
 std::unique_ptr<IPluginCreator> makeInstanceNormCreator();
 std::unique_ptr<IPluginCreator> makeGroupNormCreator();
 std::unique_ptr<IPluginCreator> makeSkipLayerNormCreator();

@@ -17,6 +17,8 @@ std::vector<std::unique_ptr<IPluginCreator>> makeBuiltinCreators() {
   v.push_back(makeEfficientNmsCreator());
   v.push_back(makeBatchedNmsDynamicCreator());
   v.push_back(makeBatchedNmsCreator());
+  v.push_back(makeNmsCreator());
+  v.push_back(makeNmsDynamicCreator());
   v.push_back(makeInstanceNormCreator());
   v.push_back(makeGroupNormCreator());
   v.push_back(makeSkipLayerNormCreator());

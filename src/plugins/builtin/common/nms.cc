@@ -37,4 +37,31 @@ std::vector<NmsCandidate> greedyNms(std::vector<NmsCandidate> c, float iouThresh
   return kept;
 }
 
+std::vector<NmsCandidate> perClassNms(float const* boxes, float const* scores, int64_t nb, int64_t nc,
+                                      bool shareLocation, int32_t background, int64_t topK, int64_t keepTopK,
+                                      float scoreThreshold, bool strict, float iouThreshold, float offset) {
+  auto byScore = [](NmsCandidate const& x, NmsCandidate const& y) {
+    return x.score > y.score || (x.score == y.score && x.id < y.id);
+  };
+  int64_t lc = shareLocation ? 1 : nc;
+  std::vector<NmsCandidate> all;
+  for (int64_t c = 0; c < nc; ++c) {
+    if (c == background) continue;
+    std::vector<NmsCandidate> cand;
+    for (int64_t i = 0; i < nb; ++i) {
+      float s = scores[i * nc + c];
+      if (strict ? !(s > scoreThreshold) : !(s >= scoreThreshold)) continue;
+      float const* v = &boxes[(i * lc + (shareLocation ? 0 : c)) * 4];
+      cand.push_back({s, static_cast<int32_t>(c), c * nb + i, {v[0], v[1], v[2], v[3]}});
+    }
+    std::stable_sort(cand.begin(), cand.end(), byScore);
+    if (static_cast<int64_t>(cand.size()) > topK) cand.resize(static_cast<size_t>(topK));
+    auto kept = greedyNms(std::move(cand), iouThreshold, offset, false, -1);
+    all.insert(all.end(), kept.begin(), kept.end());
+  }
+  std::stable_sort(all.begin(), all.end(), byScore);
+  if (static_cast<int64_t>(all.size()) > keepTopK) all.resize(static_cast<size_t>(keepTopK));
+  return all;
+}
+
 }  // namespace kiln::plugin

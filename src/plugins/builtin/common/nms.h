@@ -31,4 +31,12 @@ struct NmsCandidate {
 std::vector<NmsCandidate> greedyNms(std::vector<NmsCandidate> c, float iouThreshold, float offset, bool classAgnostic,
                                     int64_t limit);
 
+/// The per-class NMS of BatchedNMS_TRT and NMS_TRT for one image: for each class but `background`, the
+/// candidates whose score passes the threshold (>= it, or > it when `strict`), the `topK` best of them
+/// (score desc, box index asc), greedy NMS; then all survivors by score (ties: class, then box index) cut to
+/// `keepTopK`. boxes: [nb][shareLocation ? 1 : nc][4]; scores: [nb][nc]. Candidate ids are class * nb + box.
+std::vector<NmsCandidate> perClassNms(float const* boxes, float const* scores, int64_t nb, int64_t nc,
+                                      bool shareLocation, int32_t background, int64_t topK, int64_t keepTopK,
+                                      float scoreThreshold, bool strict, float iouThreshold, float offset);
+
 }  // namespace kiln::plugin

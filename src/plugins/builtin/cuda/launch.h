@@ -98,6 +98,7 @@ struct BatchedNmsArgs {
   float scoreThreshold = 0.f, iouThreshold = 0.f;
   float offset = 0.f;  ///< 1 for unnormalized Caffe-semantics areas
   bool clip = false;
+  bool strictThreshold = false;  ///< candidates need score > threshold (else >=)
   int32_t* outCounts = nullptr;
   void* outBoxes = nullptr;
   void* outScores = nullptr;
@@ -132,6 +133,24 @@ std::string launchRegion(float const* in, float* out, int64_t n, int32_t num, in
 
 /// Device-to-device copy on `stream`.
 std::string copyDeviceAsync(void* dst, void const* src, size_t bytes, cudaStream_t stream);
+
+/// NMS_TRT (SSD DetectionOutput, see detection_output.cc): decode, per-class NMS, detections [n, 1, keepTopK, 7]
+/// and keepCount [n] int32. fp32 device pointers.
+struct DetectionOutputArgs {
+  float const* loc = nullptr;
+  float const* conf = nullptr;
+  float const* priors = nullptr;
+  int64_t n = 0, priorCount = 0, priorBatch = 1, nc = 0;
+  bool shareLocation = true, varianceEncoded = false, sigmoid = false;
+  int32_t codeType = 1, topK = 0, keepTopK = 0, background = 0;
+  float threshold = 0.f, iouThreshold = 0.5f, offset = 0.f;
+  float* detections = nullptr;
+  int32_t* keepCount = nullptr;
+};
+size_t detectionOutputWorkspace(int64_t n, int64_t priors, int64_t nc, int64_t locClasses, int32_t topK,
+                                int32_t keepTopK, std::string* error);
+std::string launchDetectionOutput(DetectionOutputArgs const& a, void* workspace, size_t workspaceBytes,
+                                  cudaStream_t stream);
 
 /// Device memory for plugin weights: copies `bytes` bytes from the host; nullptr with *error set on failure.
 void* uploadToDevice(void const* host, size_t bytes, std::string* error);

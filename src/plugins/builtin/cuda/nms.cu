@@ -194,7 +194,7 @@ __global__ void batchedKeysKernel(BatchedNmsArgs a, uint32_t* keys, int32_t* val
        t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t i = t % a.nb, c = (t / a.nb) % a.nc, b = t / (a.nb * a.nc);
     float s = loadF(scores, (b * a.nb + i) * a.nc + c);
-    bool valid = c != a.background && s >= a.scoreThreshold;
+    bool valid = c != a.background && (a.strictThreshold ? s > a.scoreThreshold : s >= a.scoreThreshold);
     keys[t] = valid ? descendingKey(s) : kInvalidKey;
     vals[t] = static_cast<int32_t>(i);
   }
@@ -434,6 +434,145 @@ std::string launchBatchedNms(BatchedNmsArgs const& a, void* workspace, size_t wo
                                                                                        l.mergeValsSorted, l.keptBoxes);
   }
   return launchStatus("BatchedNMS gather kernel");
+}
+
+//
+// DetectionOutput: decode into float boxes/scores, BatchedNMS on them, then the [n, 1, K, 7] rows.
+//
+
+namespace {
+
+__global__ void decodeKernel(DetectionOutputArgs a, int64_t lc, float* boxes, float* scores) {
+  int64_t np = a.priorCount;
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < a.n * np * lc;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t b = t / (np * lc), i = (t / lc) % np;
+    float const* l = a.loc + t * 4;
+    float const* pb = a.priors + (a.priorBatch == 1 ? 0 : b) * 2 * np * 4;
+    float const* pr = pb + i * 4;
+    float const* var = pb + np * 4 + i * 4;
+    float v[4] = {1.f, 1.f, 1.f, 1.f};
+    if (!a.varianceEncoded) {
+      for (int k = 0; k < 4; ++k) v[k] = var[k];
+    }
+    float pw = __fsub_rn(pr[2], pr[0]), ph = __fsub_rn(pr[3], pr[1]);
+    float pcx = __fdiv_rn(__fadd_rn(pr[0], pr[2]), 2.f), pcy = __fdiv_rn(__fadd_rn(pr[1], pr[3]), 2.f);
+    float* o = boxes + t * 4;
+    if (a.codeType == 0) {
+      for (int k = 0; k < 4; ++k) o[k] = __fadd_rn(pr[k], __fmul_rn(v[k], l[k]));
+    } else if (a.codeType == 2) {
+      o[0] = __fadd_rn(pr[0], __fmul_rn(__fmul_rn(v[0], l[0]), pw));
+      o[1] = __fadd_rn(pr[1], __fmul_rn(__fmul_rn(v[1], l[1]), ph));
+      o[2] = __fadd_rn(pr[2], __fmul_rn(__fmul_rn(v[2], l[2]), pw));
+      o[3] = __fadd_rn(pr[3], __fmul_rn(__fmul_rn(v[3], l[3]), ph));
+    } else {
+      float cx, cy, w, h;
+      if (a.codeType == 1) {
+        cx = __fadd_rn(__fmul_rn(__fmul_rn(v[0], l[0]), pw), pcx);
+        cy = __fadd_rn(__fmul_rn(__fmul_rn(v[1], l[1]), ph), pcy);
+        w = __fmul_rn(expf(__fmul_rn(v[2], l[2])), pw);
+        h = __fmul_rn(expf(__fmul_rn(v[3], l[3])), ph);
+      } else {
+        cy = __fadd_rn(__fmul_rn(__fmul_rn(v[0], l[0]), ph), pcy);
+        cx = __fadd_rn(__fmul_rn(__fmul_rn(v[1], l[1]), pw), pcx);
+        h = __fmul_rn(expf(__fmul_rn(v[2], l[2])), ph);
+        w = __fmul_rn(expf(__fmul_rn(v[3], l[3])), pw);
+      }
+      o[0] = __fsub_rn(cx, __fdiv_rn(w, 2.f));
+      o[1] = __fsub_rn(cy, __fdiv_rn(h, 2.f));
+      o[2] = __fadd_rn(cx, __fdiv_rn(w, 2.f));
+      o[3] = __fadd_rn(cy, __fdiv_rn(h, 2.f));
+    }
+  }
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < a.n * np * a.nc;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float s = a.conf[t];
+    scores[t] = a.sigmoid ? 1.f / (1.f + expf(-s)) : s;
+  }
+}
+
+__global__ void detectionRowsKernel(int64_t n, int32_t k, float const* boxes, float const* scores,
+                                    float const* classes, float* det) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < n * k;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float* d = det + t * 7;
+    d[0] = static_cast<float>(t / k);
+    d[1] = classes[t];
+    d[2] = scores[t];
+    for (int q = 0; q < 4; ++q) d[3 + q] = boxes[t * 4 + q];
+  }
+}
+
+struct DetectionLayout {
+  float *boxes, *scores, *outBoxes, *outScores, *outClasses;
+  void* nms;
+  size_t nmsBytes, total;
+};
+
+DetectionLayout detectionLayout(void* ws, int64_t n, int64_t np, int64_t nc, int64_t lc, int32_t k, size_t nmsBytes) {
+  Carver c{static_cast<char*>(ws)};
+  DetectionLayout l{};
+  l.boxes = c.take<float>(static_cast<size_t>(n * np * lc * 4));
+  l.scores = c.take<float>(static_cast<size_t>(n * np * nc));
+  l.outBoxes = c.take<float>(static_cast<size_t>(n * k * 4));
+  l.outScores = c.take<float>(static_cast<size_t>(n * k));
+  l.outClasses = c.take<float>(static_cast<size_t>(n * k));
+  l.nmsBytes = nmsBytes;
+  l.nms = c.take<char>(nmsBytes);
+  l.total = c.used;
+  return l;
+}
+
+}  // namespace
+
+size_t detectionOutputWorkspace(int64_t n, int64_t priors, int64_t nc, int64_t locClasses, int32_t topK,
+                                int32_t keepTopK, std::string* error) {
+  if (n <= 0 || priors <= 0) return 0;
+  size_t nms = batchedNmsWorkspace(n, priors, nc, topK, error);
+  return detectionLayout(nullptr, n, priors, nc, locClasses, keepTopK, nms).total;
+}
+
+std::string launchDetectionOutput(DetectionOutputArgs const& a, void* workspace, size_t workspaceBytes,
+                                  cudaStream_t stream) {
+  if (a.n <= 0) return "";
+  if (a.priorCount <= 0) return "NMS: the CUDA path needs at least one prior";
+  int64_t lc = a.shareLocation ? 1 : a.nc;
+  std::string err;
+  size_t nmsBytes = batchedNmsWorkspace(a.n, a.priorCount, a.nc, a.topK, &err);
+  if (!err.empty()) return err;
+  DetectionLayout l = detectionLayout(workspace, a.n, a.priorCount, a.nc, lc, a.keepTopK, nmsBytes);
+  if (!workspace || workspaceBytes < l.total) {
+    return "NMS: the workspace holds " + std::to_string(workspaceBytes) + " bytes, " + std::to_string(l.total) +
+           " needed";
+  }
+  int64_t items = a.n * a.priorCount * (lc > a.nc ? lc : a.nc);
+  decodeKernel<<<blocksFor(items), kThreads, 0, stream>>>(a, lc, l.boxes, l.scores);
+  err = launchStatus("NMS decode kernel");
+  if (!err.empty()) return err;
+  BatchedNmsArgs b;
+  b.boxes = l.boxes;
+  b.scores = l.scores;
+  b.shareLocation = a.shareLocation;
+  b.n = a.n;
+  b.nb = a.priorCount;
+  b.nc = a.nc;
+  b.topK = a.topK;
+  b.keepTopK = a.keepTopK;
+  b.background = a.background;
+  b.scoreThreshold = a.threshold;
+  b.iouThreshold = a.iouThreshold;
+  b.offset = a.offset;
+  b.clip = true;
+  b.strictThreshold = true;
+  b.outCounts = a.keepCount;
+  b.outBoxes = l.outBoxes;
+  b.outScores = l.outScores;
+  b.outClasses = l.outClasses;
+  err = launchBatchedNms(b, l.nms, l.nmsBytes, stream);
+  if (!err.empty()) return err;
+  detectionRowsKernel<<<blocksFor(a.n * a.keepTopK), kThreads, 0, stream>>>(a.n, a.keepTopK, l.outBoxes, l.outScores,
+                                                                             l.outClasses, a.detections);
+  return launchStatus("NMS output kernel");
 }
 
 }  // namespace kiln::plugin::cuda
