@@ -216,6 +216,21 @@ std::map<std::string, Sample> makeSamples() {
       },
       1e-5f};
   m["Reorg_TRT/1"] = reorg;
+  m["ModulatedDeformConv2d/1"] = {
+      [](FieldSet& f) {
+        f.add("stride", std::vector<int32_t>{1, 2}).add("padding", std::vector<int32_t>{1, 1});
+        f.add("dilation", std::vector<int32_t>{1, 1}).add("group", int32_t{1}).add("deformable_group", int32_t{2});
+      },
+      [](std::mt19937& rng) {
+        int64_t n = pick(rng, 1, 2), cin = 4, cout = pick(rng, 1, 3), h = pick(rng, 3, 7), w = pick(rng, 3, 7);
+        int64_t ho = h, wo = (w + 2 - 3) / 2 + 1;
+        return std::vector<HostTensor>{floats(dims({n, cin, h, w}), uniform(rng, n * cin * h * w)),
+                                       floats(dims({n, 2 * 2 * 9, ho, wo}), uniform(rng, n * 36 * ho * wo, -1.5f, 1.5f)),
+                                       floats(dims({n, 2 * 9, ho, wo}), uniform(rng, n * 18 * ho * wo, 0.f, 1.f)),
+                                       floats(dims({cout, cin, 3, 3}), uniform(rng, cout * cin * 9)),
+                                       floats(dims({cout}), uniform(rng, cout))};
+      },
+      1e-4f};
   m["Reorg_TRT/2"] = reorg;
   return m;
 }

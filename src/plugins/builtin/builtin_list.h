@@ -33,5 +33,6 @@ std::unique_ptr<IPluginCreator> makeNormalizeCreator();
 std::unique_ptr<IPluginCreator> makeReorgCreator();
 std::unique_ptr<IPluginCreator> makeReorgV1Creator();
 std::unique_ptr<IPluginCreator> makeRegionCreator();
+std::unique_ptr<IPluginCreator> makeDeformConvCreator();
 
 }  // namespace kiln::plugin

@@ -35,6 +35,7 @@ std::vector<std::unique_ptr<IPluginCreator>> makeBuiltinCreators() {
   v.push_back(makeReorgCreator());
   v.push_back(makeReorgV1Creator());
   v.push_back(makeRegionCreator());
+  v.push_back(makeDeformConvCreator());
   return v;
 }
 

@@ -152,6 +152,16 @@ size_t detectionOutputWorkspace(int64_t n, int64_t priors, int64_t nc, int64_t l
 std::string launchDetectionOutput(DetectionOutputArgs const& a, void* workspace, size_t workspaceBytes,
                                   cudaStream_t stream);
 
+/// ModulatedDeformConv2d (DCNv2, see deform_conv.cc): one type (fp32 or fp16) for every tensor; bias optional.
+struct DeformConvArgs {
+  void const *x = nullptr, *offset = nullptr, *mask = nullptr, *weight = nullptr, *bias = nullptr;
+  void* out = nullptr;
+  int64_t n = 0, cin = 0, h = 0, w = 0, cout = 0, kh = 0, kw = 0, ho = 0, wo = 0;
+  int32_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilH = 1, dilW = 1, group = 1, deformableGroup = 1;
+  bool half = false;
+};
+std::string launchDeformConv(DeformConvArgs const& a, cudaStream_t stream);
+
 /// Device memory for plugin weights: copies `bytes` bytes from the host; nullptr with *error set on failure.
 void* uploadToDevice(void const* host, size_t bytes, std::string* error);
 /// Frees memory from uploadToDevice (nullptr is fine).
