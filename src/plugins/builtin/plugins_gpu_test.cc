@@ -41,13 +41,11 @@ TEST_P(BuiltinGpu, MatchesHostAndCapturesInGraph) {
 std::vector<std::string> cudaBuiltins() {
   std::vector<std::string> v;
   for (auto& c : makeBuiltinCreators()) {
-    IPluginV2* p = c->createPlugin("probe", nullptr);
     plugincheck::Sample s;
     if (!plugincheck::builtinSample(c->getPluginName(), c->getPluginVersion(), s)) continue;
     plugincheck::FieldSet f;
     s.fields(f);
-    if (p) p->destroy();
-    p = c->createPlugin("probe", f.get());
+    IPluginV2* p = c->createPlugin("probe", f.get());
     auto* b = dynamic_cast<BuiltinPlugin*>(p);
     if (b && b->hasCuda()) v.push_back(std::string(c->getPluginName()) + "/" + c->getPluginVersion());
     if (p) p->destroy();

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -73,6 +74,38 @@ inline bool sameDims(Dims const& a, Dims const& b) {
     if (a.d[i] != b.d[i]) return false;
   }
   return true;
+}
+
+/// Reference helpers several plugin tests share.
+/// Normalizes x over [start, start + len) in double.
+inline void refNorm(std::vector<double>& y, std::vector<float> const& x, size_t start, size_t len, double eps) {
+  double m = 0, v = 0;
+  for (size_t i = 0; i < len; ++i) m += x[start + i];
+  m /= static_cast<double>(len);
+  for (size_t i = 0; i < len; ++i) v += (x[start + i] - m) * (x[start + i] - m);
+  v /= static_cast<double>(len);
+  for (size_t i = 0; i < len; ++i) y[start + i] = (x[start + i] - m) / std::sqrt(v + eps);
+}
+
+/// IoU of corner boxes a, b (offset 1: Caffe unnormalized semantics), in double.
+inline double iouRef(float const* a, float const* b, double off) {
+  double w = std::min(a[2], b[2]) - std::max(a[0], b[0]) + off, h = std::min(a[3], b[3]) - std::max(a[1], b[1]) + off;
+  double inter = (w > 0 && h > 0) ? w * h : 0;
+  double u = (a[2] - a[0] + off) * (a[3] - a[1] + off) + (b[2] - b[0] + off) * (b[3] - b[1] + off) - inter;
+  return u > 0 ? inter / u : 0;
+}
+
+/// Random well-formed corner boxes in [0, 1] with clusters so that suppression happens.
+inline std::vector<float> randomBoxes(size_t n, uint32_t seed) {
+  std::vector<float> r = randomFloats(n * 4, seed, 0.f, 1.f), b(n * 4);
+  for (size_t i = 0; i < n; ++i) {
+    float cx = std::floor(r[i * 4] * 3) / 3 + 0.05f * r[i * 4 + 1], cy = std::floor(r[i * 4 + 2] * 2) / 2 + 0.05f * r[i * 4 + 3];
+    b[i * 4] = cx;
+    b[i * 4 + 1] = cy;
+    b[i * 4 + 2] = cx + 0.3f;
+    b[i * 4 + 3] = cy + 0.4f;
+  }
+  return b;
 }
 
 }  // namespace kiln::plugin::testing
