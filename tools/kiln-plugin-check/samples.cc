@@ -99,6 +99,7 @@ std::map<std::string, Sample> makeSamples() {
         return std::vector<HostTensor>{floats(dims({n, 3, h, w}), uniform(rng, n * 3 * h * w))};
       },
       1e-3f};
+  m["InstanceNormalization_TRT/2"] = m["InstanceNormalization_TRT/1"];
   m["GroupNormalizationPlugin/1"] = {
       [](FieldSet& f) { f.add("eps", 1e-5f).add("num_groups", int32_t{2}); },
       [](std::mt19937& rng) {

@@ -18,6 +18,7 @@ std::unique_ptr<IPluginCreator> makeBatchedNmsCreator();
 std::unique_ptr<IPluginCreator> makeNmsCreator();
 std::unique_ptr<IPluginCreator> makeNmsDynamicCreator();
 std::unique_ptr<IPluginCreator> makeInstanceNormCreator();
+std::unique_ptr<IPluginCreator> makeInstanceNormV2Creator();
 std::unique_ptr<IPluginCreator> makeGroupNormCreator();
 std::unique_ptr<IPluginCreator> makeSkipLayerNormCreator();
 std::unique_ptr<IPluginCreator> makeGeluCreator();

@@ -1,4 +1,4 @@
-// InstanceNormalization_TRT (version 1): per-(sample, channel) normalization of [N, C, H, W] or [N, C, D, H, W]
+// InstanceNormalization_TRT (versions 1 and 2, the same computation): per-(sample, channel) normalization of [N, C, H, W] or [N, C, D, H, W]
 // with per-channel scale and bias, optionally followed by a leaky ReLU. Fields: epsilon (float, default 1e-5),
 // scales and bias (float arrays of C values, required), relu (int, 0/1), alpha (float, the ReLU's negative
 // slope). fp32 and fp16 (computed in fp32 on the host).
@@ -11,10 +11,11 @@
 namespace kiln::plugin {
 namespace {
 
+template <int V>
 class InstanceNorm final : public BuiltinPlugin {
  public:
   static constexpr char const* kName = "InstanceNormalization_TRT";
-  static constexpr char const* kVersion = "1";
+  static constexpr char const* kVersion = V == 1 ? "1" : "2";
   InstanceNorm(float eps, std::vector<float> scales, std::vector<float> bias, int32_t relu, float alpha)
       : BuiltinPlugin(kName, kVersion), eps_(eps), scales_(std::move(scales)), bias_(std::move(bias)), relu_(relu),
         alpha_(alpha) {}
@@ -56,7 +57,7 @@ class InstanceNorm final : public BuiltinPlugin {
 
   int32_t getNbOutputs() const noexcept override { return 1; }
   IPluginV2DynamicExt* clone() const noexcept override {
-    return finishClone(new (std::nothrow) InstanceNorm(eps_, scales_, bias_, relu_, alpha_));
+    return this->finishClone(new (std::nothrow) InstanceNorm(eps_, scales_, bias_, relu_, alpha_));
   }
   DimsExprs getOutputDimensions(int32_t, DimsExprs const* inputs, int32_t, IExprBuilder&) noexcept override {
     return inputs[0];
@@ -134,6 +135,9 @@ class InstanceNorm final : public BuiltinPlugin {
 
 }  // namespace
 
-std::unique_ptr<IPluginCreator> makeInstanceNormCreator() { return std::make_unique<BuiltinCreator<InstanceNorm>>(); }
+std::unique_ptr<IPluginCreator> makeInstanceNormCreator() { return std::make_unique<BuiltinCreator<InstanceNorm<1>>>(); }
+std::unique_ptr<IPluginCreator> makeInstanceNormV2Creator() {
+  return std::make_unique<BuiltinCreator<InstanceNorm<2>>>();
+}
 
 }  // namespace kiln::plugin

@@ -10,19 +10,22 @@ namespace kiln::plugin::testing {
 namespace {
 
 TEST(InstanceNormPlugin, NormalizesPerSampleAndChannel) {
-  IPluginCreator& cr = builtinCreator("InstanceNormalization_TRT");
-  std::vector<float> s{1.f, 2.f, 0.5f}, b{0.f, -1.f, 0.25f};
-  FieldSet f;
-  f.add("epsilon", 1e-3f).add("scales", s).add("bias", b);
-  PluginPtr p = createPlugin(cr, f.get());
-  ASSERT_TRUE(p);
-  std::vector<float> x = randomFloats(2 * 3 * 4 * 5, 5);
-  auto out = expectRoundTrips(cr, *p, {floats(dims({2, 3, 4, 5}), x)});
-  std::vector<double> y(x.size());
-  std::vector<float> ref(x.size());
-  for (size_t nc = 0; nc < 6; ++nc) refNorm(y, x, nc * 20, 20, 1e-3);
-  for (size_t i = 0; i < x.size(); ++i) ref[i] = static_cast<float>(y[i] * s[(i / 20) % 3] + b[(i / 20) % 3]);
-  expectNear(out[0].as<float>(), ref, 1e-5f);
+  for (char const* version : {"1", "2"}) {
+    IPluginCreator& cr = builtinCreator("InstanceNormalization_TRT", version);
+    std::vector<float> s{1.f, 2.f, 0.5f}, b{0.f, -1.f, 0.25f};
+    FieldSet f;
+    f.add("epsilon", 1e-3f).add("scales", s).add("bias", b);
+    PluginPtr p = createPlugin(cr, f.get());
+    ASSERT_TRUE(p);
+    std::vector<float> x = randomFloats(2 * 3 * 4 * 5, 5);
+    auto out = expectRoundTrips(cr, *p, {floats(dims({2, 3, 4, 5}), x)});
+    std::vector<double> y(x.size());
+    std::vector<float> ref(x.size());
+    for (size_t nc = 0; nc < 6; ++nc) refNorm(y, x, nc * 20, 20, 1e-3);
+    for (size_t i = 0; i < x.size(); ++i) ref[i] = static_cast<float>(y[i] * s[(i / 20) % 3] + b[(i / 20) % 3]);
+    expectNear(out[0].as<float>(), ref, 1e-5f);
+    EXPECT_STREQ(p->getPluginVersion(), version);
+  }
 }
 
 TEST(InstanceNormPlugin, ReluAlphaAndHalf) {

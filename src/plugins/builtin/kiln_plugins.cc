@@ -20,6 +20,7 @@ std::vector<std::unique_ptr<IPluginCreator>> makeBuiltinCreators() {
   v.push_back(makeNmsCreator());
   v.push_back(makeNmsDynamicCreator());
   v.push_back(makeInstanceNormCreator());
+  v.push_back(makeInstanceNormV2Creator());
   v.push_back(makeGroupNormCreator());
   v.push_back(makeSkipLayerNormCreator());
   v.push_back(makeGeluCreator());
