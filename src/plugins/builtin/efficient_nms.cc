@@ -2,9 +2,9 @@
 // Inputs: boxes [N, B, 4] or [N, B, C, 4], scores [N, B, C], optional anchors [1 or N, B, 4] (fp32 or fp16,
 // one type). Outputs: num_detections [N, 1] int32, detection_boxes [N, M, 4] (corners), detection_scores [N, M],
 // detection_classes [N, M] int32, M = max_output_boxes, zero-padded past num_detections.
-// Fields: score_threshold (float, default 0.5; candidates need a score strictly above it, after the sigmoid
-// when score_activation), iou_threshold (float, default 0.5; a box is suppressed by a kept box of its class
-// whose IoU exceeds it), max_output_boxes (int, default 100), background_class (int, default -1: none),
+// Fields: score_threshold (float, default 0.5; candidates need a score >= it, after the sigmoid when
+// score_activation), iou_threshold (float, default 0.5; a box is suppressed by a kept box of its class whose
+// IoU is >= it, as TensorRT's), max_output_boxes (int, default 100), background_class (int, default -1: none),
 // score_activation (bool as int), class_agnostic (bool as int), box_coding (int: 0 corners, 1 center-size).
 // No candidate limit (TensorRT's CUDA path considers the 4,096 best). The CUDA path (cuda/nms.cu) selects the
 // same detections as the host path.
@@ -232,7 +232,7 @@ std::string EfficientNms::hostCompute(PluginTensorDesc const* in, PluginTensorDe
         if (c == p_.backgroundClass) continue;
         float s = scores[(b * nb + i) * nc + c];
         if (p_.scoreActivation) s = 1.f / (1.f + std::exp(-s));
-        if (!(s > p_.scoreThreshold)) continue;
+        if (!(s >= p_.scoreThreshold)) continue;
         float const* raw = perClass ? &boxes[((b * nb + i) * nc + c) * 4] : &boxes[(b * nb + i) * 4];
         float v[4] = {raw[0], raw[1], raw[2], raw[3]};
         if (haveAnchors) {
@@ -249,7 +249,7 @@ std::string EfficientNms::hostCompute(PluginTensorDesc const* in, PluginTensorDe
         cand.push_back({s, static_cast<int32_t>(c), i * nc + c, toCorners(v, p_.boxCoding)});
       }
     }
-    auto kept = greedyNms(std::move(cand), p_.iouThreshold, 0.f, p_.classAgnostic != 0, m);
+    auto kept = greedyNms(std::move(cand), p_.iouThreshold, 0.f, p_.classAgnostic != 0, m, true);
     counts[b] = static_cast<int32_t>(kept.size());
     for (size_t k = 0; k < kept.size(); ++k) {
       size_t o = static_cast<size_t>(b * m) + k;

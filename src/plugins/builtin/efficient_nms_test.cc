@@ -15,20 +15,21 @@ struct Det {
   int box;
 };
 
-// Per image: candidates (score > thr, not background) sorted by score desc then (box, class) order, greedy.
+// Per image: candidates (score >= thr, not background) sorted by score desc then (box, class) order, greedy
+// suppression at IoU >= the threshold (as TensorRT).
 std::vector<Det> refEfficient(std::vector<float> const& boxes, std::vector<float> const& scores, int nb, int nc, int b,
                               float thr, float iou, int maxOut, bool agnostic) {
   std::vector<Det> c;
   for (int i = 0; i < nb; ++i)
     for (int k = 0; k < nc; ++k)
-      if (scores[(b * nb + i) * nc + k] > thr) c.push_back({scores[(b * nb + i) * nc + k], k, i});
+      if (scores[(b * nb + i) * nc + k] >= thr) c.push_back({scores[(b * nb + i) * nc + k], k, i});
   std::stable_sort(c.begin(), c.end(), [](Det const& x, Det const& y) { return x.score > y.score; });
   std::vector<Det> kept;
   for (auto const& d : c) {
     if (static_cast<int>(kept.size()) == maxOut) break;
     bool ok = true;
     for (auto const& k : kept)
-      if ((agnostic || k.cls == d.cls) && iouRef(&boxes[(b * nb + k.box) * 4], &boxes[(b * nb + d.box) * 4], 0) > iou) ok = false;
+      if ((agnostic || k.cls == d.cls) && iouRef(&boxes[(b * nb + k.box) * 4], &boxes[(b * nb + d.box) * 4], 0) >= iou) ok = false;
     if (ok) kept.push_back(d);
   }
   return kept;

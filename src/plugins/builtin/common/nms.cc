@@ -18,7 +18,7 @@ float boxIou(CornerBox const& a, CornerBox const& b, float offset) {
 }
 
 std::vector<NmsCandidate> greedyNms(std::vector<NmsCandidate> c, float iouThreshold, float offset, bool classAgnostic,
-                                    int64_t limit) {
+                                    int64_t limit, bool suppressAtThreshold) {
   std::stable_sort(c.begin(), c.end(), [](NmsCandidate const& a, NmsCandidate const& b) {
     return a.score > b.score || (a.score == b.score && a.id < b.id);
   });
@@ -27,7 +27,8 @@ std::vector<NmsCandidate> greedyNms(std::vector<NmsCandidate> c, float iouThresh
     if (limit >= 0 && static_cast<int64_t>(kept.size()) >= limit) break;
     bool suppressed = false;
     for (auto const& k : kept) {
-      if ((classAgnostic || k.cls == cand.cls) && boxIou(k.box, cand.box, offset) > iouThreshold) {
+      float iou = (classAgnostic || k.cls == cand.cls) ? boxIou(k.box, cand.box, offset) : -1.f;
+      if (iou > iouThreshold || (suppressAtThreshold && iou >= iouThreshold && iou >= 0.f)) {
         suppressed = true;
         break;
       }

@@ -25,11 +25,11 @@ struct NmsCandidate {
   CornerBox box;
 };
 
-/// Sorts `c` by descending score (ties: ascending id) and keeps, in that order, each candidate whose IoU with
-/// every kept one of its class (any class when classAgnostic) is <= iouThreshold, stopping at `limit` (< 0: no
-/// limit).
+/// Sorts `c` by descending score (ties: ascending id) and keeps, in that order, each candidate not suppressed by
+/// a kept one of its class (any class when classAgnostic): suppression when IoU > iouThreshold, or >= with
+/// `suppressAtThreshold` (EfficientNMS). Stops at `limit` kept (< 0: no limit).
 std::vector<NmsCandidate> greedyNms(std::vector<NmsCandidate> c, float iouThreshold, float offset, bool classAgnostic,
-                                    int64_t limit);
+                                    int64_t limit, bool suppressAtThreshold = false);
 
 /// The per-class NMS of BatchedNMS_TRT and NMS_TRT for one image: for each class but `background`, the
 /// candidates whose score passes the threshold (>= it, or > it when `strict`), the `topK` best of them

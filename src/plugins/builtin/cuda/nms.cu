@@ -98,7 +98,7 @@ __global__ void efficientKeysKernel(EfficientNmsArgs a, uint32_t* keys, int32_t*
     int64_t c = t % a.nc;
     float s = loadF(scores, t);
     if (a.sigmoid) s = 1.f / (1.f + expf(-s));
-    bool valid = c != a.background && s > a.scoreThreshold;
+    bool valid = c != a.background && s >= a.scoreThreshold;
     keys[t] = valid ? descendingKey(s) : kInvalidKey;
     vals[t] = static_cast<int32_t>(t % per);
   }
@@ -156,7 +156,7 @@ __global__ void efficientNmsKernel(EfficientNmsArgs a, uint32_t const* keys, int
     __syncthreads();
     int suppressed = 0;
     for (int32_t q = threadIdx.x; q < kept; q += blockDim.x) {
-      if ((a.classAgnostic || kc[q] == cls) && iou(kb[q], cand, 0.f) > a.iouThreshold) suppressed = 1;
+      if ((a.classAgnostic || kc[q] == cls) && iou(kb[q], cand, 0.f) >= a.iouThreshold) suppressed = 1;
     }
     suppressed = __syncthreads_or(suppressed);
     if (!suppressed && threadIdx.x == 0) {
