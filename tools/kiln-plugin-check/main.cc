@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "check.h"
+#include "device.h"
 #include "kiln/kiln_builtin_plugins.h"
 #include "kiln/kiln_plugin.h"
 #include "samples.h"
@@ -32,7 +33,9 @@ clone round trips, repeated runs identical; with --backend=cuda also CPU vs GPU 
   --shapes=N             random input shapes per plugin (default 6)
   --seed=S               random seed (default 1)
   --verbose              print notes on what was exercised
-Exit status: 0 when every checked plugin passes, 1 when one fails, 2 for a usage error.
+  --skipWithoutDevice    with --backend=cuda and no usable device, exit 77 (ctest's skip) instead of failing
+Exit status: 0 when every checked plugin passes, 1 when one fails, 2 for a usage error, 77 for
+--skipWithoutDevice without a device.
 )";
 
 class StderrLogger final : public kiln::ILogger {
@@ -49,7 +52,7 @@ bool startsWith(std::string const& s, char const* p) { return s.rfind(p, 0) == 0
 int main(int argc, char** argv) {
   std::string name, version, ns, backend = "cpu", inputs;
   std::vector<std::string> libraries, fieldSettings;
-  bool all = false, builtins = true, verbose = false;
+  bool all = false, builtins = true, verbose = false, skipWithoutDevice = false;
   kiln::plugincheck::Options options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
         options.seed = static_cast<uint32_t>(std::stoul(a.substr(7)));
       } else if (a == "--verbose") {
         verbose = true;
+      } else if (a == "--skipWithoutDevice") {
+        skipWithoutDevice = true;
       } else if (!startsWith(a, "-") && name.empty()) {
         name = a;
       } else {
@@ -103,6 +108,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.cuda = backend == "cuda";
+  std::string why;
+  if (options.cuda && skipWithoutDevice && !kiln::plugincheck::device::available(why)) {
+    std::cout << "SKIP --backend=cuda: " << why << "\n";
+    return 77;
+  }
 
   static StderrLogger logger;
   kiln::IPluginRegistry* registry = kiln::getPluginRegistry();
