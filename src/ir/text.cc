@@ -465,6 +465,9 @@ class Parser {
     if (!isSupportedType(t)) return errorAt(l, c, "constants of type ", dataTypeName(t), " are not supported");
     auto vol = checkedVolume(shape);
     if (!vol.isOk()) return errorAt(l, c, vol.status().message());
+    if (*vol > kMaxTextConstantElements)
+      return errorAt(l, c, "a constant of ", *vol, " elements (shape ", dimsToString(shape),
+                     ") is larger than the text form makes (", kMaxTextConstantElements, ")");
     if (d.kind == DataSpec::kRandom) return makeRandomTensor(t, shape, d.seed);
     if (d.kind == DataSpec::kList && static_cast<int64_t>(d.list.size()) != *vol)
       return errorAt(l, c, "constant data has ", d.list.size(), " values for shape ", dimsToString(shape), " (",

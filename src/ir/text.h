@@ -23,6 +23,10 @@ struct PrintOptions {
 /// Constants up to this many elements are always printed in full.
 inline constexpr int64_t kMaxInlineConstant = 16;
 
+/// Largest constant parseGraph makes (data=[...], random(), fill()): the text form is for tests and dumps, and
+/// a few characters of `fill(0)` must not ask for gigabytes.
+inline constexpr int64_t kMaxTextConstantElements = int64_t{1} << 24;
+
 /// The text form of `g`. Nodes are printed in topological order (node order when the graph has a cycle).
 ///
 ///   graph {

@@ -296,5 +296,18 @@ TEST(IrText, ErrorsGiveLineAndColumn) {
   }
 }
 
+// A few characters must not ask for gigabytes: constants past
+// kMaxTextConstantElements are refused with the line and column, before allocating.
+TEST(IrText, HugeConstantsAreRefusedBeforeAllocating) {
+  for (char const* data : {"fill(0)", "random(3)", "[1]"}) {
+    std::string const text = std::string("graph {\n  c: f32[65536,65536] = Constant \"c\" () {data=") + data +
+                             "}\n  output c\n}\n";
+    std::string const e = parseError(text);
+    EXPECT_NE(e.find("larger than the text form makes"), std::string::npos) << e;
+    EXPECT_NE(e.find("line 2"), std::string::npos) << e;
+  }
+  EXPECT_NE(parseOk("graph {\n  c: u8[4096,4096] = Constant \"c\" () {data=fill(1)}\n  output c\n}\n"), nullptr);
+}
+
 }  // namespace
 }  // namespace kiln::ir

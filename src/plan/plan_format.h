@@ -98,6 +98,11 @@ struct SectionSpec {
 Result<HostBuffer> assemblePlan(ContainerInfo const& info, std::vector<SectionSpec> const& sections,
                                 MemoryBudget* budget);
 
+/// Recomputes the checksums of `bytes` in place: of every section the table places inside the bytes, then of
+/// the header. For tests and fuzzers that change a plan's contents and want the change to reach the checks
+/// behind the checksums (schema, graph). False, changing nothing, when the bytes cannot hold the header.
+bool resealPlan(uint8_t* bytes, size_t size);
+
 /// writePlan with the weights-section size limit given (tests use small limits to get several sections).
 Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget, uint64_t weightsSectionLimit);
 

@@ -13,6 +13,21 @@ namespace detail {
 
 uint64_t checksum(void const* data, size_t size) { return XXH3_64bits(data, size); }
 
+bool resealPlan(uint8_t* bytes, size_t size) {
+  if (bytes == nullptr || size < headerBytes(0)) return false;
+  uint64_t const n = loadLE32(bytes + kOffNumSections);
+  if (n > kMaxSections || headerBytes(n) > size) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint8_t* entry = bytes + kOffTable + i * kSectionEntryBytes;
+    uint64_t const offset = loadLE64(entry + 8);
+    uint64_t const bytesIn = loadLE64(entry + 16);
+    if (offset <= size && bytesIn <= size - offset) storeLE64(entry + 24, checksum(bytes + offset, bytesIn));
+  }
+  size_t const sumAt = headerBytes(n) - 8;
+  storeLE64(bytes + sumAt, checksum(bytes, sumAt));
+  return true;
+}
+
 Result<HostBuffer> assemblePlan(ContainerInfo const& info, std::vector<SectionSpec> const& sections,
                                 MemoryBudget* budget) {
   if (info.kilnVersion.size() > kFixedStringBytes)

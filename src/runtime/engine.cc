@@ -35,7 +35,7 @@ Status uploadConstants(EngineCore& core) {
 Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Reporter const& reporter,
                                                std::shared_ptr<MemoryBudget> budget, int32_t maxThreads,
                                                IGpuAllocator* allocator) {
-  if (!blob || size == 0) return invalidArgument("deserializeCudaEngine: empty plan");
+  if (!blob || size == 0) return invalidArgument("empty plan (null or 0 bytes)");
   auto core = std::make_shared<EngineCore>();
   core->reporter = reporter;
   core->budget = std::move(budget);
@@ -57,11 +57,15 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
       p.workspaceSizes.size() != g.nodes().size())
     return invalidPlan("the memory plan does not match the graph");
   if (p.arenaSize < 0) return invalidPlan("negative arena size");
+  // offset + size may overflow int64 for hostile values: compare without adding.
+  auto outside = [&](int64_t offset, int64_t bytes) {
+    return bytes < 0 || offset > p.arenaSize || bytes > p.arenaSize - offset;
+  };
   for (auto const& pl : p.placements)
-    if (pl.offset >= 0 && (pl.size < 0 || pl.offset + pl.size > p.arenaSize))
+    if (pl.offset >= 0 && outside(pl.offset, pl.size))
       return invalidPlan("a tensor placement lies outside the activation arena");
   for (size_t i = 0; i < g.nodes().size(); ++i)
-    if (p.workspaceOffsets[i] >= 0 && p.workspaceOffsets[i] + p.workspaceSizes[i] > p.arenaSize)
+    if (p.workspaceOffsets[i] >= 0 && outside(p.workspaceOffsets[i], p.workspaceSizes[i]))
       return invalidPlan("a workspace lies outside the activation arena");
   if (p.profiles.empty()) return invalidPlan("the plan has no optimization profile");
   for (auto const& prof : p.profiles)

@@ -275,6 +275,7 @@ Result<Constant*> ImportContext::newConstant(DataType type, Dims const& dims) {
     }
     n *= dims.d[i];
   }
+  KO_RETURN_IF_ERROR(checkConstantBytes(n * elementSize(type), cat("constant of shape ", dimsString(dims))));
   Constant c;
   c.type = type;
   c.dims = dims;
@@ -283,8 +284,22 @@ Result<Constant*> ImportContext::newConstant(DataType type, Dims const& dims) {
 }
 
 Constant* ImportContext::keep(Constant c) {
+  constantBytes_ += static_cast<int64_t>(c.bytes.size());
   storage_.push_back(std::move(c));
   return &storage_.back();
+}
+
+int64_t ImportContext::constantBytesLeft() const {
+  if (memoryLimit_ <= 0) return std::numeric_limits<int64_t>::max();
+  return constantBytes_ >= memoryLimit_ ? 0 : memoryLimit_ - constantBytes_;
+}
+
+Status ImportContext::checkConstantBytes(int64_t bytes, std::string const& what) const {
+  if (bytes > constantBytesLeft()) {
+    return fail(ErrorCode::kMEM_ALLOC_FAILED, what, " needs ", bytes, " bytes, which would pass the memory limit of ",
+                memoryLimit_, " bytes (IBuilder::setMemoryLimit; ", constantBytes_, " bytes of constants held)");
+  }
+  return Status::success();
 }
 
 Result<ITensor*> ImportContext::constantTensor(Constant const* c, std::string const& name) {
@@ -411,7 +426,8 @@ void copyField(google::protobuf::RepeatedField<Src> const& field, std::vector<ui
 }
 }  // namespace
 
-Result<Constant> constantFromTensorProto(::onnx::TensorProto const& t, ExternalLoader const& externalLoader) {
+Result<Constant> constantFromTensorProto(::onnx::TensorProto const& t, ExternalLoader const& externalLoader,
+                                         int64_t maxBytes) {
   using TP = ::onnx::TensorProto;
   std::string const& name = t.name();
   Constant c;
@@ -437,6 +453,10 @@ Result<Constant> constantFromTensorProto(::onnx::TensorProto const& t, ExternalL
   }
   int64_t const esize = elementSize(c.type);
   int64_t const expected = count * esize;
+  if (expected > maxBytes) {
+    return fail(ErrorCode::kMEM_ALLOC_FAILED, "tensor '", name, "' of shape ", dimsString(c.dims), " needs ", expected,
+                " bytes, which would pass the memory limit (IBuilder::setMemoryLimit; ", maxBytes, " bytes left)");
+  }
   if (t.data_location() == TP::EXTERNAL) {
     if (!externalLoader) {
       return fail(ErrorCode::kINVALID_VALUE, "tensor '", name,

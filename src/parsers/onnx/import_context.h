@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -206,8 +207,17 @@ class ImportContext {
   /// Checks that the layer was created (the network logged why not) and names it after the node.
   Status check(ILayer* layer, ::onnx::NodeProto const& node, char const* what);
 
-  /// Keeps weight bytes alive while the parser lives; returns the stored copy.
+  /// Keeps weight bytes alive while the parser lives; returns the stored copy. Its bytes count against the
+  /// memory limit (setMemoryLimit).
   Constant* keep(Constant c);
+
+  /// Caps the bytes of all constants this import holds (initializers, external data, constants importers
+  /// compute): the builder's IBuilder::setMemoryLimit, 0 for no cap beyond kMaxConstantElements per constant.
+  void setMemoryLimit(int64_t bytes) { memoryLimit_ = bytes; }
+  /// Bytes a new constant may still take under the memory limit (INT64_MAX when there is none).
+  int64_t constantBytesLeft() const;
+  /// Error (kMEM_ALLOC_FAILED, naming `what`) if `bytes` more would pass the memory limit. Call before allocating.
+  Status checkConstantBytes(int64_t bytes, std::string const& what) const;
 
   /// Storage the parser owns (moved out by the parser after a parse).
   std::deque<Constant>& storage() { return storage_; }
@@ -226,6 +236,8 @@ class ImportContext {
   std::vector<std::unordered_map<std::string, std::optional<Value>>> scopes_;
   std::vector<std::string> prefixes_;
   std::deque<Constant> storage_;
+  int64_t memoryLimit_ = 0;
+  int64_t constantBytes_ = 0;
   ExternalLoader externalLoader_;
   int32_t constantCounter_ = 0;
   ILogger* logger_ = nullptr;
@@ -252,8 +264,10 @@ Result<std::vector<int64_t>> attrInts(::onnx::NodeProto const& node, char const*
 Result<std::vector<float>> attrFloats(::onnx::NodeProto const& node, char const* name);
 
 /// Converts a TensorProto into an owned constant (data fields, raw_data; external data resolved by
-/// `externalLoader` when set). Checks dims and that the bytes cover them.
-Result<Constant> constantFromTensorProto(::onnx::TensorProto const& tensor, ExternalLoader const& externalLoader);
+/// `externalLoader` when set). Checks dims and that the bytes cover them, and refuses (kMEM_ALLOC_FAILED) a
+/// tensor whose dims need more than `maxBytes` before reading or copying any of it.
+Result<Constant> constantFromTensorProto(::onnx::TensorProto const& tensor, ExternalLoader const& externalLoader,
+                                         int64_t maxBytes = std::numeric_limits<int64_t>::max());
 
 //
 // Shape helpers

@@ -865,6 +865,61 @@ TEST_F(ExternalData, RefusesEscapes) {
   EXPECT_FALSE(r.ok);
 }
 
+// The layout of a model folder's neighbours: a sibling folder whose name starts with the model folder's, and a
+// symlinked folder pointing outside. Both are outside, whatever the spelling.
+TEST_F(ExternalData, RefusesSymlinkedFoldersAndSiblingPrefixes) {
+  fs::create_directories(root_ / "model2");
+  fs::copy_file(root_ / "model" / "w.bin", root_ / "model2" / "w.bin");
+  fs::create_directory_symlink(root_ / "model2", root_ / "model" / "linked_dir");
+  for (std::string loc : {"../model2/w.bin", "linked_dir/w.bin", "./../model/../model2/w.bin", "..", ".",
+                          "\\server\\share\\w.bin"}) {
+    auto r = parseOnly(model(loc), path().c_str());
+    EXPECT_FALSE(r.ok) << loc;
+    EXPECT_NE(r.desc.find("'w'"), std::string::npos) << loc << ": " << r.desc;
+  }
+  // Paths that wander but end inside the folder are fine, as is a symlink that stays inside.
+  fs::create_symlink(root_ / "model" / "w.bin", root_ / "model" / "inner_link.bin");
+  for (std::string loc : {"sub/../w.bin", "../model/w.bin", "inner_link.bin"}) {
+    fs::create_directories(root_ / "model" / "sub");
+    auto r = parseOnly(model(loc), path().c_str());
+    EXPECT_TRUE(r.ok) << loc << ": " << r.desc;
+  }
+}
+
+// The builder's memory limit caps what a model's constants may take, checked before reading or allocating them:
+// initializers, external data, and constants importers make (ConstantOfShape).
+TEST(OnnxParserLimits, ConstantsPastTheBuilderMemoryLimitAreRefusedByName) {
+  ModelBuilder m;
+  std::vector<float> big(4096, 1.F);
+  m.input("x", {4096}).initF("weights", {4096}, big).output("y");
+  m.node("Add", {"x", "weights"}, {"y"});
+  EXPECT_TRUE(parseOnly(m.bytes(), nullptr, 1 << 20).ok);
+  auto r = parseOnly(m.bytes(), nullptr, 8192);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kMEM_ALLOC_FAILED);
+  EXPECT_NE(r.desc.find("'weights'"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("memory limit"), std::string::npos) << r.desc;
+
+  ModelBuilder m2;
+  m2.input("x", {1}).output("y");
+  m2.initI("shape", {2}, {512, 512});
+  m2.node("ConstantOfShape", {"shape"}, {"big"}, "fill_1mib");
+  m2.node("Add", {"x", "big"}, {"y"});
+  EXPECT_TRUE(parseOnly(m2.bytes(), nullptr, 4 << 20).ok);
+  r = parseOnly(m2.bytes(), nullptr, 64 << 10);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.desc.find("memory limit"), std::string::npos) << r.desc;
+  EXPECT_NE(r.desc.find("fill_1mib"), std::string::npos) << r.desc;
+}
+
+TEST_F(ExternalData, ClaimsPastTheMemoryLimitAreRefusedBeforeReading) {
+  auto r = parseOnly(model("w.bin"), path().c_str(), 8);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, kiln::onnx::ErrorCode::kMEM_ALLOC_FAILED);
+  EXPECT_NE(r.desc.find("memory limit"), std::string::npos) << r.desc;
+  EXPECT_TRUE(parseOnly(model("w.bin"), path().c_str(), 64).ok);
+}
+
 //
 // API
 //

@@ -351,9 +351,10 @@ struct ParseResult {
   int32_t node;
   std::string nodeName;
 };
-inline ParseResult parseOnly(std::string const& bytes, char const* path = nullptr) {
+inline ParseResult parseOnly(std::string const& bytes, char const* path = nullptr, int64_t memoryLimit = 0) {
   TestLogger logger;
   std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  EXPECT_TRUE(builder->setMemoryLimit(memoryLimit));
   std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
   std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
   bool ok = parser->parse(bytes.data(), bytes.size(), path);

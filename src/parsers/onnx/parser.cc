@@ -351,6 +351,7 @@ class Parser final : public IParser {
     ImportContext ctx(network, opsets);
     ctx.setExternalLoader(loader);
     ctx.setLogger(&logger_, verbosity_);
+    ctx.setMemoryLimit(network.getBuilder().getMemoryLimit());
     bool ok = importGraph(ctx, model.graph(), loader);
     // The weights the network points at stay with the parser (see IParser's lifetime note).
     auto& dest = checking_ ? scratchStorage_ : storage_;
@@ -364,7 +365,7 @@ class Parser final : public IParser {
     // Initializers first (IR < 4 may also list them as graph inputs).
     std::set<std::string> initNames;
     for (auto const& init : graph.initializer()) {
-      auto c = constantFromTensorProto(init, loader);
+      auto c = constantFromTensorProto(init, loader, ctx.constantBytesLeft());
       if (!c.ok()) {
         record(c.status.code, c.status.message, __LINE__, -1, nullptr);
         return false;

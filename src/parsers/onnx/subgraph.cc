@@ -224,7 +224,7 @@ namespace {
 Status importSubgraphNodes(ImportContext& ctx, ::onnx::NodeProto const& owner, ::onnx::GraphProto const& graph,
                            std::vector<ITensor*> const& inputs, std::vector<ITensor*>& outputs) {
   for (auto const& init : graph.initializer()) {
-    auto c = constantFromTensorProto(init, ctx.externalLoader());
+    auto c = constantFromTensorProto(init, ctx.externalLoader(), ctx.constantBytesLeft());
     if (!c.ok()) {
       return c.status;
     }

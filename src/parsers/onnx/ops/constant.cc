@@ -19,7 +19,7 @@ Status importConstant(ImportContext& ctx, Node const& node) {
     if (a.type() != ::onnx::AttributeProto::TENSOR) {
       return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "attribute 'value' must be of type TENSOR");
     }
-    auto r = constantFromTensorProto(a.t(), nullptr);
+    auto r = constantFromTensorProto(a.t(), nullptr, ctx.constantBytesLeft());
     if (!r.ok()) {
       return ImportContext::nodeError(r.status.code, node, r.status.message);
     }
