@@ -25,6 +25,7 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
   }
   passes.push_back(createEliminateIdentityPass());
   passes.push_back(createFoldScaleIntoConvolutionPass());
+  passes.push_back(createFuseGeluPass());
   passes.push_back(createFuseBiasActivationPass());
   for (int round = 0; round < kMaxPipelineRounds; ++round) {
     bool any = false;
