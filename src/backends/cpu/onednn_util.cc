@@ -85,6 +85,12 @@ OmpThreads::OmpThreads(LaunchContext const& ctx)
     omp_set_num_threads(count_);
 }
 
+OmpThreads::OmpThreads(LaunchContext const& ctx, int64_t elements)
+    : previous_(omp_get_max_threads()), count_(ctx.pool && elements >= kSmallWork ? ctx.pool->threads() : 1) {
+  if (count_ != previous_)
+    omp_set_num_threads(count_);
+}
+
 OmpThreads::~OmpThreads() {
   if (count_ != previous_)
     omp_set_num_threads(previous_);

@@ -36,6 +36,10 @@ bool activationSupported(ir::Node const& node);
 class OmpThreads {
  public:
   explicit OmpThreads(LaunchContext const& ctx);
+  /// The same for a launch touching `elements` values: below kSmallWork it runs on the calling thread alone
+  /// (waking the workers would cost more than the work).
+  OmpThreads(LaunchContext const& ctx, int64_t elements);
+  static constexpr int64_t kSmallWork = int64_t{1} << 15;
   ~OmpThreads();
   OmpThreads(OmpThreads const&) = delete;
   OmpThreads& operator=(OmpThreads const&) = delete;

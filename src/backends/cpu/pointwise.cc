@@ -38,7 +38,7 @@ class EltwiseKernel final : public Kernel {
       return invalidArgument(who_, ": x ", dimsToString(x.shape), " and y ", dimsToString(y.shape), " differ in size");
     if (y.count() == 0)
       return Status::ok();
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, y.count());
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<EltwisePrimitives const> p,
                           cache_.get({y.count(), threads.count()}, [&] { return build(y.count()); }));
     try {
@@ -267,7 +267,7 @@ class BinaryKernel final : public Kernel {
     if (a.shape.nbDims > rank || b.shape.nbDims > rank || rank > 12 || rank < 1)
       return invalidArgument(who_, ": a ", dimsToString(a.shape), " and b ", dimsToString(b.shape),
                              " do not broadcast to y ", dimsToString(y.shape));
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, y.count());
     std::vector<int64_t> key = dimsToVector(a.shape);
     key.push_back(-1);
     for (int64_t v : dimsToVector(b.shape))

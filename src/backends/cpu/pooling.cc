@@ -70,7 +70,7 @@ class OnednnPoolKernel final : public Kernel {
     if (x.shape.nbDims != ns + 2 || y.shape.nbDims != ns + 2 || x.count() == 0)
       return invalidArgument(cfg_.who, ": x ", dimsToString(x.shape), " and y ", dimsToString(y.shape),
                              " do not fit a ", ns, "-D pooling");
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, x.count());
     std::vector<int64_t> key = dimsToVector(x.shape);
     for (int64_t v : dimsToVector(y.shape))
       key.push_back(v);

@@ -89,7 +89,7 @@ class SoftmaxKernel final : public Kernel {
     auto axis = normalize(a, rank);
     if (!axis || rank > 12)
       return invalidArgument(who_, ": axis ", a, " is out of range for ", dimsToString(x.shape));
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, x.count());
     std::vector<int64_t> key = dimsToVector(x.shape);
     key.push_back(*axis);
     key.push_back(threads.count());
@@ -167,7 +167,7 @@ class LayerNormKernel final : public Kernel {
                              " must hold ", c, " values along the last axis");
     if (y.count() == 0)
       return Status::ok();
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, x.count());
     std::vector<int64_t> key = dimsToVector(x.shape);
     key.push_back(threads.count());
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<LnormPrim const> p, cache_.get(std::move(key), [&]() -> Result<std::shared_ptr<LnormPrim const>> {
@@ -280,7 +280,7 @@ class ReduceKernel final : public Kernel {
       return Status::ok();
     if (x.count() == 0)
       return unsupported(who_, ": oneDNN reduces non-empty tensors only");
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, x.count());
     std::vector<int64_t> key = dimsToVector(x.shape);
     for (int64_t d : yd)
       key.push_back(d);
@@ -409,7 +409,7 @@ class ShuffleKernel final : public Kernel {
         std::memcpy(y.data, x.data, static_cast<size_t>(y.count()) * sizeof(float));
       return Status::ok();
     }
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, x.count());
     try {
       dnnl::engine& eng = engine();
       dnnl::stream stream(eng);
