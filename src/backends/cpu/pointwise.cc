@@ -1,7 +1,9 @@
 // oneDNN pointwise tactics on fp32: Activation and Unary as eltwise primitives (activation_onednn_eltwise,
 // unary_onednn_eltwise; chains such as SELU run as several in place), ElementWise arithmetic with numpy
 // broadcasting as a binary primitive (elementwise_onednn_binary; the full-shape operand goes first, a
-// broadcast first operand of a non-commutative op is expanded into y first).
+// broadcast first operand of a non-commutative op is expanded into y first). Activation and ElementWise take
+// the 4-D activation formats the builder recorded (cpu_formats_in/out).
+#include <array>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -167,6 +169,9 @@ Tactic activationTactic() {
     auto steps = activationSteps(node);
     if (!steps)
       return invalidGraph(node.describe(), ": activation ", node.attrs.getInt("type", -1), " has no oneDNN eltwise");
+    // Element by element: any recorded format works when x and y share it.
+    if (nodeFormat(node, "cpu_formats_in", 0) != nodeFormat(node, "cpu_formats_out", 0))
+      return invalidGraph(node.describe(), ": x and y must be in one format");
     return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(node.describe(), std::move(*steps)));
   };
   return t;
@@ -255,7 +260,8 @@ struct BinaryPrimitive {
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg) : who_(std::move(who)), op_(op), alg_(alg) {}
+  BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg, std::array<ActFormat, 3> formats)
+      : who_(std::move(who)), op_(op), alg_(alg), formats_(formats) {}
 
   Status enqueue(LaunchContext const& ctx) const override {
     TensorView const& a = ctx.inputs[0];
@@ -321,17 +327,28 @@ class BinaryKernel final : public Kernel {
         p->expand = true;
       }
     }
+    // Recorded formats (a, b, y; the builder gives non-plain ones to full-shape 4-D tensors only).
+    ActFormat fa = formats_[0], fb = formats_[1];
+    if (p->swap)
+      std::swap(fa, fb);
+    auto desc = [&](memory::dims const& d, ActFormat f) -> Result<memory::desc> {
+      if (f == ActFormat::kPLAIN)
+        return plainDesc(d);
+      return activationDesc(makeDims(std::vector<int64_t>(d.begin(), d.end())), f);
+    };
     try {
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      memory::desc ym = plainDesc(yd);
+      KILN_ASSIGN_OR_RETURN(memory::desc ym, desc(yd, formats_[2]));
       if (p->expand) {
         p->expandPd = dnnl::binary::primitive_desc(
             dnnl::binary::desc(dnnl::algorithm::binary_add, ym, plainDesc(ad), ym), attr, engine());
         p->expandPrim = dnnl::binary(p->expandPd);
         ad = yd;
       }
-      p->pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg_, plainDesc(ad), plainDesc(bd), ym), attr, engine());
+      KILN_ASSIGN_OR_RETURN(memory::desc am, p->expand ? Result<memory::desc>(ym) : desc(ad, fa));
+      KILN_ASSIGN_OR_RETURN(memory::desc bm, desc(bd, fb));
+      p->pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg_, am, bm, ym), attr, engine());
       p->prim = dnnl::binary(p->pd);
       return std::shared_ptr<BinaryPrimitive const>(std::move(p));
     } catch (dnnl::error const& e) {
@@ -343,6 +360,7 @@ class BinaryKernel final : public Kernel {
   std::string who_;
   int64_t op_;
   dnnl::algorithm alg_;
+  std::array<ActFormat, 3> formats_;
   PrimitiveCache<BinaryPrimitive> cache_;
 };
 
@@ -364,7 +382,9 @@ Tactic elementWiseTactic() {
     auto alg = binaryAlgorithm(op);
     if (!alg)
       return invalidGraph(node.describe(), ": elementwise op ", op, " has no oneDNN binary");
-    return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(node.describe(), op, *alg));
+    std::array<ActFormat, 3> formats{nodeFormat(node, "cpu_formats_in", 0), nodeFormat(node, "cpu_formats_in", 1),
+                                     nodeFormat(node, "cpu_formats_out", 0)};
+    return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(node.describe(), op, *alg, formats));
   };
   return t;
 }

@@ -98,5 +98,44 @@ TEST(OnednnPointwise, BinaryWithBroadcasting) {
   EXPECT_FALSE(tacticSupports("elementwise_onednn_binary", makeNode(OpType::kElementWise, sum, {var(i32), var(i32)})));
 }
 
+// Activations and element-wise ops on 4-D tensors in the recorded formats (as between convolutions):
+// EfficientNet's x * sigmoid(x) and its squeeze-excitation scale (a [N, C, 1, 1] plain operand on either side).
+TEST(OnednnPointwise, RecordedActivationFormats) {
+  ir::Attributes sig = attrs({{"type", static_cast<int64_t>(ActivationType::kSIGMOID)}, {"alpha", 0.0}, {"beta", 0.0}});
+  ir::Attributes mul = attrs({{"op", static_cast<int64_t>(ElementWiseOperation::kPROD)}});
+  ir::Attributes sub = attrs({{"op", static_cast<int64_t>(ElementWiseOperation::kSUB)}});
+  for (int64_t f : {1, 8, 16}) {
+    EXPECT_LT(compareWithReference("activation_onednn_eltwise", OpType::kActivation, sig,
+                                   {var(randomTensor({2, 16, 5, 7}, 1))}, 2, {f}, f),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({2, 16, 5, 7}, 2)), var(randomTensor({2, 16, 5, 7}, 3))}, 2, {f, f},
+                                   f),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({2, 32, 9, 9}, 4)), var(randomTensor({2, 32, 1, 1}, 5))}, 2, {f, 0},
+                                   f),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({1, 32, 1, 1}, 6)), var(randomTensor({1, 32, 9, 9}, 7))}, 1, {0, f},
+                                   f),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, sub,
+                                   {var(randomTensor({1, 32, 1, 1}, 6)), var(randomTensor({1, 32, 9, 9}, 7))}, 1, {0, f},
+                                   f),
+              kTol)
+        << f;
+  }
+  // x and y of an activation in different formats are refused.
+  OneNode n = makeNode(OpType::kActivation, sig, {var(randomTensor({1, 16, 2, 2}, 1))});
+  n.node->attrs.setInts("cpu_formats_in", {1});
+  n.node->attrs.setInts("cpu_formats_out", {0});
+  EXPECT_FALSE(backends::TacticRegistry::instance().find("activation_onednn_eltwise")->create(*n.node).isOk());
+}
+
 }  // namespace
 }  // namespace kiln

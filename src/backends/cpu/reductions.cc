@@ -255,8 +255,8 @@ std::optional<dnnl::algorithm> reduceAlgorithm(int64_t op) {
 
 class ReduceKernel final : public Kernel {
  public:
-  ReduceKernel(std::string who, dnnl::algorithm alg, std::vector<int64_t> axes)
-      : who_(std::move(who)), alg_(alg), axes_(std::move(axes)) {}
+  ReduceKernel(std::string who, dnnl::algorithm alg, std::vector<int64_t> axes, ActFormat xFormat)
+      : who_(std::move(who)), alg_(alg), axes_(std::move(axes)), xFormat_(xFormat) {}
 
   Status enqueue(LaunchContext const& ctx) const override {
     TensorView const& x = ctx.inputs[0];
@@ -286,9 +286,12 @@ class ReduceKernel final : public Kernel {
       key.push_back(d);
     key.push_back(threads.count());
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<ReducePrim const> p, cache_.get(std::move(key), [&]() -> Result<std::shared_ptr<ReducePrim const>> {
+      // x in its recorded format (plain unless the builder chose one); y is always plain.
+      KILN_ASSIGN_OR_RETURN(memory::desc xMd, xFormat_ == ActFormat::kPLAIN ? Result<memory::desc>(plainDesc(toDnnl(x.shape)))
+                                                                             : activationDesc(x.shape, xFormat_));
       try {
         dnnl::reduction::primitive_desc pd(
-            dnnl::reduction::desc(alg_, plainDesc(toDnnl(x.shape)), plainDesc(yd), 0.f, 0.f), userScratchpad(),
+            dnnl::reduction::desc(alg_, xMd, plainDesc(yd), 0.f, 0.f), userScratchpad(),
             engine());
         return std::make_shared<ReducePrim const>(ReducePrim{pd, dnnl::reduction(pd)});
       } catch (dnnl::error const& e) {
@@ -304,6 +307,7 @@ class ReduceKernel final : public Kernel {
   std::string who_;
   dnnl::algorithm alg_;
   std::vector<int64_t> axes_;
+  ActFormat xFormat_;
   PrimitiveCache<ReducePrim> cache_;
 };
 
@@ -332,7 +336,10 @@ Tactic reduceTactic() {
     auto alg = reduceAlgorithm(node.attrs.getInt("op", -1));
     if (!alg)
       return invalidGraph(node.describe(), ": reduce op ", node.attrs.getInt("op", -1), " has no oneDNN reduction");
-    return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(node.describe(), *alg, node.attrs.getInts("axes")));
+    if (nodeFormat(node, "cpu_formats_out", 0) != ActFormat::kPLAIN)
+      return invalidGraph(node.describe(), ": a reduction writes plain tensors only");
+    return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(node.describe(), *alg, node.attrs.getInts("axes"),
+                                                                  nodeFormat(node, "cpu_formats_in", 0)));
   };
   return t;
 }

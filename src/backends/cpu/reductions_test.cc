@@ -78,6 +78,16 @@ TEST(OnednnReduce, AxesAndOps) {
       }
     }
   }
+  // x in a recorded format (a global average pooling after a convolution); y plain.
+  for (int64_t f : {1, 8, 16}) {
+    ir::Attributes a;
+    a.set("op", static_cast<int64_t>(ReduceOperation::kAVG));
+    a.set("axes", V{2, 3});
+    a.set("keep_dims", int64_t{1});
+    EXPECT_LT(compareWithReference("reduce_onednn", OpType::kReduce, a, {var(randomTensor({2, 32, 7, 9}, 9))}, 2, {f}, 0),
+              kTol)
+        << f;
+  }
   // The axes as an input (known at run time) stay on the reference.
   ir::Attributes a;
   a.set("op", int64_t{0});

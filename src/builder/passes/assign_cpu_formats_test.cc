@@ -101,5 +101,49 @@ TEST(AssignCpuFormats, PoolingKeepsOneFormatAndOtherTacticsStayPlain) {
   EXPECT_FALSE(createAssignCpuFormatsPass(5)->run(*g2, ctx).isOk());
 }
 
+// EfficientNet's block: conv -> x * sigmoid(x) -> (global average -> conv -> sigmoid) -> scale -> conv. The
+// sigmoid, the products and the reduce's input join the format; the squeeze branch after the reduce stays plain.
+TEST(AssignCpuFormats, SwishAndSqueezeExcitation) {
+  std::string c = kConv;
+  std::string c1 = "groups=1, kernel_shape=[1,1], pads_begin=[0,0], pads_end=[0,0], strides=[1,1]";
+  auto g = testing::parseInferred(
+      "graph {\n"
+      "  input x: f32[1,16,8,8]\n"
+      "  w1: f32[16,16,3,3] = Constant \"w1\" () {data=random(1)}\n"
+      "  w2: f32[16,16,1,1] = Constant \"w2\" () {data=random(2)}\n"
+      "  w3: f32[16,16,1,1] = Constant \"w3\" () {data=random(3)}\n"
+      "  y: f32[1,16,8,8] = Convolution \"conv1\" (x, w1) {" + c + "}\n"
+      "  s: f32[1,16,8,8] = Activation \"sig\" (y) {type=1}\n"
+      "  m: f32[1,16,8,8] = ElementWise \"swish\" (y, s) {op=1}\n"
+      "  r: f32[1,16,1,1] = Reduce \"gap\" (m) {op=4, axes=[2,3], keep_dims=1}\n"
+      "  e: f32[1,16,1,1] = Convolution \"se\" (r, w2) {" + c1 + "}\n"
+      "  es: f32[1,16,1,1] = Activation \"se_sig\" (e) {type=1}\n"
+      "  sc: f32[1,16,8,8] = ElementWise \"scale\" (m, es) {op=1}\n"
+      "  z: f32[1,16,8,8] = Convolution \"conv2\" (sc, w3) {" + c1 + "}\n"
+      "  output z\n"
+      "}\n");
+  ASSERT_TRUE(g);
+  for (auto const& n : g->nodes()) {
+    if (n->op == ir::OpType::kConvolution) n->tactic = "convolution_onednn_direct";
+    if (n->op == ir::OpType::kActivation) n->tactic = "activation_onednn_eltwise";
+    if (n->op == ir::OpType::kElementWise) n->tactic = "elementwise_onednn_binary";
+    if (n->op == ir::OpType::kReduce) n->tactic = "reduce_onednn";
+  }
+  EXPECT_TRUE(testing::runPass(*createAssignCpuFormatsPass(1), *g));
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(formats(node(*g, "conv1"), "cpu_formats_out"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "sig"), "cpu_formats_in"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "sig"), "cpu_formats_out"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "swish"), "cpu_formats_in"), (V{1, 1}));
+  EXPECT_EQ(formats(node(*g, "swish"), "cpu_formats_out"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "gap"), "cpu_formats_in"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "gap"), "cpu_formats_out"), (V{0}));
+  EXPECT_EQ(formats(node(*g, "scale"), "cpu_formats_in"), (V{1, 0}));
+  EXPECT_EQ(formats(node(*g, "scale"), "cpu_formats_out"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "conv2"), "cpu_formats_in"), (V{1, 0}));
+  EXPECT_FALSE(node(*g, "se")->attrs.has("cpu_formats_in"));
+  EXPECT_FALSE(node(*g, "se_sig")->attrs.has("cpu_formats_in"));
+}
+
 }  // namespace
 }  // namespace kiln::builder
