@@ -2,6 +2,7 @@
 // layer normalization over the last axis with scale and bias (normalization_onednn_layer), Reduce sum/mean/max/
 // min/product over static axes (reduce_onednn), and Shuffle's transpose-reshape-transpose as at most two reorders
 // (shuffle_onednn_reorder; a pure reshape is one copy).
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -280,6 +281,16 @@ class ReduceKernel final : public Kernel {
       return Status::ok();
     if (x.count() == 0)
       return unsupported(who_, ": oneDNN reduces non-empty tensors only");
+    // A spatial reduction (a global pooling) of a channels-last or blocked x: the same as reducing the rows of
+    // [outer, H*W, inner] ([N, H*W, C], or [N*C/b, H*W, b]); y's bytes are [N, C, 1, 1]'s either way. oneDNN
+    // 2.6 reduces such middle axes with its slow reference code, so this loop does it.
+    if (xFormat_ != ActFormat::kPLAIN && rank == 4 && yd[0] == x.shape.d[0] && yd[1] == x.shape.d[1] && yd[2] == 1 &&
+        yd[3] == 1 && alg_ != dnnl::algorithm::reduction_mul) {
+      int64_t n = x.shape.d[0], c = x.shape.d[1], hw = x.shape.d[2] * x.shape.d[3];
+      int64_t inner = xFormat_ == ActFormat::kNHWC ? c : static_cast<int64_t>(xFormat_);
+      reduceRows(static_cast<float const*>(x.data), static_cast<float*>(y.data), n * c / inner, hw, inner);
+      return Status::ok();
+    }
     OmpThreads threads(ctx, x.count());
     std::vector<int64_t> key = dimsToVector(x.shape);
     for (int64_t d : yd)
@@ -289,9 +300,10 @@ class ReduceKernel final : public Kernel {
       // x in its recorded format (plain unless the builder chose one); y is always plain.
       KILN_ASSIGN_OR_RETURN(memory::desc xMd, xFormat_ == ActFormat::kPLAIN ? Result<memory::desc>(plainDesc(toDnnl(x.shape)))
                                                                              : activationDesc(x.shape, xFormat_));
+      memory::desc yMd = plainDesc(yd);
       try {
         dnnl::reduction::primitive_desc pd(
-            dnnl::reduction::desc(alg_, xMd, plainDesc(yd), 0.f, 0.f), userScratchpad(),
+            dnnl::reduction::desc(alg_, xMd, yMd, 0.f, 0.f), userScratchpad(),
             engine());
         return std::make_shared<ReducePrim const>(ReducePrim{pd, dnnl::reduction(pd)});
       } catch (dnnl::error const& e) {
@@ -304,6 +316,32 @@ class ReduceKernel final : public Kernel {
   }
 
  private:
+  // y[o, i] = reduce over r of x[o, r, i] (sum and mean accumulate in double).
+  void reduceRows(float const* x, float* y, int64_t outer, int64_t rows, int64_t inner) const {
+    bool isMax = alg_ == dnnl::algorithm::reduction_max, isMin = alg_ == dnnl::algorithm::reduction_min;
+    std::vector<double> acc(static_cast<size_t>(inner));
+    for (int64_t o = 0; o < outer; ++o) {
+      float const* base = x + o * rows * inner;
+      float* out = y + o * inner;
+      if (isMax || isMin) {
+        std::copy(base, base + inner, out);
+        for (int64_t r = 1; r < rows; ++r)
+          for (int64_t i = 0; i < inner; ++i) {
+            float v = base[r * inner + i];
+            out[i] = isMax ? std::max(out[i], v) : std::min(out[i], v);
+          }
+        continue;
+      }
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < inner; ++i)
+          acc[static_cast<size_t>(i)] += base[r * inner + i];
+      double scale = alg_ == dnnl::algorithm::reduction_mean ? 1.0 / static_cast<double>(rows) : 1.0;
+      for (int64_t i = 0; i < inner; ++i)
+        out[i] = static_cast<float>(acc[static_cast<size_t>(i)] * scale);
+    }
+  }
+
   std::string who_;
   dnnl::algorithm alg_;
   std::vector<int64_t> axes_;
