@@ -2,22 +2,24 @@
 // `npm ci`), the peer of Kiln's CPU benchmark (benchmarks/cpu/run.py): prints one line of JSON with the median ms.
 // Usage: node ort_bench.js --model=M.onnx --shape=input:1x3x224x224 [--threads=2] [--warmup=5] [--iters=20]
 //        [--modules=DIR (folder holding node_modules/onnxruntime-node; default tests/models)]
+//        [--spinning=1 (ORT's default: idle intra-op threads spin; 0 sets session.intra_op.allow_spinning=0)]
 'use strict';
 const path = require('path');
 
 function parseArgs(argv) {
-  const a = {threads: 2, warmup: 5, iters: 20, modules: path.join(__dirname, '..', '..', 'tests', 'models')};
+  const a = {threads: 2, warmup: 5, iters: 20, spinning: 1, modules: path.join(__dirname, '..', '..', 'tests', 'models')};
   for (const arg of argv) {
     const m = /^--([A-Za-z]+)=(.*)$/.exec(arg);
     if (!m) throw new Error(`bad argument '${arg}' (want --name=value)`);
     a[m[1]] = m[2];
   }
   if (!a.model || !a.shape) throw new Error('--model and --shape are needed');
-  for (const k of ['threads', 'warmup', 'iters']) {
+  for (const k of ['threads', 'warmup', 'iters', 'spinning']) {
     a[k] = Number(a[k]);
     if (!Number.isInteger(a[k]) || a[k] < 0) throw new Error(`--${k} must be a whole number`);
   }
   if (a.iters < 1) throw new Error('--iters must be at least 1');
+  if (a.spinning > 1) throw new Error('--spinning must be 0 or 1');
   return a;
 }
 
@@ -48,6 +50,7 @@ async function main() {
     intraOpNumThreads: a.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
+    ...(a.spinning ? {} : {extra: {session: {intra_op: {allow_spinning: '0'}}}}),
   });
   const loadMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const feeds = {[name]: new ort.Tensor('float32', data, dims)};
@@ -65,6 +68,7 @@ async function main() {
     warmup: a.warmup,
     load_ms: loadMs,
     threads: a.threads,
+    spinning: a.spinning,
     ort_version: ort.env.versions.common,
   }));
 }

@@ -1,5 +1,6 @@
 // Tactic registry and the host evaluator over the reference tactics.
 #include "backends/backend.h"
+#include "backends/cpu_format.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -148,3 +149,11 @@ Result<std::vector<HostTensor>> evaluateOnHostDynamic(ir::Node const& node, std:
 ir::HostEvaluator referenceEvaluator() { return &evaluateOnHost; }
 
 }  // namespace kiln::backends
+
+#ifndef KILN_HAVE_ONEDNN
+namespace kiln::backends {
+// Without oneDNN every CPU kernel is a reference kernel on plain tensors (the oneDNN build defines this in
+// cpu/onednn_util.cc).
+int64_t cpuPreferredActivationFormat() { return 0; }
+}  // namespace kiln::backends
+#endif

@@ -1,6 +1,8 @@
 // oneDNN Convolution tactic (convolution_onednn_direct): 2-D and 3-D fp32 convolutions, grouped, strided,
 // dilated, any padding mode, with fused bias, residual (a sum post-op) and activation (eltwise post-ops).
-// Activations stay plain NC(D)HW; the constant weights are reordered once into the primitive's blocked format.
+// Activations come and go in the formats the builder recorded (cpu_formats_in/out: plain NC(D)HW or a 4-D blocked
+// or channels-last format); the primitive picks its own, and activations are reordered only where the two differ.
+// The constant weights are reordered once into the primitive's blocked format.
 #include <cstring>
 #include <map>
 #include <memory>
@@ -24,6 +26,7 @@ struct ConvConfig {
   float alpha = 0, beta = 0;
   bool hasBias = false;
   bool hasResidual = false;
+  ActFormat srcFormat = ActFormat::kPLAIN, resFormat = ActFormat::kPLAIN, dstFormat = ActFormat::kPLAIN;
   HostTensor weights;  // the Constant's data, [K, C/groups, k...] float32
 };
 
@@ -32,6 +35,10 @@ struct ConvPrimitive {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward prim;
   memory weights;  // in pd.weights_desc()'s format
+  // The activations as they are in memory (the recorded formats), and reorders to/from the primitive's formats
+  // (null where they agree).
+  memory::desc src, dst, res;
+  std::shared_ptr<dnnl::reorder const> srcIn, resIn, dstOut;
 };
 
 class OnednnConvKernel final : public Kernel {
@@ -64,23 +71,37 @@ class OnednnConvKernel final : public Kernel {
       return invalidArgument(cfg_.who, ": bias must hold ", cfg_.weights.shape().d[0], " values");
     OmpThreads threads(ctx);
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<ConvPrimitive const> p, primitive(x.shape, y.shape, threads.count()));
-    // The sum post-op adds what dst holds: the residual goes there first.
-    if (res && res->data != y.data)
-      std::memcpy(y.data, res->data, static_cast<size_t>(y.count()) * sizeof(float));
     try {
       dnnl::engine& eng = engine();
       dnnl::stream stream(eng);
-      memory src(p->pd.src_desc(), eng, x.data);
-      memory dst(p->pd.dst_desc(), eng, y.data);
+      memory::desc srcMd = p->pd.src_desc(), dstMd = p->pd.dst_desc();
+      void* src = x.data;
+      if (p->srcIn) {
+        src = threadScratch(srcMd.get_size(), 1);
+        runReorder(p->srcIn.get(), p->src, x.data, srcMd, src, stream);
+      }
+      void* dst = p->dstOut ? threadScratch(dstMd.get_size(), 2) : y.data;
+      // The sum post-op adds what dst holds: the residual goes there first (reordered when its format differs).
+      if (res) {
+        if (p->resIn && res->data == dst) {
+          void* tmp = threadScratch(dstMd.get_size(), 3);
+          runReorder(p->resIn.get(), p->res, res->data, dstMd, tmp, stream);
+          std::memcpy(dst, tmp, dstMd.get_size());
+        } else {
+          runReorder(p->resIn.get(), p->res, res->data, dstMd, dst, stream);
+        }
+      }
       memory::desc spDesc = p->pd.scratchpad_desc();
       memory scratch(spDesc, eng, threadScratch(spDesc.get_size()));
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(srcMd, eng, src)},
                                            {DNNL_ARG_WEIGHTS, p->weights},
-                                           {DNNL_ARG_DST, dst},
+                                           {DNNL_ARG_DST, memory(dstMd, eng, dst)},
                                            {DNNL_ARG_SCRATCHPAD, scratch}};
       if (bias)
         args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), eng, bias->data));
       p->prim.execute(stream, args);
+      if (p->dstOut)
+        runReorder(p->dstOut.get(), dstMd, dst, p->dst, y.data, stream);
       stream.wait();
     } catch (dnnl::error const& e) {
       return internalError(cfg_.who, ": oneDNN convolution failed: ", e.what());
@@ -121,13 +142,26 @@ class OnednnConvKernel final : public Kernel {
     wd.push_back(w.d[0] / cfg_.groups);
     for (int32_t i = 1; i < w.nbDims; ++i)
       wd.push_back(w.d[i]);
-    memory::format_tag act = ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw;
     memory::format_tag plainW = ns == 2 ? (grouped ? memory::format_tag::goihw : memory::format_tag::oihw)
                                         : (grouped ? memory::format_tag::goidhw : memory::format_tag::oidhw);
     auto f32 = memory::data_type::f32;
     try {
       dnnl::engine& eng = engine();
-      memory::desc srcMd(toDnnl(x), f32, act), dstMd(toDnnl(y), f32, act);
+      // Recorded formats in memory; the primitive chooses its own (format any) for 2-D convolutions.
+      KILN_ASSIGN_OR_RETURN(memory::desc srcIs, activationDesc(x, cfg_.srcFormat));
+      KILN_ASSIGN_OR_RETURN(memory::desc dstIs, activationDesc(y, cfg_.dstFormat));
+      KILN_ASSIGN_OR_RETURN(memory::desc resIs, activationDesc(y, cfg_.resFormat));
+      // A recorded non-plain format is what the builder chose for this primitive: asked for as it is.
+      memory::desc anyX(toDnnl(x), f32, memory::format_tag::any), anyY(toDnnl(y), f32, memory::format_tag::any);
+      // oneDNN 2.6's channels-last (brgemm) convolutions get chains of three eltwise post-ops wrong (softplus,
+      // scaled tanh; the tests show it): those run on plain activations, reordered where recorded otherwise.
+      dnnl::post_ops probe;
+      appendActivation(probe, cfg_.activation, cfg_.alpha, cfg_.beta);
+      bool plainOnly = probe.len() > 2;
+      memory::desc srcPlain(toDnnl(x), f32, ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw);
+      memory::desc dstPlain(toDnnl(y), f32, ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw);
+      memory::desc srcMd = plainOnly ? srcPlain : ns == 2 && cfg_.srcFormat == ActFormat::kPLAIN ? anyX : srcIs;
+      memory::desc dstMd = plainOnly ? dstPlain : ns == 2 && cfg_.dstFormat == ActFormat::kPLAIN ? anyY : dstIs;
       memory::desc weiMd(wd, f32, memory::format_tag::any);
       memory::desc biasMd = cfg_.hasBias ? memory::desc({w.d[0]}, f32, memory::format_tag::a) : memory::desc();
       // Direct only: Winograd's transforms lose accuracy the fp64 reference would show.
@@ -142,7 +176,16 @@ class OnednnConvKernel final : public Kernel {
         return unsupported(cfg_.who, ": activation ", cfg_.activation, " has no oneDNN post-op");
       attr.set_post_ops(ops);
       dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
-      auto p = std::make_shared<ConvPrimitive>(ConvPrimitive{pd, dnnl::convolution_forward(pd), memory()});
+      auto p = std::make_shared<ConvPrimitive>();
+      p->pd = pd;
+      p->prim = dnnl::convolution_forward(pd);
+      p->src = srcIs;
+      p->dst = dstIs;
+      p->res = resIs;
+      p->srcIn = makeReorder(srcIs, pd.src_desc());
+      p->dstOut = makeReorder(pd.dst_desc(), dstIs);
+      if (cfg_.hasResidual)
+        p->resIn = makeReorder(resIs, pd.dst_desc());
       p->weights = packed_.get(pd.weights_desc(), memory::desc(wd, f32, plainW), cfg_.weights.data());
       return std::shared_ptr<ConvPrimitive const>(std::move(p));
     } catch (dnnl::error const& e) {
@@ -216,6 +259,12 @@ Tactic convolutionTactic() {
     cfg.hasBias = node.input(2) != nullptr;
     cfg.hasResidual = node.input(3) != nullptr;
     cfg.weights = *w;
+    cfg.srcFormat = nodeFormat(node, "cpu_formats_in", 0);
+    cfg.resFormat = nodeFormat(node, "cpu_formats_in", 3);
+    cfg.dstFormat = nodeFormat(node, "cpu_formats_out", 0);
+    if (ns != 2 && (cfg.srcFormat != ActFormat::kPLAIN || cfg.resFormat != ActFormat::kPLAIN ||
+                    cfg.dstFormat != ActFormat::kPLAIN))
+      return invalidGraph(node.describe(), ": activation formats other than plain are for 2-D convolutions only");
     auto k = std::make_unique<OnednnConvKernel>(std::move(cfg));
     // Shapes known now: build that primitive (and reorder the weights) once, here, rather than on the first run.
     ir::Value const* x = node.input(0);

@@ -61,6 +61,12 @@ double run(Case const& c, int threads = 1) {
   return compareWithReference(kTactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads);
 }
 
+// The same with the activations in recorded formats: x in `src`, the residual (if any) in `res`, y in `dst`.
+double runInFormats(Case const& c, int64_t src, int64_t res, int64_t dst, int threads = 1) {
+  return compareWithReference(kTactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads,
+                              {src, 0, 0, c.residual ? res : 0}, dst);
+}
+
 TEST(OnednnConvolution, Pointwise1x1) {
   EXPECT_LT(run({.x = {1, 8, 5, 5}, .w = {16, 8, 1, 1}}), kTol);
   EXPECT_LT(run({.x = {1, 1, 1, 1}, .w = {1, 1, 1, 1}}), kTol);
@@ -140,6 +146,43 @@ TEST(OnednnConvolution, ResidualAndEveryMappedActivation) {
       EXPECT_LT(run(c), kTol) << "activation " << static_cast<int>(act.t) << " residual " << residual;
     }
   }
+}
+
+// Activations in blocked (nChw8c, nChw16c) and channels-last formats, as the builder records them between oneDNN
+// layers: every combination of source, residual and destination format, odd spatial sizes, stride, depthwise.
+TEST(OnednnConvolution, RecordedActivationFormats) {
+  int64_t const formats[] = {0, 1, 8, 16};
+  Case conv{.x = {2, 16, 7, 9}, .w = {32, 16, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .bias = true,
+            .residual = true, .activation = static_cast<int64_t>(ActivationType::kRELU)};
+  for (int64_t src : formats)
+    for (int64_t res : formats)
+      for (int64_t dst : formats)
+        EXPECT_LT(runInFormats(conv, src, res, dst), kTol) << src << " " << res << " " << dst;
+  Case dw{.x = {1, 32, 11, 11}, .w = {32, 1, 3, 3}, .strides = {2, 2}, .padsBegin = {1, 1}, .padsEnd = {1, 1},
+          .groups = 32, .activation = static_cast<int64_t>(ActivationType::kCLIP), .alpha = 0, .beta = 6};
+  Case pw{.x = {3, 48, 5, 5}, .w = {16, 48, 1, 1}, .bias = true};
+  Case stem{.x = {1, 3, 17, 17}, .w = {16, 3, 7, 7}, .strides = {2, 2}, .padsBegin = {3, 3}, .padsEnd = {3, 3}};
+  for (int64_t f : formats) {
+    EXPECT_LT(runInFormats(dw, f, 0, f), kTol) << f;
+    EXPECT_LT(runInFormats(dw, f, 0, f, 2), kTol) << f;
+    EXPECT_LT(runInFormats(pw, f, 0, f), kTol) << f;
+    EXPECT_LT(runInFormats(stem, 0, 0, f), kTol) << f;
+  }
+}
+
+TEST(OnednnConvolution, RefusesFormatsThatDoNotFit) {
+  // nChw16c needs C divisible by 16: the kernel says so instead of reading past the tensor.
+  Case c{.x = {1, 8, 5, 5}, .w = {8, 8, 3, 3}};
+  OneNode n = makeNode(OpType::kConvolution, convAttrs(c), convInputs(c));
+  n.node->attrs.setInts("cpu_formats_in", {16, 0});
+  n.node->attrs.setInts("cpu_formats_out", {0});
+  EXPECT_FALSE(backends::TacticRegistry::instance().find(kTactic)->create(*n.node).isOk());
+  // Formats are for 2-D convolutions only.
+  Case c3{.x = {1, 16, 4, 4, 4}, .w = {16, 16, 1, 1, 1}};
+  OneNode n3 = makeNode(OpType::kConvolution, convAttrs(c3), convInputs(c3));
+  n3.node->attrs.setInts("cpu_formats_in", {16, 0});
+  n3.node->attrs.setInts("cpu_formats_out", {16});
+  EXPECT_FALSE(backends::TacticRegistry::instance().find(kTactic)->create(*n3.node).isOk());
 }
 
 TEST(OnednnConvolution, RefusesWhatItCannotMatch) {

@@ -81,10 +81,43 @@ inline bool tacticSupports(std::string const& tactic, OneNode const& n) {
   return t && t->supports(*n.node, n.in, n.out);
 }
 
+/// Element offset of (n, c, h, w) of a [N, C, H, W] tensor stored in activation format `format` (0 plain, 1
+/// channels-last, 8/16 nChw8c/nChw16c), written out here independently of oneDNN.
+inline int64_t formatOffset(Dims const& s, int64_t format, int64_t n, int64_t c, int64_t h, int64_t w) {
+  int64_t C = s.d[1], H = s.d[2], W = s.d[3];
+  if (format == 1)
+    return ((n * H + h) * W + w) * C + c;
+  if (format == 8 || format == 16)
+    return (((n * (C / format) + c / format) * H + h) * W + w) * format + c % format;
+  return ((n * C + c) * H + h) * W + w;
+}
+
+/// A float32 [N, C, H, W] tensor rearranged from plain into `format` (toFormat) or back (fromFormat).
+inline HostTensor convertFormat(HostTensor const& t, int64_t format, bool toFormat) {
+  HostTensor r = *HostTensor::allocate(t.dtype(), t.shape(), "formatted");
+  Dims const& s = t.shape();
+  auto const* src = static_cast<float const*>(t.data());
+  auto* dst = static_cast<float*>(r.mutableData());
+  for (int64_t n = 0; n < s.d[0]; ++n)
+    for (int64_t c = 0; c < s.d[1]; ++c)
+      for (int64_t h = 0; h < s.d[2]; ++h)
+        for (int64_t w = 0; w < s.d[3]; ++w) {
+          int64_t plain = formatOffset(s, 0, n, c, h, w), f = formatOffset(s, format, n, c, h, w);
+          if (toFormat)
+            dst[f] = src[plain];
+          else
+            dst[plain] = src[f];
+        }
+  return r;
+}
+
 /// Runs the node with the reference and with `tactic` (on a pool of `threads`), expects the tactic to be the
-/// level-0 choice among all CPU sources, and returns the norm-relative error ||y - ref|| / ||ref||.
+/// level-0 choice among all CPU sources, and returns the norm-relative error ||y - ref|| / ||ref||. With
+/// `inFormats` / `outFormat` the tactic's node records those activation formats (cpu_formats_in/out) and gets its
+/// rank-4 inputs (those with a non-zero entry) rearranged into them; its output is rearranged back to compare.
 inline double compareWithReference(std::string const& tactic, OpType op, ir::Attributes const& a,
-                                   std::vector<In> const& ins, int threads = 1) {
+                                   std::vector<In> const& ins, int threads = 1,
+                                   std::vector<int64_t> const& inFormats = {}, int64_t outFormat = 0) {
   OneNode n = makeNode(op, a, ins);
   if (!dimsKnown(n.out[0].shape))
     return 1e30;
@@ -98,6 +131,22 @@ inline double compareWithReference(std::string const& tactic, OpType op, ir::Att
   Status s = backends::evaluateOnHost(*n.node, n.ptrs, ref);
   EXPECT_TRUE(s.isOk()) << s.toString();
 
+  bool formatted = !inFormats.empty() || outFormat != 0;
+  if (formatted) {
+    std::vector<int64_t> f = inFormats;
+    f.resize(ins.size(), 0);
+    n.node->attrs.setInts("cpu_formats_in", f);
+    n.node->attrs.setInts("cpu_formats_out", {outFormat});
+  }
+  std::vector<HostTensor> formattedIns;
+  formattedIns.reserve(ins.size());
+  for (size_t i = 0; i < ins.size(); ++i) {
+    int64_t f = i < inFormats.size() ? inFormats[i] : 0;
+    if (f != 0 && n.ptrs[i]) {
+      formattedIns.push_back(convertFormat(*n.ptrs[i], f, true));
+      n.ptrs[i] = &formattedIns.back();
+    }
+  }
   Result<std::unique_ptr<backends::Kernel>> k = cands.front()->create(*n.node);
   EXPECT_TRUE(k.isOk()) << k.status().toString();
   if (!k.isOk())
@@ -116,6 +165,8 @@ inline double compareWithReference(std::string const& tactic, OpType op, ir::Att
   ctx.outputs.push_back({y.mutableData(), y.dtype(), y.shape()});
   s = (*k)->enqueue(ctx);
   EXPECT_TRUE(s.isOk()) << s.toString();
+  if (outFormat != 0)
+    y = convertFormat(y, outFormat, false);
   double num = 0, den = 0;
   for (int64_t i = 0; i < y.count(); ++i) {
     double d = y.doubleAt(i) - ref[0].doubleAt(i);

@@ -1,9 +1,12 @@
 // oneDNN MatrixMultiply tactic (matrix_multiply_onednn_gemm): fp32 batched products with kNONE / kTRANSPOSE
 // operands (transposes as strides), numpy batch broadcast, a fused bias broadcast to the output and the fused
-// activation as eltwise post-ops. Vector operands (kVECTOR) are left to the reference.
+// activation as eltwise post-ops. Vector operands (kVECTOR) are left to the reference. A product whose B is shared
+// by every batch runs as one 2-D product over the batch's rows (A and y are row-major), and a constant B is
+// reordered once into the primitive's preferred (blocked) format instead of being packed on every call.
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "backends/cpu/onednn_util.h"
@@ -19,11 +22,13 @@ struct MatMulConfig {
   bool transA = false, transB = false;
   int64_t activation = -1;
   float alpha = 0, beta = 0;
+  std::optional<HostTensor> constB;  // B when it is a Constant (float32)
 };
 
 struct MatMulPrimitive {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
+  memory packedB;  // the constant B in pd.weights_desc()'s format; empty: B is read as given
 };
 
 // `d` as `rank` dims with leading 1s.
@@ -83,7 +88,7 @@ class OnednnMatMulKernel final : public Kernel {
       memory::desc spDesc = p->pd.scratchpad_desc();
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, memory(p->pd.src_desc(), eng, a.data)},
-          {DNNL_ARG_WEIGHTS, memory(p->pd.weights_desc(), eng, b.data)},
+          {DNNL_ARG_WEIGHTS, p->packedB ? p->packedB : memory(p->pd.weights_desc(), eng, b.data)},
           {DNNL_ARG_DST, memory(p->pd.dst_desc(), eng, y.data)},
           {DNNL_ARG_SCRATCHPAD, memory(spDesc, eng, threadScratch(spDesc.get_size()))}};
       if (bias)
@@ -120,18 +125,45 @@ class OnednnMatMulKernel final : public Kernel {
     if (cfg_.transB)
       std::swap(bs[ry - 1], bs[ry - 2]);
     auto f32 = memory::data_type::f32;
+    memory::dims biasDims;
+    if (bias) {
+      biasDims = padded(*bias, ry);
+      for (int32_t i = 0; i < ry; ++i)
+        if (biasDims[i] != 1 && biasDims[i] != yd[i])
+          return invalidArgument(cfg_.who, ": bias ", dimsToString(*bias), " does not broadcast to y");
+    }
+    // B shared by every batch (its batch dims all 1), A full and not transposed, a bias without batch dims: one
+    // [rows, K] x [K, N] product (A's and y's batches are consecutive rows).
+    bool sharedB = true, fullA = true, flatBias = true;
+    for (int32_t i = 0; i < ry - 2; ++i) {
+      sharedB = sharedB && bd[i] == 1;
+      fullA = fullA && ad[i] == yd[i];
+      flatBias = flatBias && (!bias || biasDims[i] == 1);
+    }
+    // (A bias varying along the rows of one batch would not repeat per batch in the collapsed product.)
+    flatBias = flatBias && (!bias || biasDims[ry - 2] == 1);
+    if (ry > 2 && sharedB && fullA && flatBias && !cfg_.transA) {
+      int64_t rows = 1;
+      for (int32_t i = 0; i < ry - 1; ++i)
+        rows *= yd[i];
+      int64_t k = ad[ry - 1], n = yd[ry - 1];
+      ad = {rows, k};
+      as = {k, 1};
+      bd = {k, n};
+      bs = {bs[ry - 2], bs[ry - 1]};
+      yd = {rows, n};
+      if (bias)
+        biasDims = {biasDims[ry - 2], biasDims[ry - 1]};
+      ry = 2;
+    }
+    bool packB = cfg_.constB.has_value() && sharedB;
     try {
       dnnl::engine& eng = engine();
       memory::desc aMd(ad, f32, as), bMd(bd, f32, bs), yMd(yd, f32, matrixStrides(yd, false));
       memory::desc biasMd;
-      if (bias) {
-        memory::dims bdims = padded(*bias, ry);
-        for (int32_t i = 0; i < ry; ++i)
-          if (bdims[i] != 1 && bdims[i] != yd[i])
-            return invalidArgument(cfg_.who, ": bias ", dimsToString(*bias), " does not broadcast to y");
-        biasMd = memory::desc(bdims, f32, matrixStrides(bdims, false));
-      }
-      dnnl::matmul::desc d(aMd, bMd, biasMd, yMd);
+      if (bias)
+        biasMd = memory::desc(biasDims, f32, matrixStrides(biasDims, false));
+      dnnl::matmul::desc d(aMd, packB ? memory::desc(bd, f32, memory::format_tag::any) : bMd, biasMd, yMd);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       dnnl::post_ops ops;
@@ -139,7 +171,12 @@ class OnednnMatMulKernel final : public Kernel {
         return unsupported(cfg_.who, ": activation ", cfg_.activation, " has no oneDNN post-op");
       attr.set_post_ops(ops);
       dnnl::matmul::primitive_desc pd(d, attr, eng);
-      return std::make_shared<MatMulPrimitive const>(MatMulPrimitive{pd, dnnl::matmul(pd)});
+      auto p = std::make_shared<MatMulPrimitive>();
+      p->pd = pd;
+      p->prim = dnnl::matmul(pd);
+      if (packB)
+        p->packedB = packed_.get(pd.weights_desc(), bMd, cfg_.constB->data());
+      return std::shared_ptr<MatMulPrimitive const>(std::move(p));
     } catch (dnnl::error const& e) {
       return unsupported(cfg_.who, ": oneDNN has no matrix multiply for a ", dimsToString(a), ", b ",
                          dimsToString(b), ": ", e.what());
@@ -148,6 +185,7 @@ class OnednnMatMulKernel final : public Kernel {
 
   MatMulConfig cfg_;
   PrimitiveCache<MatMulPrimitive> cache_;
+  mutable PackedWeights packed_;  // used by build(), under cache_'s lock
 };
 
 bool supportsMatMul(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
@@ -190,6 +228,8 @@ Tactic matrixMultiplyTactic() {
     cfg.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
     if (!activationSupported(node))
       return invalidGraph(node.describe(), ": activation ", cfg.activation, " has no oneDNN post-op");
+    if (HostTensor const* b = constantInput(node, 1); b && b->dtype() == DataType::kFLOAT)
+      cfg.constB = *b;
     return std::unique_ptr<Kernel>(std::make_unique<OnednnMatMulKernel>(std::move(cfg)));
   };
   return t;

@@ -56,6 +56,28 @@ TEST(OnednnMatMul, BatchAndBroadcast) {
   EXPECT_LT(run({2, 3, 6, 8}, {1, 1, 6, 8}, kN, kT), kTol);
 }
 
+// B shared by the whole batch runs as one 2-D product over the rows (the attention in-projection's [S, 1, K]
+// rows, BERT's [1, S, K]); a constant B is packed once. Both with transposes, bias, activation, threads.
+TEST(OnednnMatMul, SharedAndConstantB) {
+  for (bool constB : {false, true}) {
+    EXPECT_LT(run({128, 1, 64}, {1, 64, 96}, kN, kN, 2, constB), kTol) << constB;
+    EXPECT_LT(run({1, 33, 40}, {40, 24}, kN, kN, 1, constB), kTol) << constB;
+    EXPECT_LT(run({2, 3, 5, 40}, {24, 40}, kN, kT, 2, constB), kTol) << constB;
+    EXPECT_LT(run({3, 40, 5}, {40, 24}, kT, kN, 1, constB), kTol) << constB;  // transposed A: not collapsed
+    EXPECT_LT(run({3, 5, 40}, {3, 40, 24}, kN, kN, 1, constB), kTol) << constB;  // a B per batch
+    std::vector<In> ins{var(randomTensor({4, 9, 16}, 11)), constB ? cst(randomTensor({16, 12}, 12)) : var(randomTensor({16, 12}, 12)),
+                        cst(randomTensor({12}, 13))};
+    EXPECT_LT(compareWithReference(kTactic, OpType::kMatrixMultiply,
+                                   mmAttrs(kN, kN, static_cast<int64_t>(ActivationType::kGELU_ERF)), ins, 2),
+              kTol);
+    // A bias with batch dims keeps the batched product.
+    std::vector<In> perBatch{var(randomTensor({4, 9, 16}, 11)),
+                             constB ? cst(randomTensor({16, 12}, 12)) : var(randomTensor({16, 12}, 12)),
+                             cst(randomTensor({4, 1, 12}, 13))};
+    EXPECT_LT(compareWithReference(kTactic, OpType::kMatrixMultiply, mmAttrs(kN, kN), perBatch), kTol);
+  }
+}
+
 TEST(OnednnMatMul, BiasAndActivations) {
   struct Act {
     ActivationType t;

@@ -1,8 +1,11 @@
 // Shared pieces of the oneDNN CPU tactics (see onednn_util.h).
 #include "backends/cpu/onednn_util.h"
+#include "backends/cpu_format.h"
 
 #include <omp.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace kiln::backends::cpu {
@@ -82,6 +85,12 @@ OmpThreads::OmpThreads(LaunchContext const& ctx)
     omp_set_num_threads(count_);
 }
 
+OmpThreads::OmpThreads(LaunchContext const& ctx, int64_t elements)
+    : previous_(omp_get_max_threads()), count_(ctx.pool && elements >= kSmallWork ? ctx.pool->threads() : 1) {
+  if (count_ != previous_)
+    omp_set_num_threads(count_);
+}
+
 OmpThreads::~OmpThreads() {
   if (count_ != previous_)
     omp_set_num_threads(previous_);
@@ -110,12 +119,112 @@ dnnl::memory PackedWeights::get(dnnl::memory::desc const& want, dnnl::memory::de
   return dst;
 }
 
-void* threadScratch(size_t bytes) {
-  thread_local std::vector<unsigned char> buf;
+void* threadScratch(size_t bytes, int slot) {
+  thread_local std::vector<unsigned char> bufs[4];
+  std::vector<unsigned char>& buf = bufs[slot < 0 || slot > 3 ? 0 : slot];
   if (buf.size() < bytes + 64)
     buf.resize(bytes + 64);
   auto p = reinterpret_cast<uintptr_t>(buf.data());
   return reinterpret_cast<void*>((p + 63) & ~uintptr_t{63});
+}
+
+bool validActFormat(int64_t v) {
+  switch (static_cast<ActFormat>(v)) {
+    case ActFormat::kPLAIN:
+    case ActFormat::kNHWC:
+    case ActFormat::kNCHW8C:
+    case ActFormat::kNCHW16C:
+      return true;
+  }
+  return false;
+}
+
+ActFormat nodeFormat(ir::Node const& node, char const* key, size_t i) {
+  if (!node.attrs.has(key))
+    return ActFormat::kPLAIN;
+  std::vector<int64_t> v = node.attrs.getInts(key);
+  if (i >= v.size() || !validActFormat(v[i]))
+    return ActFormat::kPLAIN;
+  return static_cast<ActFormat>(v[i]);
+}
+
+Result<dnnl::memory::desc> activationDesc(Dims const& d, ActFormat f) {
+  using tag = dnnl::memory::format_tag;
+  auto f32 = dnnl::memory::data_type::f32;
+  if (f == ActFormat::kPLAIN) {
+    if (d.nbDims < 1 || d.nbDims > 6)
+      return unsupported("a plain activation of rank ", d.nbDims);
+    tag t = d.nbDims == 1 ? tag::a
+            : d.nbDims == 2 ? tag::ab
+            : d.nbDims == 3 ? tag::abc
+            : d.nbDims == 4 ? tag::abcd
+            : d.nbDims == 5 ? tag::abcde
+                            : tag::abcdef;
+    return dnnl::memory::desc(toDnnl(d), f32, t);
+  }
+  if (d.nbDims != 4)
+    return unsupported("activation format ", static_cast<int64_t>(f), " needs rank 4, not ", d.nbDims);
+  switch (f) {
+    case ActFormat::kNHWC:
+      return dnnl::memory::desc(toDnnl(d), f32, tag::nhwc);
+    case ActFormat::kNCHW8C:
+    case ActFormat::kNCHW16C: {
+      int64_t block = static_cast<int64_t>(f);
+      if (d.d[1] % block != 0)
+        return unsupported("activation format nChw", block, "c needs C divisible by ", block, ", not ", d.d[1]);
+      return dnnl::memory::desc(toDnnl(d), f32, f == ActFormat::kNCHW8C ? tag::nChw8c : tag::nChw16c);
+    }
+    case ActFormat::kPLAIN:
+      break;
+  }
+  return unsupported("activation format ", static_cast<int64_t>(f));
+}
+
+ActFormat preferredConvFormat() {
+  static ActFormat const f = [] {
+    // KILN_CPU_ACTIVATION_FORMAT (0, 1, 8 or 16) overrides oneDNN's answer, for experiments.
+    if (char const* env = std::getenv("KILN_CPU_ACTIVATION_FORMAT")) {
+      char* end = nullptr;
+      long v = std::strtol(env, &end, 10);
+      if (end != env && *end == '\0' && validActFormat(v))
+        return static_cast<ActFormat>(v);
+    }
+    try {
+      using tag = dnnl::memory::format_tag;
+      auto f32 = dnnl::memory::data_type::f32;
+      dnnl::memory::desc any({1, 64, 28, 28}, f32, tag::any);
+      dnnl::memory::desc w({64, 64, 3, 3}, f32, tag::any);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any, w,
+                                        any, {1, 1}, {0, 0}, {1, 1}, {1, 1});
+      dnnl::convolution_forward::primitive_desc pd(d, engine());
+      dnnl::memory::dims dims{1, 64, 28, 28};
+      for (ActFormat c : {ActFormat::kNCHW16C, ActFormat::kNCHW8C, ActFormat::kNHWC})
+        if (pd.src_desc() == *activationDesc(makeDims({1, 64, 28, 28}), c))
+          return c;
+    } catch (dnnl::error const&) {
+    }
+    return ActFormat::kPLAIN;
+  }();
+  return f;
+}
+
+std::shared_ptr<dnnl::reorder const> makeReorder(dnnl::memory::desc const& from, dnnl::memory::desc const& to) {
+  if (from == to)
+    return nullptr;
+  dnnl::engine& eng = engine();
+  return std::make_shared<dnnl::reorder const>(dnnl::reorder::primitive_desc(eng, from, eng, to));
+}
+
+void runReorder(dnnl::reorder const* r, dnnl::memory::desc const& from, void const* src, dnnl::memory::desc const& to,
+                void* dst, dnnl::stream& stream) {
+  if (!r) {
+    if (src != dst)
+      std::memcpy(dst, src, from.get_size());
+    return;
+  }
+  dnnl::engine& eng = engine();
+  dnnl::memory s(from, eng, const_cast<void*>(src)), d(to, eng, dst);
+  r->execute(stream, s, d);
 }
 
 int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_t padBegin, int64_t padEnd) {
@@ -133,3 +242,7 @@ dnnl::memory::dims toDnnl(Dims const& d) {
 }
 
 }  // namespace kiln::backends::cpu
+
+namespace kiln::backends {
+int64_t cpuPreferredActivationFormat() { return static_cast<int64_t>(cpu::preferredConvFormat()); }
+}  // namespace kiln::backends

@@ -36,6 +36,10 @@ bool activationSupported(ir::Node const& node);
 class OmpThreads {
  public:
   explicit OmpThreads(LaunchContext const& ctx);
+  /// The same for a launch touching `elements` values: below kSmallWork it runs on the calling thread alone
+  /// (waking the workers would cost more than the work).
+  OmpThreads(LaunchContext const& ctx, int64_t elements);
+  static constexpr int64_t kSmallWork = int64_t{1} << 15;
   ~OmpThreads();
   OmpThreads(OmpThreads const&) = delete;
   OmpThreads& operator=(OmpThreads const&) = delete;
@@ -86,8 +90,40 @@ class PrimitiveCache {
 
 /// A 64-byte aligned scratch buffer of at least `bytes`, private to the calling thread (kept between calls, so
 /// steady-state runs do not allocate). oneDNN's primitives run with a user scratchpad so one primitive may run
-/// from many threads at once.
-void* threadScratch(size_t bytes);
+/// from many threads at once. `slot` (0..3) picks one of several independent buffers (0: the scratchpad; others:
+/// activations reordered into the format a primitive wants).
+void* threadScratch(size_t bytes, int slot = 0);
+
+/// Memory formats of 4-D activations between oneDNN layers, as the builder records them in a node's
+/// `cpu_formats_in` / `cpu_formats_out` attributes (one value per input / output; absent means plain).
+enum class ActFormat : int64_t {
+  kPLAIN = 0,     ///< NCHW row-major, Kiln's layout
+  kNHWC = 1,      ///< channels last
+  kNCHW8C = 8,    ///< nChw8c: channels in blocks of 8 (C % 8 == 0)
+  kNCHW16C = 16,  ///< nChw16c: channels in blocks of 16 (C % 16 == 0)
+};
+
+/// True when `v` is one of ActFormat's values.
+bool validActFormat(int64_t v);
+
+/// The format attribute `key` ("cpu_formats_in" / "cpu_formats_out") of `node` gives entry `i`: plain when absent.
+ActFormat nodeFormat(ir::Node const& node, char const* key, size_t i);
+
+/// The oneDNN memory descriptor of a float32 activation of shape `d` in format `f` (rank 4 for the non-plain
+/// formats; a blocked format needs C divisible by its block).
+Result<dnnl::memory::desc> activationDesc(Dims const& d, ActFormat f);
+
+/// The activation format oneDNN's fp32 convolutions prefer on this CPU (asked once from a sample 3x3
+/// convolution; oneDNN 2.6 answers channels-last on AVX-512 machines); kPLAIN when the answer is none of
+/// ActFormat's. The environment variable KILN_CPU_ACTIVATION_FORMAT (an ActFormat value) overrides it.
+ActFormat preferredConvFormat();
+
+/// A reorder primitive from `from` to `to` (null when the two are the same: nothing to do).
+std::shared_ptr<dnnl::reorder const> makeReorder(dnnl::memory::desc const& from, dnnl::memory::desc const& to);
+
+/// Runs `r` (from makeReorder) from `src` to `dst` on `stream`; a plain copy when `r` is null and the pointers differ.
+void runReorder(dnnl::reorder const* r, dnnl::memory::desc const& from, void const* src, dnnl::memory::desc const& to,
+                void* dst, dnnl::stream& stream);
 
 /// oneDNN's right padding of a window along one dim, which must satisfy out == (in + padL + padR - dk) / stride
 /// + 1: TensorRT's padEnd, or more when the output size was rounded up (the extra reads zeros, as in the

@@ -1,5 +1,6 @@
 // oneDNN Pooling tactic (pooling_onednn_direct): 2-D and 3-D fp32 max and average pooling (counting or excluding
-// padding) with TensorRT's padding modes, on plain NC(D)HW. Blended max-average pooling, windows holding no input
+// padding) with TensorRT's padding modes, on plain NC(D)HW or (2-D) the format the builder recorded for x and y
+// (cpu_formats_in/out; the two must agree). Blended max-average pooling, windows holding no input
 // element and average-with-padding windows cut by a rounded-up output stay with the reference.
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@ struct PoolConfig {
   ir::WindowParams window;
   PoolingType type = PoolingType::kMAX;
   bool excludePadding = true;
+  ActFormat format = ActFormat::kPLAIN;  // of x and y
 };
 
 struct PoolGeometry {
@@ -68,7 +70,7 @@ class OnednnPoolKernel final : public Kernel {
     if (x.shape.nbDims != ns + 2 || y.shape.nbDims != ns + 2 || x.count() == 0)
       return invalidArgument(cfg_.who, ": x ", dimsToString(x.shape), " and y ", dimsToString(y.shape),
                              " do not fit a ", ns, "-D pooling");
-    OmpThreads threads(ctx);
+    OmpThreads threads(ctx, x.count());
     std::vector<int64_t> key = dimsToVector(x.shape);
     for (int64_t v : dimsToVector(y.shape))
       key.push_back(v);
@@ -104,12 +106,12 @@ class OnednnPoolKernel final : public Kernel {
     dnnl::algorithm alg = cfg_.type == PoolingType::kMAX ? dnnl::algorithm::pooling_max
                           : cfg_.excludePadding          ? dnnl::algorithm::pooling_avg_exclude_padding
                                                          : dnnl::algorithm::pooling_avg_include_padding;
-    memory::format_tag act = ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw;
-    auto f32 = memory::data_type::f32;
+    KILN_ASSIGN_OR_RETURN(memory::desc xMd, activationDesc(x, cfg_.format));
+    KILN_ASSIGN_OR_RETURN(memory::desc yMd, activationDesc(y, cfg_.format));
     try {
       dnnl::engine& eng = engine();
-      dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, memory::desc(toDnnl(x), f32, act),
-                                    memory::desc(toDnnl(y), f32, act), g.strides, g.kernel, g.padL, g.padR);
+      dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, xMd, yMd, g.strides, g.kernel, g.padL,
+                                    g.padR);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       dnnl::pooling_forward::primitive_desc pd(d, attr, eng);
@@ -132,6 +134,11 @@ Result<PoolConfig> readConfig(ir::Node const& node, int32_t ns) {
     return unsupported(node.describe(), ": the oneDNN pooling runs max and average pooling only");
   cfg.type = static_cast<PoolingType>(type);
   cfg.excludePadding = node.attrs.getInt("exclude_padding", 1) != 0;
+  cfg.format = nodeFormat(node, "cpu_formats_in", 0);
+  if (cfg.format != nodeFormat(node, "cpu_formats_out", 0))
+    return unsupported(node.describe(), ": the oneDNN pooling needs x and y in the same format");
+  if (cfg.format != ActFormat::kPLAIN && ns != 2)
+    return unsupported(node.describe(), ": activation formats other than plain are for 2-D pooling only");
   return cfg;
 }
 

@@ -40,6 +40,24 @@ double run(Case const& c, int threads = 1) {
   return compareWithReference(kTactic, OpType::kPooling, poolAttrs(c), {var(randomTensor(c.x, 41))}, threads);
 }
 
+// x and y in one recorded format (blocked or channels-last, as between oneDNN convolutions).
+TEST(OnednnPooling, RecordedActivationFormats) {
+  for (int64_t f : {1, 8, 16})
+    for (PoolingType t : {PoolingType::kMAX, PoolingType::kAVERAGE}) {
+      Case c{.x = {2, 32, 15, 13}, .window = {3, 3}, .strides = {2, 2}, .padsBegin = {1, 1}, .padsEnd = {1, 1},
+             .type = t};
+      EXPECT_LT(compareWithReference(kTactic, OpType::kPooling, poolAttrs(c), {var(randomTensor(c.x, 42))}, 2, {f}, f),
+                kTol)
+          << f;
+    }
+  // x and y in different formats are refused.
+  Case c{.x = {1, 16, 8, 8}, .window = {2, 2}, .strides = {2, 2}};
+  OneNode n = makeNode(OpType::kPooling, poolAttrs(c), {var(randomTensor(c.x, 43))});
+  n.node->attrs.setInts("cpu_formats_in", {16});
+  n.node->attrs.setInts("cpu_formats_out", {0});
+  EXPECT_FALSE(backends::TacticRegistry::instance().find(kTactic)->create(*n.node).isOk());
+}
+
 TEST(OnednnPooling, MaxAndAverage) {
   for (PoolingType t : {PoolingType::kMAX, PoolingType::kAVERAGE}) {
     for (bool exclude : {true, false}) {

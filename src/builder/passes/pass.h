@@ -39,6 +39,10 @@ std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
 std::unique_ptr<Pass> createFuseBiasActivationPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
 std::unique_ptr<Pass> createFuseGeluPass();
+/// Runs after tactic selection on CPU builds (it reads Node::tactic): records `format` (a
+/// backends::cpu::ActFormat value: 1 channels-last, 8 / 16 nChw8c / nChw16c; 0 does nothing) as the memory format
+/// of the activations passed only between oneDNN convolutions and poolings.
+std::unique_ptr<Pass> createAssignCpuFormatsPass(int64_t format);
 
 namespace passutil {
 
