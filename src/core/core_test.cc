@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <numeric>
 
 #include "core/dims.h"
@@ -40,6 +41,17 @@ TEST(Dims, VolumeOverflowAndUnknown) {
   EXPECT_FALSE(checkedVolume(makeDims({int64_t(1) << 62, 4})).isOk());
   EXPECT_FALSE(checkedBytes(int64_t(1) << 62, 8).isOk());
   EXPECT_EQ(volume(makeDims({2, -1})), -1);
+}
+
+// Found by onnx_fuzz (ONNX Pad with pads of 2^62 + 1): volume() multiplied model-given dims unchecked (UBSan:
+// signed overflow) in shape inference and in the network's host evaluation. It now saturates at INT64_MAX,
+// still giving 0 when a dim is 0 after the overflow.
+TEST(Dims, VolumeSaturatesInsteadOfOverflowing) {
+  int64_t const big = (int64_t{1} << 62) + 590083;
+  EXPECT_EQ(volume(makeDims({big, 4})), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(volume(makeDims({big, 4, 0})), 0);
+  EXPECT_EQ(volume(makeDims({big, 4, -1})), -1);
+  EXPECT_EQ(volume(makeDims({big, 1})), big);
 }
 
 TEST(Dims, Broadcast) {

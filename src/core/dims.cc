@@ -60,11 +60,15 @@ Result<int64_t> checkedVolume(Dims const& d) {
 }
 
 int64_t volume(Dims const& d) {
-  int64_t v = 1;
+  bool zero = false;
   for (int32_t i = 0; i < d.nbDims; ++i) {
     if (d.d[i] < 0) return -1;
-    v *= d.d[i];
+    zero = zero || d.d[i] == 0;
   }
+  if (zero) return 0;
+  int64_t v = 1;
+  for (int32_t i = 0; i < d.nbDims; ++i)
+    if (__builtin_mul_overflow(v, d.d[i], &v)) return std::numeric_limits<int64_t>::max();
   return v;
 }
 

@@ -65,8 +65,12 @@ Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval)
       if (id < static_cast<int32_t>(state.pinned.size()) && (state.pinned[id] & kPinnedShape)) ctx.out[i] = state.info[id];
       Dims const& s = ctx.out[i].shape;
       if (s.nbDims < 0 || s.nbDims > Dims::MAX_DIMS) return internalError(n.describe(), ": inferred an invalid rank");
-      if (!dimsKnown(s)) allKnown = false;
-      else elems += volume(s);
+      if (!dimsKnown(s)) {
+        allKnown = false;
+      } else {
+        int64_t const v = volume(s);  // saturates: no sum past the limit
+        elems = v > kMaxHostEvalElements || elems > kMaxHostEvalElements ? kMaxHostEvalElements + 1 : elems + v;
+      }
     }
     // Host evaluation of small tensors whose inputs are all known.
     // Plugins are never run while shapes are inferred (only by the engine's contexts).

@@ -92,6 +92,7 @@ std::string constantText(HostTensor const& t, bool full) {
   for (int64_t i = 0; i < n; ++i) {
     if (i) r += ",";
     if (isFloatType(t.dtype())) r += formatFloat32(static_cast<float>(t.doubleAt(i)));
+    else if (t.dtype() == DataType::kUINT64) r += std::to_string(static_cast<uint64_t>(t.intAt(i)));  // same bits
     else r += std::to_string(t.intAt(i));
   }
   return r + "]";
@@ -149,8 +150,10 @@ void printNode(std::string& out, Node const& n, PrintOptions const& opt) {
 struct Number {
   bool isFloat = false;
   int64_t i = 0;
+  bool isBig = false;  // an integer above INT64_MAX, in `u` (only uint64 constants take it)
+  uint64_t u = 0;
   double f = 0;
-  double asDouble() const { return isFloat ? f : static_cast<double>(i); }
+  double asDouble() const { return isFloat ? f : isBig ? static_cast<double>(u) : static_cast<double>(i); }
 };
 
 // How a Constant's data was written.
@@ -310,7 +313,8 @@ class Parser {
     if (!isIdentStart(peek())) return error("expected ", what, ", found ", describeHere());
     return ident();
   }
-  Result<Number> number() {
+  // allowBig: integers past INT64_MAX are accepted (into Number::u; uint64 constant data only).
+  Result<Number> number(bool allowBig = false) {
     skipSpaces();
     int l = line_, c = col_;
     size_t b = pos_;
@@ -346,6 +350,12 @@ class Parser {
       n.f = std::strtod(t.c_str(), nullptr);
     } else {
       n.i = std::strtoll(t.c_str(), nullptr, 10);
+      if (errno == ERANGE && t[0] != '-') {
+        errno = 0;
+        n.u = std::strtoull(t.c_str(), nullptr, 10);
+        n.isBig = errno != ERANGE && allowBig;
+        if (!allowBig) errno = ERANGE;
+      }
       if (errno == ERANGE) return errorAt(l, c, "integer ", t, " is out of range");
     }
     return n;
@@ -417,12 +427,12 @@ class Parser {
     KILN_ASSIGN_OR_RETURN(Number n, number());
     return n.isFloat ? AttrValue(n.f) : AttrValue(n.i);
   }
-  Result<std::vector<Number>> numberList() {
+  Result<std::vector<Number>> numberList(bool allowBig = false) {
     KILN_RETURN_IF_ERROR(expectChar('['));
     std::vector<Number> r;
     if (acceptChar(']')) return r;
     for (;;) {
-      KILN_ASSIGN_OR_RETURN(Number n, number());
+      KILN_ASSIGN_OR_RETURN(Number n, number(allowBig));
       r.push_back(n);
       if (acceptChar(']')) return r;
       KILN_RETURN_IF_ERROR(expectChar(','));
@@ -432,7 +442,7 @@ class Parser {
     skipSpaces();
     DataSpec d;
     if (peek() == '[') {
-      KILN_ASSIGN_OR_RETURN(d.list, numberList());
+      KILN_ASSIGN_OR_RETURN(d.list, numberList(true));
       return d;
     }
     if (peek() == '<')
@@ -453,7 +463,7 @@ class Parser {
     if (w == "fill") {
       d.kind = DataSpec::kFill;
       KILN_RETURN_IF_ERROR(expectChar('('));
-      KILN_ASSIGN_OR_RETURN(d.fill, number());
+      KILN_ASSIGN_OR_RETURN(d.fill, number(true));
       KILN_RETURN_IF_ERROR(expectChar(')'));
       return d;
     }
@@ -481,11 +491,19 @@ class Parser {
         if constexpr (kIsFloatStorage<S> || std::is_same_v<S, bool>) {
           p[i] = fromDouble<S>(n.asDouble());
         } else {
-          if (n.isFloat) p[i] = fromDouble<S>(n.f);
-          else if (n.i < static_cast<int64_t>(std::numeric_limits<S>::min()) ||
-                   n.i > static_cast<int64_t>(std::numeric_limits<S>::max()))
+          // Range checks in the signed domain, except for uint64, whose maximum int64 cannot hold.
+          constexpr bool kU64 = std::is_same_v<S, uint64_t>;
+          if (n.isFloat) {
+            p[i] = fromDouble<S>(n.f);
+          } else if (n.isBig) {
+            if (!kU64) return errorAt(l, c, "value ", n.u, " does not fit in ", dataTypeName(t));
+            p[i] = static_cast<S>(n.u);
+          } else if (n.i < static_cast<int64_t>(std::numeric_limits<S>::min()) ||
+                     (!kU64 && n.i > static_cast<int64_t>(std::numeric_limits<S>::max()))) {
             return errorAt(l, c, "value ", n.i, " does not fit in ", dataTypeName(t));
-          else p[i] = static_cast<S>(n.i);
+          } else {
+            p[i] = static_cast<S>(n.i);
+          }
         }
       }
       return Status::ok();

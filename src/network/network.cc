@@ -378,11 +378,15 @@ void NetworkImpl::evaluateOnHost(ir::Node const& n, ir::InferContext& ctx) const
   if (!hostEval_ || n.op == ir::OpType::kIf || n.op == ir::OpType::kLoop || n.op == ir::OpType::kAssertion ||
       n.op == ir::OpType::kPluginV2 || n.op == ir::OpType::kPluginV3)
     return;
+  // Checked: inferred shapes come from the user's (or a model's) numbers and may be absurd (a padding of 2^62).
   int64_t elems = 0;
   for (size_t i = 0; i < ctx.out.size(); ++i) {
     if (ctx.outValues[i] || !dimsKnown(ctx.out[i].shape))
       return;
-    elems += volume(ctx.out[i].shape);
+    Result<int64_t> count = checkedVolume(ctx.out[i].shape);
+    if (!count || *count > ir::kMaxHostEvalElements)
+      return;
+    elems += *count;
   }
   if (ctx.out.empty() || elems > ir::kMaxHostEvalElements)
     return;

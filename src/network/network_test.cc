@@ -323,6 +323,26 @@ TEST_F(NetworkTest, SeveralOutputsOfOneLayerGetIndexedNames) {
   EXPECT_EQ(id->getInput(-1), nullptr);
 }
 
+// Found by onnx_fuzz (ONNX Pad with pads of 2^62 + 1): an output whose element count overflows int64 was
+// multiplied out unchecked before deciding whether to evaluate it on the host (UBSan: signed overflow in
+// volume()). Now it is skipped there, and the network reports the shape it inferred.
+TEST_F(NetworkTest, HugePaddedShapeIsNotEvaluatedOnTheHost) {
+  int evaluated = 0;
+  net->setHostEvaluator([&](ir::Node const&, std::vector<HostTensor const*> const&, std::vector<HostTensor>&) {
+    ++evaluated;
+    return invalidArgument("not evaluated in this test");
+  });
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({3, 5}));
+  ASSERT_NE(x, nullptr);
+  IPaddingLayer* pad = net->addPaddingNd(*x, makeDims({(int64_t{1} << 62) + 1, 1}), makeDims({590080, 1}));
+  ASSERT_NE(pad, nullptr);
+  Dims const d = pad->getOutput(0)->getDimensions();
+  ASSERT_EQ(d.nbDims, 2);
+  EXPECT_EQ(d.d[0], (int64_t{1} << 62) + 1 + 3 + 590080);
+  EXPECT_EQ(d.d[1], 7);
+  EXPECT_EQ(evaluated, 0);
+}
+
 TEST_F(NetworkTest, BadAddInput) {
   EXPECT_NE(net->addInput("x", DataType::kFLOAT, makeDims({1, 2})), nullptr);
   EXPECT_EQ(net->addInput("x", DataType::kFLOAT, makeDims({1, 2})), nullptr);

@@ -1,5 +1,6 @@
 // IExecutionContext: input shapes and profile, tensor addresses, activation arena, and the step loop that
 // runs each node's kernel (synchronously on the CPU target).
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -302,7 +303,9 @@ class ContextImpl final : public IExecutionContext {
                                  " bytes a tensor sized while running may take");
       }
       if (pl.offset >= 0) {
-        int64_t need = volume(state_.info[v->id].shape) * static_cast<int64_t>(dataTypeSize(state_.info[v->id].dtype));
+        int64_t const count = volume(state_.info[v->id].shape);
+        int64_t const esize = static_cast<int64_t>(dataTypeSize(state_.info[v->id].dtype));
+        int64_t need = count > pl.size / std::max<int64_t>(esize, 1) ? pl.size + 1 : count * esize;  // no overflow
         if (need > pl.size)
           return invalidArgument("tensor '", v->name, "' needs ", need, " bytes at shape ",
                                  dimsToString(state_.info[v->id].shape), ", more than the ", pl.size,

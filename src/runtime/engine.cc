@@ -61,12 +61,23 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
   auto outside = [&](int64_t offset, int64_t bytes) {
     return bytes < 0 || offset > p.arenaSize || bytes > p.arenaSize - offset;
   };
-  for (auto const& pl : p.placements)
+  // Kernels may assume their tensors are aligned to 64 bytes (the builder places them at multiples of 256).
+  constexpr int64_t kArenaOffsetAlign = 64;
+  for (size_t v = 0; v < p.placements.size(); ++v) {
+    auto const& pl = p.placements[v];
     if (pl.offset >= 0 && outside(pl.offset, pl.size))
       return invalidPlan("a tensor placement lies outside the activation arena");
-  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (pl.offset >= 0 && pl.offset % kArenaOffsetAlign != 0)
+      return invalidPlan("value ", v, " is placed at arena offset ", pl.offset, ", not aligned to ", kArenaOffsetAlign,
+                         " bytes");
+  }
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
     if (p.workspaceOffsets[i] >= 0 && outside(p.workspaceOffsets[i], p.workspaceSizes[i]))
       return invalidPlan("a workspace lies outside the activation arena");
+    if (p.workspaceOffsets[i] >= 0 && p.workspaceOffsets[i] % kArenaOffsetAlign != 0)
+      return invalidPlan("the workspace of node ", i, " is at arena offset ", p.workspaceOffsets[i],
+                         ", not aligned to ", kArenaOffsetAlign, " bytes");
+  }
   if (p.profiles.empty()) return invalidPlan("the plan has no optimization profile");
   for (auto const& prof : p.profiles)
     if (prof.inputs.size() != g.inputs().size()) return invalidPlan("an optimization profile does not cover every input");

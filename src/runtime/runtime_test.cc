@@ -155,6 +155,29 @@ TEST(Runtime, RefusesBadPlans) {
   EXPECT_GE(logger.messages.size(), 3u);
 }
 
+// Found by plan_fuzz (a resealed plan): a placement at an odd arena offset made the reference kernels store
+// floats at misaligned addresses (UBSan). Offsets not aligned to 64 bytes are refused when the plan loads.
+TEST(Runtime, RefusesMisalignedArenaOffsets) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makePlan();
+  auto info = plan::readPlan(blob.data(), blob.size());
+  ASSERT_TRUE(info.isOk()) << info.status().toString();
+  bool moved = false;
+  for (auto& pl : info.value().placements) {
+    if (pl.offset >= 0) {
+      pl.offset += 7;
+      moved = true;
+    }
+  }
+  ASSERT_TRUE(moved);
+  auto bytes = plan::writePlan(info.value());
+  ASSERT_TRUE(bytes.isOk());
+  EXPECT_EQ(runtime->deserializeCudaEngine(bytes.value().data(), bytes.value().size()), nullptr);
+  EXPECT_TRUE(logger.saw("not aligned to 64 bytes")) << (logger.messages.empty() ? "" : logger.messages.back());
+  EXPECT_NE(std::unique_ptr<ICudaEngine>(runtime->deserializeCudaEngine(blob.data(), blob.size())), nullptr);
+}
+
 // A GPU plan where the CUDA backend cannot run (this test binary on a machine without a GPU, or a plan for another
 // architecture) is refused with the target and the reason, and a CPU plan naming GPU tactics is refused too.
 TEST(Runtime, GpuPlanWithoutTheGpuIsAClearError) {

@@ -173,6 +173,7 @@ def main():
     ap.add_argument("--kilnexec", required=True, help="kilnexec binary that builds the plan seeds")
     ap.add_argument("--out", default=os.path.join(HERE, "corpus"))
     args = ap.parse_args()
+    args.kilnexec = os.path.abspath(args.kilnexec)
     dirs = {t: os.path.join(args.out, t) for t in ("onnx_fuzz", "plan_fuzz", "ir_text_fuzz")}
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)

@@ -98,8 +98,9 @@ class Graph {
   bool launch(cudaStream_t stream, std::string& error);
 
  private:
-  void* graph_ = nullptr;  // cudaGraph_t
-  void* exec_ = nullptr;   // cudaGraphExec_t
+  // Unused in builds without CUDA (device_none.cc), which clang warns about.
+  [[maybe_unused]] void* graph_ = nullptr;  // cudaGraph_t
+  [[maybe_unused]] void* exec_ = nullptr;   // cudaGraphExec_t
 };
 
 }  // namespace kilnexec::device
