@@ -466,6 +466,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   pctx.optimizationLevel = config.optimizationLevel();
   pctx.evaluator = &eval;
   pctx.budget = env.budget;
+  pctx.cpuTarget = gpu == nullptr;
   std::vector<std::string> passLog;
   pctx.log = &passLog;
   KILN_RETURN_IF_ERROR(runPipeline(*g, pctx));

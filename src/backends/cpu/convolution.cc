@@ -24,6 +24,7 @@ struct ConvConfig {
   int64_t groups = 1;
   int64_t activation = -1;
   float alpha = 0, beta = 0;
+  bool swish = false;  // cpu_swish: y * sigmoid(y) after the activation
   bool hasBias = false;
   bool hasResidual = false;
   ActFormat srcFormat = ActFormat::kPLAIN, resFormat = ActFormat::kPLAIN, dstFormat = ActFormat::kPLAIN;
@@ -157,6 +158,8 @@ class OnednnConvKernel final : public Kernel {
       // scaled tanh; the tests show it): those run on plain activations, reordered where recorded otherwise.
       dnnl::post_ops probe;
       appendActivation(probe, cfg_.activation, cfg_.alpha, cfg_.beta);
+      if (cfg_.swish)
+        probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
       bool plainOnly = probe.len() > 2;
       memory::desc srcPlain(toDnnl(x), f32, ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw);
       memory::desc dstPlain(toDnnl(y), f32, ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw);
@@ -174,6 +177,8 @@ class OnednnConvKernel final : public Kernel {
         ops.append_sum(1.f);
       if (!appendActivation(ops, cfg_.activation, cfg_.alpha, cfg_.beta))
         return unsupported(cfg_.who, ": activation ", cfg_.activation, " has no oneDNN post-op");
+      if (cfg_.swish)
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);  // x * sigmoid(1 * x)
       attr.set_post_ops(ops);
       dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
       auto p = std::make_shared<ConvPrimitive>();
@@ -256,6 +261,7 @@ Tactic convolutionTactic() {
     cfg.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
     if (!activationSupported(node))
       return invalidGraph(node.describe(), ": activation ", cfg.activation, " has no oneDNN post-op");
+    cfg.swish = node.attrs.getInt("cpu_swish", 0) != 0;
     cfg.hasBias = node.input(2) != nullptr;
     cfg.hasResidual = node.input(3) != nullptr;
     cfg.weights = *w;

@@ -170,6 +170,22 @@ TEST(OnednnConvolution, RecordedActivationFormats) {
   }
 }
 
+// The CPU builder's fused swish (cpu_swish: y * sigmoid(y) after bias, residual and activation), in plain and
+// recorded formats, against the reference kernel's.
+TEST(OnednnConvolution, FusedSwish) {
+  for (bool residual : {false, true})
+    for (int64_t f : {0, 1, 16}) {
+      Case c{.x = {2, 16, 7, 7}, .w = {16, 16, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .bias = true,
+             .residual = residual};
+      ir::Attributes a = convAttrs(c);
+      a.set("cpu_swish", int64_t{1});
+      EXPECT_LT(compareWithReference(kTactic, OpType::kConvolution, a, convInputs(c), 2,
+                                     {f, 0, 0, residual ? f : 0}, f),
+                kTol)
+          << residual << " " << f;
+    }
+}
+
 TEST(OnednnConvolution, RefusesFormatsThatDoNotFit) {
   // nChw16c needs C divisible by 16: the kernel says so instead of reading past the tensor.
   Case c{.x = {1, 8, 5, 5}, .w = {8, 8, 3, 3}};

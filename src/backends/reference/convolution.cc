@@ -3,6 +3,8 @@
 #include <array>
 #include <vector>
 
+#include <cmath>
+
 #include "backends/reference/activation_math.h"
 #include "backends/reference/reference_util.h"
 #include "ir/infer/window_util.h"
@@ -38,6 +40,7 @@ struct ConvParams {
   ir::WindowParams window;
   int64_t groups = 1;
   int64_t activation = -1;
+  bool swish = false;  // cpu_swish: y * sigmoid(y) after the activation (fused by the CPU builder)
   double alpha = 0, beta = 0;
 };
 
@@ -131,6 +134,8 @@ Status runConv(ConvParams const& cp, LaunchContext const& ctx) {
         acc += loadAsDouble(*res, yi);
       if (cp.activation >= 0)
         acc = applyActivation(static_cast<ActivationType>(cp.activation), acc, cp.alpha, cp.beta);
+      if (cp.swish)
+        acc = acc / (1.0 + std::exp(-acc));
       storeFromDouble(y, yi, acc);
     }
   });
@@ -161,6 +166,7 @@ Tactic convolutionTactic() {
           return invalidGraph(node.describe(), ": unknown activation ", cp.activation);
         cp.alpha = node.attrs.getFloat("act_alpha", 0.0);
         cp.beta = node.attrs.getFloat("act_beta", 0.0);
+        cp.swish = node.attrs.getInt("cpu_swish", 0) != 0;
         return makeKernel([cp](LaunchContext const& ctx) { return runConv(cp, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {

@@ -107,7 +107,8 @@ class FoldScaleIntoConvolution final : public Pass {
  private:
   Result<bool> tryFold(ir::Graph& g, ir::Node& conv, PassContext const& ctx) {
     if (conv.op != ir::OpType::kConvolution || conv.outputs.size() != 1) return false;
-    if (conv.attrs.getInt("activation", -1) != -1 || conv.input(3)) return false;  // the affine map comes after
+    if (conv.attrs.getInt("activation", -1) != -1 || conv.attrs.getInt("cpu_swish", 0) != 0 || conv.input(3))
+      return false;  // the affine map comes after
     HostTensor const* w = passutil::constantData(conv.input(1));
     HostTensor const* b = conv.input(2) ? passutil::constantData(conv.input(2)) : nullptr;
     if (!w || !isFloatType(w->dtype()) || w->shape().nbDims < 1 || (conv.input(2) && !b)) return false;

@@ -45,7 +45,9 @@ class FuseBiasActivation final : public Pass {
       for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
       for (ir::Node* n : order) {
         if (n->op != ir::OpType::kConvolution && n->op != ir::OpType::kMatrixMultiply) continue;
-        if (n->outputs.size() != 1 || n->attrs.getInt("activation", -1) != -1) continue;
+        // (A fused swish comes last: nothing may be fused after it.)
+        if (n->outputs.size() != 1 || n->attrs.getInt("activation", -1) != -1 || n->attrs.getInt("cpu_swish", 0) != 0)
+          continue;
         ir::Value* y = n->outputs[0];
         ir::Node* user = passutil::singleUser(g, y);
         if (!user || user->outputs.size() != 1 || user->outputs[0]->dtype != y->dtype) continue;

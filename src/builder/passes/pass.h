@@ -18,6 +18,7 @@ struct PassContext {
   ir::HostEvaluator const* evaluator = nullptr;
   MemoryBudget* budget = nullptr;
   std::vector<std::string>* log = nullptr;  // one line per rewrite, for verbose builder logs
+  bool cpuTarget = false;                    // the build is for the CPU (CPU-only fusions may run)
 };
 
 /// A graph rewrite. Precondition: the graph went through ir::inferGraphInPlace. A pass keeps the graph valid,
@@ -39,6 +40,9 @@ std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
 std::unique_ptr<Pass> createFuseBiasActivationPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
 std::unique_ptr<Pass> createFuseGeluPass();
+/// CPU builds only (PassContext::cpuTarget): x * sigmoid(x) after a Convolution becomes its `cpu_swish`
+/// attribute (the CPU kernels apply it after the activation; the CUDA ones do not read it).
+std::unique_ptr<Pass> createFuseCpuSwishPass();
 /// Runs after tactic selection on CPU builds (it reads Node::tactic): records `format` (a
 /// backends::cpu::ActFormat value: 1 channels-last, 8 / 16 nChw8c / nChw16c; 0 does nothing) as the memory format
 /// of the activations passed only between oneDNN convolutions and poolings.
