@@ -53,7 +53,8 @@ TEST(CpuSlice, StridesAxesAndInputs) {
 
 TEST(CpuSlice, OutOfBoundsAndOtherModes) {
   // Built for x [6]; run on x [4] (shapes come with every call): coordinates 0, 2, 4, and 4 is outside [0, 4).
-  OneNode n = makeNode(OpType::kSlice, sliceAttrs({0}, {3}, {2}), {var(randomTensor({6}, 1))});
+  std::vector<In> ins{var(randomTensor({6}, 1))};  // n.ptrs point into it
+  OneNode n = makeNode(OpType::kSlice, sliceAttrs({0}, {3}, {2}), ins);
   auto k = backends::TacticRegistry::instance().find(kTactic)->create(*n.node);
   ASSERT_TRUE(k.isOk());
   HostTensor y = *HostTensor::allocate(DataType::kFLOAT, makeDims({3}), "y");

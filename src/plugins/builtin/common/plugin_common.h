@@ -121,7 +121,7 @@ class ByteReader {
     int64_t n = 0;
     if (!get(n) || n < 0 || static_cast<uint64_t>(n) > left_ / sizeof(T)) return ok_ = false;
     v.resize(static_cast<size_t>(n));
-    std::memcpy(v.data(), p_, static_cast<size_t>(n) * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), p_, static_cast<size_t>(n) * sizeof(T));
     p_ += n * sizeof(T);
     left_ -= n * sizeof(T);
     return true;
