@@ -59,6 +59,8 @@ Result<int64_t> checkedVolume(Dims const& d) {
   return v;
 }
 
+// Saturates at INT64_MAX rather than overflowing: dims from models and plans may be absurd, and callers compare
+// the product with a limit before using it.
 int64_t volume(Dims const& d) {
   bool zero = false;
   for (int32_t i = 0; i < d.nbDims; ++i) {

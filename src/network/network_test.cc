@@ -343,6 +343,21 @@ TEST_F(NetworkTest, HugePaddedShapeIsNotEvaluatedOnTheHost) {
   EXPECT_EQ(evaluated, 0);
 }
 
+// Found by plan_fuzz: a Resize scale that makes an extent past int64's range was converted from double
+// unchecked (UBSan: float-cast-overflow). Shape inference now refuses it naming the scale.
+TEST_F(NetworkTest, ResizeScalePastInt64IsAnError) {
+  ITensor* x = net->addInput("x", DataType::kFLOAT, makeDims({1, 2, 4, 4}));
+  ASSERT_NE(x, nullptr);
+  IResizeLayer* r = net->addResize(*x);
+  ASSERT_NE(r, nullptr);
+  float const scales[4] = {1.F, 1.F, 3e38F, 1.F};
+  r->setScales(scales, 4);
+  int const before = errors();
+  (void)r->getOutput(0)->getDimensions();
+  EXPECT_GT(errors(), before);
+  EXPECT_NE(lastError().find("larger than int64"), std::string::npos) << lastError();
+}
+
 TEST_F(NetworkTest, BadAddInput) {
   EXPECT_NE(net->addInput("x", DataType::kFLOAT, makeDims({1, 2})), nullptr);
   EXPECT_EQ(net->addInput("x", DataType::kFLOAT, makeDims({1, 2})), nullptr);

@@ -34,7 +34,11 @@ Status inferResize(InferContext& ctx) {
     for (int32_t i = 0; i < rank; ++i) {
       if (!(s[i] > 0.0) || !std::isfinite(s[i]))
         return ctx.error("scale[", i, "] = ", s[i], " must be positive and finite");
-      y.d[i] = x.d[i] < 0 ? -1 : static_cast<int64_t>(std::floor(static_cast<double>(x.d[i]) * s[i]));
+      double const extent = std::floor(static_cast<double>(x.d[i]) * s[i]);
+      // Checked before converting: a double past int64's range converts to nothing (found by plan_fuzz).
+      if (x.d[i] >= 0 && !(extent < 9.2e18))
+        return ctx.error("scale[", i, "] = ", s[i], " makes dim ", i, " of ", x.d[i], " larger than int64");
+      y.d[i] = x.d[i] < 0 ? -1 : static_cast<int64_t>(extent);
     }
     return Status::ok();
   };

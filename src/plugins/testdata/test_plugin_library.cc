@@ -47,7 +47,7 @@ class LibV3Creator final : public kiln::IPluginCreatorV3One {
 };
 
 LibV2Creator gV2;
-LibV3Creator gV3;
+[[maybe_unused]] LibV3Creator gV3;  // unused in the KILN_TEST_V2_ONLY build
 
 }  // namespace
 
