@@ -22,7 +22,8 @@ std::string dimsToString(Dims const& d);
 bool dimsKnown(Dims const& d);
 /// Product of dims, or an error on a negative dim or overflow past int64.
 Result<int64_t> checkedVolume(Dims const& d);
-/// Product of dims (caller knows they are known and small); -1 if any dim is unknown.
+/// Product of dims; -1 if any dim is unknown; INT64_MAX when the product overflows int64 (shapes from models
+/// may be absurd: compare it with a limit before multiplying it by anything).
 int64_t volume(Dims const& d);
 /// a*b, or an error on overflow.
 Result<int64_t> checkedMul(int64_t a, int64_t b);
