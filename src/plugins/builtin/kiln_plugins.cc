@@ -50,10 +50,11 @@ std::map<std::string, std::vector<std::unique_ptr<IPluginCreator>>>& registered(
   return *m;
 }
 
-// The creators loadLibrary registers (namespace ""), made on first use.
+// The creators loadLibrary registers (namespace ""), made on first use; destroyed when the library is unloaded
+// (deregisterLibrary removes them from the registry first).
 std::vector<std::unique_ptr<IPluginCreator>>& libraryCreators() {
-  static auto* v = new std::vector<std::unique_ptr<IPluginCreator>>(makeBuiltinCreators());
-  return *v;
+  static std::vector<std::unique_ptr<IPluginCreator>> v = makeBuiltinCreators();
+  return v;
 }
 
 }  // namespace

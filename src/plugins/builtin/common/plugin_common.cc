@@ -331,7 +331,7 @@ void BuiltinPlugin::serialize(void* buffer) const noexcept {
   try {
     ByteWriter w;
     writeParams(w);
-    if (!w.bytes().empty()) std::memcpy(buffer, w.bytes().data(), w.bytes().size());  // a plugin may have no fields
+    if (!w.bytes().empty()) std::memcpy(buffer, w.bytes().data(), w.bytes().size());  // buffer may be null for 0 bytes
   } catch (...) {
     logError(type_, "serialize failed (out of memory)");
   }
