@@ -359,7 +359,8 @@ void markTf32(Graph& g, BuilderFlags flags) {
 // Values whose contents inference knows on the host at every shape of every profile, and identically so, are
 // constants of this engine: shape arithmetic (Shape -> Gather -> Concat -> Reshape, as exporters write it) of a
 // network with dynamic dims built for fixed shapes. They become Constants, so the layers computing them neither
-// run per inference nor take a kernel launch each. Returns the number of values folded.
+// run per inference nor take a kernel launch each. Returns the number of changes (values folded, assertions
+// decided): the graph needs renumbering when it is not 0.
 Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, MemoryBudget* budget) {
   int folded = 0;
   std::vector<Value*> candidates;
@@ -423,7 +424,7 @@ Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState
     decided.push_back(n);
   }
   for (Node* n : decided) g.removeNode(n);
-  return folded;
+  return folded + static_cast<int>(decided.size());
 }
 
 }  // namespace
@@ -527,7 +528,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
       size_t before = g->nodes().size();
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());
-      verbose(strCat("profile constants: ", folded, " shape tensors fixed by the profiles folded, ",
+      verbose(strCat("profile constants: ", folded, " shape tensors or assertions fixed by the profiles, ",
                      before - g->nodes().size(), " layers removed"));
     }
   }

@@ -139,6 +139,36 @@ TEST(StaticShapes, FailingAssertionOnFixedShapesFailsTheBuild) {
   EXPECT_NE(logger.last.find("exactly two rows"), std::string::npos) << logger.last;
 }
 
+// Regression: an assertion whose condition folds to a constant, in an engine with dynamic shapes (nothing else
+// folds), is decided at build time; the plan was refused with "renumber the graph" (ViT and transformer exports).
+TEST(StaticShapes, ConstantAssertionWithDynamicShapesBuilds) {
+  Logger logger;
+  std::unique_ptr<IBuilder> builder(createInferBuilder(logger));
+  std::unique_ptr<INetworkDefinition> net(builder->createNetworkV2(0));
+  ITensor* x = net->addInput("x", DataType::kFLOAT, Dims2{-1, 6});
+  static int64_t const kA[] = {6}, kB[] = {6};
+  ITensor* a = net->addConstant(Dims{1, {1}}, Weights{DataType::kINT64, kA, 1})->getOutput(0);
+  ITensor* b = net->addConstant(Dims{1, {1}}, Weights{DataType::kINT64, kB, 1})->getOutput(0);
+  net->addAssertion(*net->addElementWise(*a, *b, ElementWiseOperation::kEQUAL)->getOutput(0), "six is six");
+  ITensor* y = net->addActivation(*x, ActivationType::kRELU)->getOutput(0);
+  y->setName("y");
+  net->markOutput(*y);
+  std::unique_ptr<IBuilderConfig> config(builder->createBuilderConfig());
+  config->setDefaultDeviceType(DeviceType::kCPU);
+  config->setBuilderOptimizationLevel(3);
+  IOptimizationProfile* p = builder->createOptimizationProfile();
+  p->setDimensions("x", OptProfileSelector::kMIN, Dims2{1, 6});
+  p->setDimensions("x", OptProfileSelector::kOPT, Dims2{2, 6});
+  p->setDimensions("x", OptProfileSelector::kMAX, Dims2{4, 6});
+  config->addOptimizationProfile(p);
+  std::unique_ptr<IHostMemory> plan(builder->buildSerializedNetwork(*net, *config));
+  ASSERT_NE(plan, nullptr) << logger.last;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+  ASSERT_NE(engine, nullptr) << logger.last;
+  EXPECT_EQ(engine->getNbLayers(), 1);  // the ReLU; the assertion was decided
+}
+
 // relu -> reshape -> relu needs the memory of relu -> relu: the reshape's output is its input's buffer.
 TEST(StaticShapes, ReshapesShareTheirInputsMemory) {
   Logger logger;
