@@ -45,7 +45,9 @@ int64_t HostTensor::intAt(int64_t i) const {
   int64_t r = 0;
   (void)dispatchType(dtype_, [&](auto tag) {
     using S = decltype(tag);
-    if constexpr (std::is_integral_v<S>) r = static_cast<int64_t>(as<S>()[i]);  // exact (uint64 wraps)
+    // A bool is read as its byte (any non-zero is true) so that a stray byte is not undefined behaviour.
+    if constexpr (std::is_same_v<S, bool>) r = as<uint8_t>()[i] != 0;
+    else if constexpr (std::is_integral_v<S>) r = static_cast<int64_t>(as<S>()[i]);  // exact (uint64 wraps)
     else r = static_cast<int64_t>(toDouble(as<S>()[i]));
     return Status::ok();
   });
@@ -56,7 +58,8 @@ double HostTensor::doubleAt(int64_t i) const {
   double r = 0;
   (void)dispatchType(dtype_, [&](auto tag) {
     using S = decltype(tag);
-    r = toDouble(as<S>()[i]);
+    if constexpr (std::is_same_v<S, bool>) r = as<uint8_t>()[i] != 0 ? 1.0 : 0.0;
+    else r = toDouble(as<S>()[i]);
     return Status::ok();
   });
   return r;

@@ -300,6 +300,12 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
       if (out->dtype != t.dtype() || !dimsEqual(out->shape, t.shape()))
         return invalidPlan(where, ": weights of ", dataTypeName(t.dtype()), " ", dimsToString(t.shape()),
                            " do not match its output ", dataTypeName(out->dtype), " ", dimsToString(out->shape));
+      // A bool byte other than 0 or 1 is not a value of the type (kernels reading it would be undefined).
+      if (t.dtype() == DataType::kBOOL) {
+        auto const* b = static_cast<uint8_t const*>(t.data());
+        for (size_t i = 0; i < t.bytes(); ++i)
+          if (b[i] > 1) return invalidPlan(where, ": bool weights hold the byte ", static_cast<int>(b[i]), " at element ", i);
+      }
       n->constant = std::move(t);
     }
     bool const isPlugin = *op == ir::OpType::kPluginV2 || *op == ir::OpType::kPluginV3;

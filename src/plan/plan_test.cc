@@ -284,6 +284,35 @@ TEST(Plan, ZeroByteAndScalarConstants) {
   EXPECT_EQ(r->graph->findNode("scalar")->constant->doubleAt(0), 2.5);
 }
 
+// Regression (plan_fuzz, corpus/plan_fuzz/crash_bool_weight_byte.plan): a bool constant whose byte is not 0 or
+// 1 was read as bool by the kernels (undefined behaviour); the reader refuses it, naming the byte.
+TEST(Plan, BoolWeightsOtherThanZeroOrOneAreRefused) {
+  PlanInfo p;
+  p.graph = std::make_unique<ir::Graph>();
+  ir::Node* c = p.graph->addConstant("flags", tensorOf<double>(DataType::kBOOL, makeDims({3}), {1, 0, 1}));
+  p.graph->markOutput(c->output());
+  ASSERT_TRUE(p.graph->renumber().isOk());
+  auto w = writePlan(p);
+  ASSERT_TRUE(w.isOk()) << w.status().toString();
+  ASSERT_TRUE(readPlan(w->data(), w->size()).isOk());
+  std::vector<uint8_t> bytes(static_cast<uint8_t const*>(w->data()), static_cast<uint8_t const*>(w->data()) + w->size());
+  // The weights section holds the three bytes 1, 0, 1 in a row: make the middle one 4 and fix the checksums.
+  size_t at = 0;
+  for (size_t i = 0; i + 3 <= bytes.size() && !at; ++i)
+    if (bytes[i] == 1 && bytes[i + 1] == 0 && bytes[i + 2] == 1 && i > 128) at = i + 1;
+  ASSERT_NE(at, 0u);
+  bytes[at] = 4;
+  ASSERT_TRUE(detail::resealPlan(bytes.data(), bytes.size()));
+  auto r = readPlan(bytes.data(), bytes.size());
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("bool weights hold the byte 4"), std::string::npos) << r.status().toString();
+  // Reading a stray byte through HostTensor is defined too: any non-zero byte is true.
+  HostTensor t = tensorOf<double>(DataType::kBOOL, makeDims({2}), {0, 1});
+  static_cast<uint8_t*>(t.mutableData())[1] = 4;
+  EXPECT_EQ(t.intAt(1), 1);
+  EXPECT_EQ(t.doubleAt(1), 1.0);
+}
+
 TEST(Plan, EmptyGraphRoundTrips) {
   PlanInfo p;
   p.graph = std::make_unique<ir::Graph>();
