@@ -367,13 +367,8 @@ Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState
   for (auto const& np : g.nodes()) {
     Node const& n = *np;
     if (n.op == OpType::kConstant || !n.subgraphs.empty()) continue;
-    // Plugins run when the engine runs (their results are theirs to decide).
-    if (n.op == OpType::kPluginV2 || n.op == OpType::kPluginV3) continue;
-    // A random fill is not a constant even when its shape is.
-    if (n.op == OpType::kFill && n.attrs.has("op")) {
-      auto op = static_cast<FillOperation>(n.attrs.getInt("op", 0));
-      if (op == FillOperation::kRANDOM_UNIFORM || op == FillOperation::kRANDOM_NORMAL) continue;
-    }
+    // A random fill or a plugin is not a constant even when its shape is.
+    if (!passutil::outputsFollowFromInputs(n)) continue;
     for (Value* v : n.outputs) {
       if (!v || v->isOutput) continue;
       bool same = true;

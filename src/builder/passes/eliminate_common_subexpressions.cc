@@ -14,12 +14,7 @@ namespace {
 bool mergeable(ir::Node const& n) {
   // Constants stay apart: passes rewrite a layer's weights in place (folding a scale into a convolution).
   if (n.op == ir::OpType::kConstant || !n.subgraphs.empty() || n.outputs.empty()) return false;
-  // A plugin's parameters live in its object, not in the attributes.
-  if (n.op == ir::OpType::kPluginV2 || n.op == ir::OpType::kPluginV3) return false;
-  if (n.op == ir::OpType::kFill) {
-    auto op = static_cast<FillOperation>(n.attrs.getInt("op", 0));
-    if (op == FillOperation::kRANDOM_UNIFORM || op == FillOperation::kRANDOM_NORMAL) return false;
-  }
+  if (!passutil::outputsFollowFromInputs(n)) return false;
   for (ir::Value const* v : n.outputs)
     if (v->requestedType) return false;  // keeps the user's per-layer output type requests apart
   return true;

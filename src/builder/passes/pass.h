@@ -9,6 +9,7 @@
 #include "core/memory.h"
 #include "ir/graph.h"
 #include "ir/shape_inference.h"
+#include "kiln/kiln.h"
 
 namespace kiln::builder {
 
@@ -54,6 +55,18 @@ namespace passutil {
 inline HostTensor const* constantData(ir::Value const* v) {
   if (!v || !v->producer || v->producer->op != ir::OpType::kConstant || !v->producer->constant) return nullptr;
   return &*v->producer->constant;
+}
+
+/// False for nodes whose outputs are not decided by their inputs and attributes alone: random fills, and plugins
+/// (their parameters live in the plugin object, and they run when the engine runs). Such nodes are neither
+/// merged with their twins nor folded into constants.
+inline bool outputsFollowFromInputs(ir::Node const& n) {
+  if (n.op == ir::OpType::kPluginV2 || n.op == ir::OpType::kPluginV3) return false;
+  if (n.op == ir::OpType::kFill) {
+    auto op = static_cast<FillOperation>(n.attrs.getInt("op", 0));
+    if (op == FillOperation::kRANDOM_UNIFORM || op == FillOperation::kRANDOM_NORMAL) return false;
+  }
+  return true;
 }
 
 /// True when `v` is read by exactly one node, once, and is not a graph output.
