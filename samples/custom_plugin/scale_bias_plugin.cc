@@ -1,8 +1,8 @@
 // A complete custom plugin as TensorRT tutorials teach it, for Kiln: "ScaleBias" (version "1", namespace
-// "kiln.samples") computes y[n, c, ...] = x[n, c, ...] * weight[c] + bias[c]. The creator reads the fields
-// in_channel, weight and bias; the plugin copies its weights to the device in initialize() (on the host for CPU
-// engines), serializes them, and stages the per-channel coefficients in the workspace the builder provides. Built
-// as a shared library that kilnexec loads with --dynamicPlugins (it exports getCreators, getPluginCreators and
+// "kiln.samples") computes y[n, c, ...] = x[n, c, ...] * weight[c] + bias[c]. The creator reads the fields in_channel,
+// weight and bias; the plugin copies its weights to the device in initialize() (when there is one; CPU engines read the
+// host copy), serializes them, and stages the per-channel coefficients in the workspace the builder provides. Built as
+// a shared library that kilnexec loads with --dynamicPlugins (it exports getCreators, getPluginCreators and
 // setLoggerFinder) and that links nothing of Kiln. docs/plugins.md walks through it.
 #include <kiln/kiln_plugin.h>
 
@@ -97,6 +97,13 @@ class ScaleBiasPlugin final : public kiln::IPluginV2DynamicExt, public kiln::IPl
   int32_t initialize() noexcept override {
 #ifdef KILN_SAMPLE_CUDA
     if (deviceWeights_) return 0;
+    // A CPU engine may run where there is no GPU at all: then there is nothing to copy (enqueueHost reads the
+    // host weights) and enqueue reports the missing device copy.
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      (void)cudaGetLastError();
+      return 0;
+    }
     std::vector<float> packed = interleaved();
     if (cudaMalloc(reinterpret_cast<void**>(&deviceWeights_), packed.size() * sizeof(float)) != cudaSuccess) return 1;
     if (cudaMemcpy(deviceWeights_, packed.data(), packed.size() * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
@@ -137,6 +144,10 @@ class ScaleBiasPlugin final : public kiln::IPluginV2DynamicExt, public kiln::IPl
 #ifdef KILN_SAMPLE_CUDA
     int64_t n, c, inner;
     if (!extents(inputDesc[0].dims, n, c, inner)) return 1;
+    if (!deviceWeights_) {
+      logError("no device copy of the weights (initialize found no CUDA device)");
+      return 1;
+    }
     float* coeffs = static_cast<float*>(workspace);
     if (cudaMemcpyAsync(coeffs, deviceWeights_, 2 * sizeof(float) * static_cast<size_t>(c), cudaMemcpyDeviceToDevice,
                         stream) != cudaSuccess)
