@@ -25,6 +25,27 @@ static Status checkRequestedType(Node const& n, size_t i, TensorInfo& out) {
   return Status::ok();
 }
 
+// How many outputs a node of `op` has, or -1 where the node says (If, Loop and plugins, whose InferFns check
+// theirs). Checked before the InferFn runs, so that none of them indexes an output a malformed graph (a corrupt
+// plan) lacks.
+static int32_t fixedOutputCount(OpType op) {
+  switch (op) {
+    case OpType::kAssertion:
+      return 0;
+    case OpType::kTopK:
+    case OpType::kNMS:
+    case OpType::kDynamicQuantize:
+      return 2;
+    case OpType::kIf:
+    case OpType::kLoop:
+    case OpType::kPluginV2:
+    case OpType::kPluginV3:
+      return -1;
+    default:
+      return 1;
+  }
+}
+
 Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval) {
   size_t nv = g.values().size();
   if (state.info.size() != nv) return internalError("shape state has ", state.info.size(), " entries for ", nv, " values");
@@ -36,6 +57,9 @@ Status inferShapes(Graph const& g, ShapeState& state, HostEvaluator const* eval)
     Node const& n = *np;
     InferFn fn = findInferFn(n.op);
     if (!fn) return unsupported(n.describe(), ": no shape inference for op ", opName(n.op));
+    int32_t const nOut = fixedOutputCount(n.op);
+    if (nOut >= 0 && n.outputs.size() != static_cast<size_t>(nOut))
+      return invalidGraph(n.describe(), ": has ", n.outputs.size(), " outputs; ", opName(n.op), " has ", nOut);
     InferContext ctx{n, {}, {}, {}, {}};
     ctx.in.resize(n.inputs.size());
     ctx.inValues.resize(n.inputs.size(), nullptr);
