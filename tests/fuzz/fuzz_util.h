@@ -19,6 +19,13 @@ inline constexpr int64_t kMemoryLimit = int64_t{256} << 20;
 /// Bytes of inputs and outputs the harness allocates itself for one run; an engine asking more is not run.
 inline constexpr int64_t kMaxIoBytes = int64_t{16} << 20;
 
+/// Iterations one Loop may run under the fuzzer (KILN_MAX_LOOP_ITERATIONS; Kiln's default is 2^24): a loop whose
+/// condition never turns false then ends in an error within the per-input timeout instead of running for minutes.
+inline constexpr char const* kMaxLoopIterations = "4096";
+
+/// Called from each target's LLVMFuzzerInitialize: the environment Kiln reads, set before the first input.
+inline void initEnvironment() { setenv("KILN_MAX_LOOP_ITERATIONS", kMaxLoopIterations, 0); }
+
 /// Drops every message; KILN_FUZZ_VERBOSE=1 in the environment prints them (to see why an input is refused).
 class QuietLogger : public kiln::ILogger {
  public:

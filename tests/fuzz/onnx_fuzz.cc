@@ -41,6 +41,11 @@ bool addProfile(kiln::IBuilder& builder, kiln::INetworkDefinition& network, kiln
 
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  kiln_fuzz::initEnvironment();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(uint8_t const* data, size_t size) {
   static kiln_fuzz::QuietLogger logger;
   std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));

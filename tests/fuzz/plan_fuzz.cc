@@ -22,6 +22,11 @@ void loadAndRun(kiln::IRuntime& runtime, void const* data, size_t size) {
 
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  kiln_fuzz::initEnvironment();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(uint8_t const* data, size_t size) {
   static kiln_fuzz::QuietLogger logger;
   std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));

@@ -2,6 +2,7 @@
 // the reference kernels, node by node, asking LaunchContext::allocateOutput for outputs whose shapes are known
 // only once the subgraph ran. CPU only: the views are host pointers.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/reference/reference_util.h"
@@ -11,7 +12,21 @@ namespace kiln::backends::reference {
 namespace {
 
 // Most iterations a Loop may run (a guard against loops whose condition never turns false).
-constexpr int64_t kMaxLoopIterations = int64_t{1} << 24;
+// The most iterations one Loop may run: 2^24 unless KILN_MAX_LOOP_ITERATIONS (a positive integer) says otherwise.
+// A safety net against loops whose condition never turns false; the fuzz targets lower it so that such an input
+// ends in an error quickly instead of running for minutes.
+int64_t maxLoopIterations() {
+  static int64_t const limit = [] {
+    int64_t v = int64_t{1} << 24;
+    if (char const* env = std::getenv("KILN_MAX_LOOP_ITERATIONS"); env && *env) {
+      char* end = nullptr;
+      long long parsed = std::strtoll(env, &end, 10);
+      if (end && *end == '\0' && parsed > 0) v = parsed;
+    }
+    return v;
+  }();
+  return limit;
+}
 // Deepest nesting of control-flow nodes (as in shape inference).
 constexpr int kMaxControlFlowDepth = 16;
 
@@ -279,15 +294,16 @@ class LoopKernel final : public Kernel {
     size_t s0 = c0 + static_cast<size_t>(numCarried_);
     size_t x0 = s0 + static_cast<size_t>(numScanned_);
     if (ctx.inputs.size() < x0) return internalError(name_, ": too few inputs");
-    int64_t limit = kMaxLoopIterations;
+    int64_t const maxIterations = maxLoopIterations();
+    int64_t limit = maxIterations;
     bool bounded = false;
     if (ctx.inputs[0].data) {
       if (ctx.inputs[0].count() != 1) return invalidArgument(name_, ": the trip count must hold one value");
       int64_t trip = loadAsInt(ctx.inputs[0], 0);
       if (trip < 0) return invalidArgument(name_, ": the trip count is negative (", trip, ")");
-      if (trip > kMaxLoopIterations)
-        return invalidArgument(name_, ": the trip count ", trip, " exceeds the limit of ", kMaxLoopIterations,
-                               " iterations");
+      if (trip > maxIterations)
+        return invalidArgument(name_, ": the trip count ", trip, " exceeds the limit of ", maxIterations,
+                               " iterations (KILN_MAX_LOOP_ITERATIONS)");
       limit = trip;
       bounded = true;
     }
@@ -315,8 +331,8 @@ class LoopKernel final : public Kernel {
     int64_t it = 0;
     for (;; ++it) {
       if (it >= limit) {
-        if (!bounded) return invalidArgument(name_, ": the loop ran ", kMaxLoopIterations,
-                                             " iterations without its condition turning false; giving up");
+        if (!bounded) return invalidArgument(name_, ": the loop ran ", maxIterations,
+                                             " iterations without its condition turning false; giving up (KILN_MAX_LOOP_ITERATIONS)");
         break;
       }
       std::vector<HostTensor> in;

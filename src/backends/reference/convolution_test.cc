@@ -64,6 +64,23 @@ TEST(WindowUtil, ExplicitRoundDownAndUp) {
   EXPECT_EQ(ir::computeWindowDim(-1, 3, 1, 1, 0, 0, PaddingMode::kSAME_UPPER).out, -1);
 }
 
+// Window values past 31 bits are refused by name (plan_fuzz: a dilation of 2^62 overflowed the dilated extent).
+TEST(WindowUtil, RefusesWindowValuesPast31Bits) {
+  ir::Graph g;
+  ir::Value* x = *g.addInput("x", DataType::kFLOAT, makeDims({1, 1, 8, 8}));
+  ir::Node* n = g.addNode(OpType::kConvolution, "conv", {x});
+  n->attrs.setInts("kernel_shape", {3, 3});
+  EXPECT_TRUE(ir::readWindowParams(*n, "kernel_shape", 2, true).isOk());
+  for (char const* attr : {"strides", "dilations", "pads_begin", "pads_end"}) {
+    n->attrs.setInts(attr, {1, int64_t{1} << 31});
+    auto r = ir::readWindowParams(*n, "kernel_shape", 2, true);
+    ASSERT_FALSE(r.isOk()) << attr;
+    EXPECT_NE(r.status().message().find("'conv' (Convolution): a window value of spatial dim 1"), std::string::npos)
+        << r.status().message();
+    n->attrs.setInts(attr, {attr[0] == 'p' ? 0 : 1, attr[0] == 'p' ? 0 : 1});
+  }
+}
+
 TEST(WindowUtil, SameUpperAndLower) {
   // in 6, kernel 4, stride 2: out 3, total pad (3-1)*2+4-6 = 2 -> 1/1.
   auto d = ir::computeWindowDim(6, 4, 2, 1, 9, 9, PaddingMode::kSAME_UPPER);

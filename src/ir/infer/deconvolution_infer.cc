@@ -75,6 +75,8 @@ Status inferDeconvolution(InferContext& ctx) {
   y.d[1] = k;
   for (int32_t i = 0; i < ns; ++i) {
     int64_t in = x.d[2 + i];
+    if (in > (int64_t{1} << 31))  // with the 31-bit window values, in * stride stays within 64 bits
+      return ctx.error("spatial dim ", i, " of size ", in, " is too large for a deconvolution");
     WindowDim wd = deconvWindowDim(in, p.kernel[i], p.strides[i], p.dilations[i], p.padsBegin[i], p.padsEnd[i], p.mode);
     if (in > 0 && wd.out < 1)
       return ctx.error("spatial dim ", i, " of size ", in, " with padding ", wd.padBegin, "+", wd.padEnd,

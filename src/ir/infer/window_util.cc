@@ -71,7 +71,15 @@ Result<WindowParams> readWindowParams(Node const& node, char const* kernelAttr, 
   if (mode < 0 || mode >= EnumMax<PaddingMode>())
     return invalidGraph(node.describe(), ": unknown padding_mode ", mode);
   p.mode = static_cast<PaddingMode>(mode);
+  // Each value fits 31 bits (as TensorRT's int32 window fields), so that no window arithmetic on them (the dilated
+  // extent, padded input sizes, (out - 1) * stride) overflows 64 bits.
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
   for (int32_t i = 0; i < nbSpatial; ++i) {
+    if (p.kernel[i] > kMax || p.strides[i] > kMax || p.dilations[i] > kMax || p.padsBegin[i] > kMax ||
+        p.padsEnd[i] > kMax)
+      return invalidGraph(node.describe(), ": a window value of spatial dim ", i, " (kernel ", p.kernel[i], ", stride ",
+                          p.strides[i], ", dilation ", p.dilations[i], ", padding ", p.padsBegin[i], "+",
+                          p.padsEnd[i], ") exceeds ", kMax);
     if (p.kernel[i] < 1)
       return invalidGraph(node.describe(), ": ", kernelAttr, "[", i, "] = ", p.kernel[i], " must be >= 1");
     if (p.strides[i] < 1)
