@@ -510,7 +510,9 @@ class KILN_API IPluginV3OneCore : public IPluginCapability {
 };
 
 /// Build capability: shapes, types, formats, workspace and tactics of a V3 plugin.
-/// Tactics (getNbTactics, getValidTactics, getTimingCacheID) are not used by Kiln yet: the default tactic runs.
+/// Tactics: the builder takes the first of getValidTactics() at level 0 and on the GPU, and times each one on the
+/// CPU above level 0 (the fastest is given to every context copy through setTactic()); getTimingCacheID() is not
+/// used yet (plugin tactics are timed on every build).
 class KILN_API IPluginV3OneBuild : public IPluginCapability {
  public:
   /// Default of getFormatCombinationLimit().
