@@ -288,6 +288,12 @@ class ContextImpl final : public IExecutionContext {
     ir::Graph const& g = *core_->plan.graph;
     ir::HostEvaluator eval = backends::referenceEvaluator();
     KILN_RETURN_IF_ERROR(ir::inferShapes(g, state_, &eval));
+    // The engine reports each output's type from the plan; the kernels write the type inference gives. A plan in
+    // which they differ (corrupt) would have a kernel write past the user's buffer.
+    for (Value const* v : g.outputs())
+      if (state_.info[v->id].dtype != v->dtype)
+        return invalidArgument("output '", v->name, "' is ", dataTypeName(v->dtype), " in the plan but its layer gives ",
+                               dataTypeName(state_.info[v->id].dtype), " (a corrupt plan)");
     for (auto const& v : g.values()) {
       if (!dimsKnown(state_.info[v->id].shape)) continue;  // data-dependent: known once its producer has run
       // Shapes must fit the memory planned at build time.

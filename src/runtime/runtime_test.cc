@@ -178,6 +178,33 @@ TEST(Runtime, RefusesMisalignedArenaOffsets) {
   EXPECT_NE(std::unique_ptr<ICudaEngine>(runtime->deserializeCudaEngine(blob.data(), blob.size())), nullptr);
 }
 
+// A plan whose output is declared another type than its layer gives (plan_fuzz: a TopK's indices declared int32,
+// written as int64 past the user's buffer) is refused before any kernel runs.
+TEST(Runtime, RefusesAnOutputTypedOtherwiseThanItsLayer) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makePlan();
+  auto info = plan::readPlan(blob.data(), blob.size());
+  ASSERT_TRUE(info.isOk()) << info.status().toString();
+  info.value().graph->outputs()[0]->dtype = DataType::kHALF;
+  auto bytes = plan::writePlan(info.value());
+  ASSERT_TRUE(bytes.isOk()) << bytes.status().toString();
+  std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(bytes.value().data(), bytes.value().size()));
+  ASSERT_TRUE(engine) << (logger.messages.empty() ? "" : logger.messages.back());
+  EXPECT_EQ(engine->getTensorDataType("y"), DataType::kHALF);
+  std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_TRUE(ctx);
+  ASSERT_TRUE(ctx->setInputShape("x", makeDims({2, 4})));
+  std::vector<float> x(8, 1.f);
+  std::vector<uint16_t> y(8, 0);
+  ASSERT_TRUE(ctx->setTensorAddress("x", x.data()));
+  ASSERT_TRUE(ctx->setTensorAddress("y", y.data()));
+  EXPECT_FALSE(ctx->enqueueV3(nullptr));
+  EXPECT_TRUE(logger.saw("output 'y' is float16 in the plan but its layer gives float32"))
+      << (logger.messages.empty() ? "" : logger.messages.back());
+  EXPECT_EQ(y, std::vector<uint16_t>(8, 0));
+}
+
 // A GPU plan where the CUDA backend cannot run (this test binary on a machine without a GPU, or a plan for another
 // architecture) is refused with the target and the reason, and a CPU plan naming GPU tactics is refused too.
 TEST(Runtime, GpuPlanWithoutTheGpuIsAClearError) {

@@ -328,6 +328,32 @@ TEST(OnnxParser, PadModes) {
   expectNear(outs["e"].v, {1, 1, 1, 2, 3, 3});
 }
 
+// Pads whose sum overflows the extent, or that crop more than the axis holds, are parse errors naming the node
+// (onnx_fuzz: pads near 2^62 overflowed int64 in the padded extent).
+TEST(OnnxParser, PadsPastTheExtentAreErrors) {
+  struct Case {
+    std::vector<int64_t> pads;
+    char const* error;
+  };
+  for (Case const& c : {Case{{0, int64_t{7} << 60, 0, int64_t{6} << 60}, "overflow its extent"},
+                        Case{{0, -4, 0, 9}, "crop more than axis 1 holds (3)"}}) {
+    ModelBuilder m(13);
+    m.input("x", {1, 3}).output("y");
+    m.initI("pads", {4}, c.pads);
+    m.node("Pad", {"x", "pads"}, {"y"}, "pad_node");
+    TestLogger logger;
+    std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+    std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+    std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
+    std::string b = m.bytes();
+    EXPECT_FALSE(parser->parse(b.data(), b.size()));
+    ASSERT_GT(parser->getNbErrors(), 0);
+    std::string desc = parser->getError(0)->desc();
+    EXPECT_NE(desc.find(c.error), std::string::npos) << desc;
+    EXPECT_EQ(parser->getError(0)->nodeName(), std::string("pad_node")) << desc;
+  }
+}
+
 TEST(OnnxParser, RangeIsFolded) {
   ModelBuilder m(13);
   m.input("x", {3}).output("y");

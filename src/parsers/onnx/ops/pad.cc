@@ -134,11 +134,19 @@ Status importPad(ImportContext& ctx, Node const& node) {
       return ImportContext::nodeError(ErrorCode::kUNSUPPORTED_NODE_DYNAMIC, node,
                                       "padding a dynamic axis is not supported yet");
     }
-    st.d[a] = -pads[i];
-    sz.d[a] = in.d[a] + pads[i] + pads[i + n];
+    if (pads[i] < -in.d[a] || pads[i + n] < -in.d[a]) {
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "pads (", pads[i], ", ", pads[i + n],
+                                      ") crop more than axis ", a, " holds (", in.d[a], ")");
+    }
+    int64_t grown = 0;
+    if (__builtin_add_overflow(in.d[a], pads[i], &grown) || __builtin_add_overflow(grown, pads[i + n], &sz.d[a])) {
+      return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "pads (", pads[i], ", ", pads[i + n],
+                                      ") of axis ", a, " overflow its extent");
+    }
     if (sz.d[a] < 0) {
       return ImportContext::nodeError(ErrorCode::kINVALID_NODE, node, "pads make axis ", a, " negative");
     }
+    st.d[a] = -pads[i];  // pads[i] >= -in.d[a]: the negation cannot overflow
   }
   for (int32_t k = 0; k < r; ++k) {
     if (sz.d[k] < 0) {
