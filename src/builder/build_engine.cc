@@ -332,13 +332,9 @@ Result<bool> foldConstantCasts(Graph& g, ir::HostEvaluator const& eval, MemoryBu
 bool isViewNode(Node const& n) {
   if (n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1) return false;
   if (n.inputs[0]->dtype != n.outputs[0]->dtype) return false;
-  auto identityPerm = [](std::vector<int64_t> const& p) {
-    for (size_t i = 0; i < p.size(); ++i)
-      if (p[i] != static_cast<int64_t>(i)) return false;
-    return true;
-  };
   if (n.op == OpType::kShuffle)
-    return identityPerm(n.attrs.getInts("first_perm")) && identityPerm(n.attrs.getInts("second_perm"));
+    return passutil::isIdentityPermutation(n.attrs.getInts("first_perm")) &&
+           passutil::isIdentityPermutation(n.attrs.getInts("second_perm"));
   if (n.op == OpType::kIdentity) return n.inputs.size() == 1;
   return n.op == OpType::kSqueeze || n.op == OpType::kUnsqueeze;
 }

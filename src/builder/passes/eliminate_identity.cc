@@ -24,7 +24,6 @@ std::optional<Perm> readPerm(ir::Node const& n, char const* attr, int32_t rank) 
   return p;
 }
 
-bool isIdentityPerm(Perm const& p) { return p == iota(static_cast<int32_t>(p.size())); }
 
 // Applying p first, then q: result[i] = p[q[i]].
 Perm compose(Perm const& p, Perm const& q) {
@@ -80,7 +79,7 @@ std::optional<ShuffleForm> merge(ShuffleForm const& a, ShuffleForm const& b) {
     m.reshape = a.reshape;
     m.second = compose(a.second, b.first);
   } else {
-    if (!isIdentityPerm(compose(a.second, b.first))) return std::nullopt;
+    if (!passutil::isIdentityPermutation(compose(a.second, b.first))) return std::nullopt;
     m.first = a.first;
     m.reshape = b.reshape;
     m.second = b.second;
@@ -93,12 +92,12 @@ void writeShuffle(ir::Node& n, ShuffleForm const& f) {
   n.attrs.erase("second_perm");
   n.attrs.erase("reshape");
   n.attrs.erase("zero_is_placeholder");
-  if (!isIdentityPerm(f.first)) n.attrs.setInts("first_perm", f.first);
+  if (!passutil::isIdentityPermutation(f.first)) n.attrs.setInts("first_perm", f.first);
   if (f.reshape) {
     n.attrs.setInts("reshape", *f.reshape);
     n.attrs.setInt("zero_is_placeholder", 0);  // the dims are exact; a 0 means an empty dim
   }
-  if (!isIdentityPerm(f.second)) n.attrs.setInts("second_perm", f.second);
+  if (!passutil::isIdentityPermutation(f.second)) n.attrs.setInts("second_perm", f.second);
 }
 
 class EliminateIdentity final : public Pass {
@@ -144,9 +143,9 @@ class EliminateIdentity final : public Pass {
     if (n.op != ir::OpType::kShuffle) return false;
     auto f = readShuffle(n);
     if (!f) return false;
-    if (!f->reshape) return isIdentityPerm(f->first);
+    if (!f->reshape) return passutil::isIdentityPermutation(f->first);
     // A reshape to the very same static shape, with no transposition around it.
-    return isIdentityPerm(f->first) && isIdentityPerm(f->second) && dimsKnown(in->shape) &&
+    return passutil::isIdentityPermutation(f->first) && passutil::isIdentityPermutation(f->second) && dimsKnown(in->shape) &&
            dimsEqual(in->shape, out->shape);
   }
 

@@ -108,6 +108,13 @@ inline void replaceValue(ir::Graph& g, ir::Value* from, ir::Value* to) {
   g.replaceAllUses(from, to);
 }
 
+/// True when `perm` maps each axis to itself (an empty permutation included: absent means identity).
+inline bool isIdentityPermutation(std::vector<int64_t> const& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
 /// Appends a line to the pass log when there is one.
 inline void log(PassContext const& ctx, std::string line) {
   if (ctx.log) ctx.log->push_back(std::move(line));
