@@ -103,6 +103,17 @@ TEST(RproiPlugin, AnchorsByHand) {
               {0.f, 0.f, 30.5f, 19.5f},    // anchor 1: 46 x 24
               {0.f, 1.5f, 19.f, 13.5f}},   // anchor 0: 23 x 12
              6);
+  // Ratio 1.5 at stride 4: width round(sqrt(16 / 1.5) = 3.27) = 3, height round(4.5) = 5 (half away from zero):
+  // centred at 1.5 -> (0, -1, 3, 4), clipped to (0, 0, 3, 4).
+  cfg.featureStride = 4;
+  cfg.ratios = {1.5f};
+  cfg.scales = {1.f};
+  cfg.nmsMaxOut = 1;
+  Case one(1, 1, 1, 1, 1);
+  one.image(0, 100.f, 100.f, 1.f);
+  out = run(cfg, one);
+  ASSERT_EQ(out.size(), 2u);
+  expectRois(out[0], 0, {{0.f, 0.f, 3.f, 4.f}}, 1);
 }
 
 TEST(RproiPlugin, DecodesDeltasAndClipsToTheImage) {
