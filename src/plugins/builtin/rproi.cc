@@ -14,7 +14,8 @@
 //   b = featureStride: width round(sqrt(b * b / r)) * s, height round(that rounded width * r) * s (halves away
 //   from zero), centre ((b - 1) / 2 + x * featureStride, (b - 1) / 2 + y * featureStride) at grid cell (y, x).
 // - Decoding: centre += (dx * width, dy * height); size = (exp(dw) * width, exp(dh) * height); corners centre
-//   -/+ size / 2 (no "+1" pixel convention), each clipped to [0, im_w - 1] / [0, im_h - 1].
+//   -/+ size / 2 (no "+1" pixel convention), each clipped to [0, im_w - 1] / [0, im_h - 1]. fp32 arithmetic in
+//   that order, exp in double rounded to float: the CUDA path computes the same bits (TensorRT uses __expf).
 // - minBoxSize: a proposal with x2 - x1 + 1 or y2 - y1 + 1 below minBoxSize * im_info scale gets the score
 //   -inf. As in TensorRT it is demoted, not removed: it ranks after every other proposal and can still fill
 //   rois when fewer proposals survive.
@@ -34,6 +35,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <numeric>
 #include <utility>
 
@@ -126,6 +128,9 @@ float proposalIou(Proposal const& a, Proposal const& b) {
   return inter / (areaA + areaB - inter);
 }
 
+// exp in double, rounded to float (as the CUDA path: the two agree where float exps would not).
+float expRounded(float v) { return static_cast<float>(std::exp(static_cast<double>(v))); }
+
 // A ROI corner on the feature map: round(v * scale), kept within +-2^30 so that it converts to an integer.
 int64_t scaledCoord(float v, float scale) {
   float r = std::round(v * scale);
@@ -144,7 +149,8 @@ class Rproi final : public BuiltinPlugin {
                           "anchorsScaleCount"}) {
       v.push_back(fieldSpec(n, PluginFieldType::kINT32));
     }
-    for (char const* n : {"iouThreshold", "minBoxSize", "spatialScale"}) v.push_back(fieldSpec(n, PluginFieldType::kFLOAT32));
+    for (char const* n : {"iouThreshold", "minBoxSize", "spatialScale"})
+      v.push_back(fieldSpec(n, PluginFieldType::kFLOAT32));
     v.push_back(fieldSpec("anchorsRatios", PluginFieldType::kFLOAT32, 0));
     v.push_back(fieldSpec("anchorsScales", PluginFieldType::kFLOAT32, 0));
     return v;
@@ -258,7 +264,11 @@ class Rproi final : public BuiltinPlugin {
     bool infoOk = im.nbDims >= 2 && im.d[0] == n && im.d[im.nbDims - 1] == 3;
     for (int32_t i = 1; infoOk && i + 1 < im.nbDims; ++i) infoOk = im.d[i] == 1;
     if (!infoOk) return "im_info must be [" + nhw + "3] (height, width, scale), got " + dimsString(im);
-    if (n * a * h * w > 0x7FFFFFFF) return "more than 2^31 - 1 anchors in the batch";
+    int64_t items = 1;  // N * A * H * W, without overflowing
+    for (int64_t v : {n, a, h, w}) {
+      if (v > 0 && items > 0x7FFFFFFF / v) return "more than 2^31 - 1 anchors in the batch";
+      items *= v;
+    }
     return "";
   }
 
@@ -287,7 +297,7 @@ class Rproi final : public BuiltinPlugin {
         float cy = an[1] + static_cast<float>(y * p_.featureStride);
         cx = cx + dl[0] * an[2];
         cy = cy + dl[hw] * an[3];
-        float bw = std::exp(dl[2 * hw]) * an[2], bh = std::exp(dl[3 * hw]) * an[3];
+        float bw = expRounded(dl[2 * hw]) * an[2], bh = expRounded(dl[3 * hw]) * an[3];
         Proposal& q = props[static_cast<size_t>(r)];
         q.x1 = std::fmin(std::fmax(cx - bw / 2.f, 0.f), imW - 1.f);
         q.y1 = std::fmin(std::fmax(cy - bh / 2.f, 0.f), imH - 1.f);
@@ -328,8 +338,7 @@ class Rproi final : public BuiltinPlugin {
   }
 
   // Max pooling of every roi (kept or padding) over its image's feature map.
-  void roiPool(float const* rois, float const* fmap, float* pooled, int64_t n, int64_t c, int64_t h,
-               int64_t w) const {
+  void roiPool(float const* rois, float const* fmap, float* pooled, int64_t n, int64_t c, int64_t h, int64_t w) const {
     int64_t ph = p_.poolingH, pw = p_.poolingW;
     for (int64_t roi = 0; roi < n * p_.nmsMaxOut; ++roi) {
       int64_t b = roi / p_.nmsMaxOut;
@@ -337,7 +346,8 @@ class Rproi final : public BuiltinPlugin {
       int64_t x0 = scaledCoord(r[0], p_.spatialScale), y0 = scaledCoord(r[1], p_.spatialScale);
       int64_t rw = std::max<int64_t>(scaledCoord(r[2], p_.spatialScale) - x0 + 1, 1);
       int64_t rh = std::max<int64_t>(scaledCoord(r[3], p_.spatialScale) - y0 + 1, 1);
-      float binH = static_cast<float>(rh) / static_cast<float>(ph), binW = static_cast<float>(rw) / static_cast<float>(pw);
+      float binH = static_cast<float>(rh) / static_cast<float>(ph),
+            binW = static_cast<float>(rw) / static_cast<float>(pw);
       for (int64_t ch = 0; ch < c; ++ch) {
         float const* plane = fmap + (b * c + ch) * h * w;
         float* o = pooled + (roi * c + ch) * ph * pw;
@@ -368,7 +378,8 @@ class Rproi final : public BuiltinPlugin {
 
  public:
 #if KILN_PLUGINS_HAVE_CUDA
-  size_t getWorkspaceSize(PluginTensorDesc const* in, int32_t, PluginTensorDesc const*, int32_t) const noexcept override {
+  size_t getWorkspaceSize(PluginTensorDesc const* in, int32_t, PluginTensorDesc const*,
+                          int32_t) const noexcept override {
     std::string err;
     return cuda::rproiWorkspace(in[0].dims.d[0], anchorCount(), in[0].dims.d[2], in[0].dims.d[3], &err);
   }

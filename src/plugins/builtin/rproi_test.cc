@@ -40,8 +40,15 @@ struct Case {
   int64_t n, a, h, w, c;
   std::vector<float> scores, deltas, fmap, info;
   Case(int64_t n_, int64_t a_, int64_t h_, int64_t w_, int64_t c_)
-      : n(n_), a(a_), h(h_), w(w_), c(c_), scores(n * 2 * a * h * w, 0.f), deltas(n * 4 * a * h * w, 0.f),
-        fmap(n * c * h * w, 0.f), info(n * 3, 0.f) {}
+      : n(n_),
+        a(a_),
+        h(h_),
+        w(w_),
+        c(c_),
+        scores(n * 2 * a * h * w, 0.f),
+        deltas(n * 4 * a * h * w, 0.f),
+        fmap(n * c * h * w, 0.f),
+        info(n * 3, 0.f) {}
   size_t fgAt(int64_t b, int64_t k, int64_t y, int64_t x) const {
     return static_cast<size_t>(((b * 2 * a + a + k) * h + y) * w + x);
   }
@@ -96,12 +103,12 @@ TEST(RproiPlugin, AnchorsByHand) {
   EXPECT_TRUE(sameDims(out[0].desc.dims, dims({1, 1, 6, 4})));
   EXPECT_TRUE(sameDims(out[1].desc.dims, dims({1, 6, 1, 2, 2})));
   expectRois(out[0], 0,
-             {{0.f, 0.f, 18.5f, 29.5f},    // anchor 5: 22 x 44
-              {2.f, 0.f, 13.f, 18.5f},     // anchor 4: 11 x 22
-              {0.f, 0.f, 23.5f, 23.5f},    // anchor 3: 32 x 32
-              {0.f, 0.f, 15.5f, 15.5f},    // anchor 2: 16 x 16
-              {0.f, 0.f, 30.5f, 19.5f},    // anchor 1: 46 x 24
-              {0.f, 1.5f, 19.f, 13.5f}},   // anchor 0: 23 x 12
+             {{0.f, 0.f, 18.5f, 29.5f},   // anchor 5: 22 x 44
+              {2.f, 0.f, 13.f, 18.5f},    // anchor 4: 11 x 22
+              {0.f, 0.f, 23.5f, 23.5f},   // anchor 3: 32 x 32
+              {0.f, 0.f, 15.5f, 15.5f},   // anchor 2: 16 x 16
+              {0.f, 0.f, 30.5f, 19.5f},   // anchor 1: 46 x 24
+              {0.f, 1.5f, 19.f, 13.5f}},  // anchor 0: 23 x 12
              6);
   // Ratio 1.5 at stride 4: width round(sqrt(16 / 1.5) = 3.27) = 3, height round(4.5) = 5 (half away from zero):
   // centred at 1.5 -> (0, -1, 3, 4), clipped to (0, 0, 3, 4).
@@ -158,11 +165,11 @@ TEST(RproiPlugin, NmsSuppressesAboveTheThresholdOnly) {
     float iou, s0, s1, s2;
     std::vector<std::vector<float>> want;
   };
-  for (Step const& st : std::vector<Step>{
-           {0.35f, 0.5f, 0.9f, 0.7f, {b1}},          // the best (b1) suppresses both neighbours
-           {0.4f, 0.5f, 0.9f, 0.7f, {b1, b2}},       // 0.385 is not above 0.4
-           {0.5f, 0.5f, 0.9f, 0.7f, {b1, b2, b0}},   // nothing overlaps that much
-           {0.35f, 0.9f, 0.7f, 0.5f, {b0, b2}}}) {   // a suppressed box (b1) suppresses nothing
+  for (Step const& st :
+       std::vector<Step>{{0.35f, 0.5f, 0.9f, 0.7f, {b1}},         // the best (b1) suppresses both neighbours
+                         {0.4f, 0.5f, 0.9f, 0.7f, {b1, b2}},      // 0.385 is not above 0.4
+                         {0.5f, 0.5f, 0.9f, 0.7f, {b1, b2, b0}},  // nothing overlaps that much
+                         {0.35f, 0.9f, 0.7f, 0.5f, {b0, b2}}}) {  // a suppressed box (b1) suppresses nothing
     cfg.iou = st.iou;
     auto out = run(cfg, threeBoxes(st.s0, st.s1, st.s2));
     ASSERT_EQ(out.size(), 2u);
@@ -223,8 +230,8 @@ TEST(RproiPlugin, TiesKeepAnchorMajorOrder) {
   auto out = run(cfg, cs);
   ASSERT_EQ(out.size(), 2u);
   // 4x4 anchors at centres 1.5 / 5.5, then 8x8 ones.
-  expectRois(out[0], 0, {{0.f, 0.f, 3.5f, 3.5f}, {3.5f, 0.f, 7.5f, 3.5f}, {0.f, 0.f, 5.5f, 5.5f}, {1.5f, 0.f, 9.5f, 5.5f}},
-             4);
+  expectRois(out[0], 0,
+             {{0.f, 0.f, 3.5f, 3.5f}, {3.5f, 0.f, 7.5f, 3.5f}, {0.f, 0.f, 5.5f, 5.5f}, {1.5f, 0.f, 9.5f, 5.5f}}, 4);
 }
 
 TEST(RproiPlugin, RoiPoolingByHandAndPadding) {
@@ -251,8 +258,8 @@ TEST(RproiPlugin, RoiPoolingByHandAndPadding) {
   ASSERT_EQ(out.size(), 2u);
   expectRois(out[0], 0, {{5.5f, 1.5f, 13.5f, 9.5f}}, 2);
   ASSERT_TRUE(sameDims(out[1].desc.dims, dims({1, 2, 2, 2, 2})));
-  expectNear(out[1].as<float>(), {12.f, 13.f, 22.f, 23.f, -2.f, -3.f, -12.f, -13.f, 0.f, 0.f, 0.f, 0.f, -1.f, -1.f, -1.f, -1.f},
-             0.f);
+  expectNear(out[1].as<float>(),
+             {12.f, 13.f, 22.f, 23.f, -2.f, -3.f, -12.f, -13.f, 0.f, 0.f, 0.f, 0.f, -1.f, -1.f, -1.f, -1.f}, 0.f);
 }
 
 TEST(RproiPlugin, BinsOffTheMapAreZero) {
@@ -312,8 +319,8 @@ RefStats reference(Cfg const& cfg, Case const& cs, std::vector<float>& rois, std
             float cy = (static_cast<float>(cfg.featureStride) - 1.f) / 2.f + static_cast<float>(y * cfg.featureStride);
             cx += cs.deltas[cs.deltaAt(b, k, 0, y, x)] * aw;
             cy += cs.deltas[cs.deltaAt(b, k, 1, y, x)] * ah;
-            float bw = std::exp(cs.deltas[cs.deltaAt(b, k, 2, y, x)]) * aw;
-            float bh = std::exp(cs.deltas[cs.deltaAt(b, k, 3, y, x)]) * ah;
+            float bw = static_cast<float>(std::exp(static_cast<double>(cs.deltas[cs.deltaAt(b, k, 2, y, x)]))) * aw;
+            float bh = static_cast<float>(std::exp(static_cast<double>(cs.deltas[cs.deltaAt(b, k, 3, y, x)]))) * ah;
             float maxX = cs.info[b * 3 + 1] - 1.f, maxY = cs.info[b * 3] - 1.f;
             RefBox r;
             float raw[4] = {cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2};
@@ -385,13 +392,14 @@ RefStats checkAgainstReference(Cfg const& cfg, int64_t n, int64_t h, int64_t w, 
   std::vector<size_t> idx(ramp.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   std::sort(idx.begin(), idx.end(), [&](size_t p, size_t q) { return ramp[p] < ramp[q]; });
-  for (size_t i = 0; i < idx.size(); ++i) cs.scores[idx[i]] = (static_cast<float>(i) + 0.5f) / static_cast<float>(idx.size());
+  for (size_t i = 0; i < idx.size(); ++i)
+    cs.scores[idx[i]] = (static_cast<float>(i) + 0.5f) / static_cast<float>(idx.size());
   cs.deltas = randomFloats(cs.deltas.size(), seed + 1, -0.6f, 0.6f);
   cs.fmap = randomFloats(cs.fmap.size(), seed + 2, -2.f, 2.f);
   std::vector<float> u = randomFloats(static_cast<size_t>(n * 3), seed + 3, 0.7f, 1.3f);
   for (int64_t b = 0; b < n; ++b) {
-    cs.image(b, u[b * 3] * static_cast<float>(h * cfg.featureStride), u[b * 3 + 1] * static_cast<float>(w * cfg.featureStride),
-             u[b * 3 + 2]);
+    cs.image(b, u[b * 3] * static_cast<float>(h * cfg.featureStride),
+             u[b * 3 + 1] * static_cast<float>(w * cfg.featureStride), u[b * 3 + 2]);
   }
   std::vector<float> rois, pooled;
   RefStats st = reference(cfg, cs, rois, pooled);
@@ -505,12 +513,12 @@ TEST(RproiPlugin, RefusesShapesThatDoNotFit) {
     std::vector<HostTensor> o = out;
     EXPECT_NE(runHost(*p, t, o), 0) << "input " << which << " " << dimsString(d);
   };
-  bad(0, dims({1, 2, 2, 3}));     // scores need 2A = 4 channels
-  bad(1, dims({1, 4, 2, 3}));     // deltas need 4A = 8
-  bad(1, dims({1, 8, 2, 2}));     // deltas on another grid
-  bad(2, dims({1, 1, 3, 3}));     // feature map on another grid
-  bad(2, dims({2, 1, 2, 3}));     // another batch
-  bad(3, dims({1, 4}));           // im_info [N, 3]
+  bad(0, dims({1, 2, 2, 3}));  // scores need 2A = 4 channels
+  bad(1, dims({1, 4, 2, 3}));  // deltas need 4A = 8
+  bad(1, dims({1, 8, 2, 2}));  // deltas on another grid
+  bad(2, dims({1, 1, 3, 3}));  // feature map on another grid
+  bad(2, dims({2, 1, 2, 3}));  // another batch
+  bad(3, dims({1, 4}));        // im_info [N, 3]
   bad(3, dims({1, 2, 3}));
   bad(3, dims({3}));
 }

@@ -2,10 +2,12 @@
 // makes its sort key, CUB's stable segmented radix sort orders each image's proposals (descending score, ties by
 // anchor index, as the host path), one block per image runs the greedy NMS, one thread per pooled value does the
 // ROI max pooling. Arithmetic uses explicit round-to-nearest operations (no fused multiply-adds) in the host
-// path's order, so that boxes match it up to expf's last bit.
+// path's order and exp in double rounded to float, so that boxes, and hence every decision, match the host path
+// bit for bit.
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <cfloat>
+#include <initializer_list>
 
 #include "plugins/builtin/cuda/common.cuh"
 #include "plugins/builtin/cuda/launch.h"
@@ -53,7 +55,8 @@ __global__ void rproiProposalKernel(RproiArgs a, float4* boxes, uint32_t* keys, 
     float cy = __fadd_rn(an[1], static_cast<float>(y * a.featureStride));
     cx = __fadd_rn(cx, __fmul_rn(dl[0], an[2]));
     cy = __fadd_rn(cy, __fmul_rn(dl[hw], an[3]));
-    float bw = __fmul_rn(expf(dl[2 * hw]), an[2]), bh = __fmul_rn(expf(dl[3 * hw]), an[3]);
+    float bw = __fmul_rn(static_cast<float>(exp(static_cast<double>(dl[2 * hw]))), an[2]);
+    float bh = __fmul_rn(static_cast<float>(exp(static_cast<double>(dl[3 * hw]))), an[3]);
     float halfW = __fdiv_rn(bw, 2.f), halfH = __fdiv_rn(bh, 2.f);
     float maxX = __fsub_rn(imW, 1.f), maxY = __fsub_rn(imH, 1.f);
     float4 q;
@@ -188,18 +191,29 @@ size_t rproiSortBytes(int64_t items, int64_t segments, std::string* error) {
 
 constexpr int64_t kRproiMaxItems = 0x7FFFFFFF;
 
+// n * a * h * w, or -1 when that is above kRproiMaxItems (or a factor is negative).
+int64_t rproiItems(int64_t n, int64_t a, int64_t h, int64_t w) {
+  int64_t items = 1;
+  for (int64_t v : {n, a, h, w}) {
+    if (v < 0 || (v > 0 && items > kRproiMaxItems / v)) return -1;
+    items *= v;
+  }
+  return items;
+}
+
 }  // namespace
 
 size_t rproiWorkspace(int64_t n, int64_t a, int64_t h, int64_t w, std::string* error) {
-  int64_t items = n * a * h * w;
-  if (n <= 0 || items <= 0 || items > kRproiMaxItems) return 0;
+  int64_t items = rproiItems(n, a, h, w);
+  if (items <= 0) return 0;
   return rproiLayout(nullptr, n, items, rproiSortBytes(items, n, error)).total;
 }
 
 std::string launchRproi(RproiArgs const& a, void* workspace, size_t workspaceBytes, cudaStream_t stream) {
   if (a.n <= 0) return "";
-  int64_t per = a.a * a.h * a.w, items = a.n * per;
-  if (items > kRproiMaxItems) return "RPROI: more than 2^31 - 1 anchors in the batch";
+  int64_t items = rproiItems(a.n, a.a, a.h, a.w);
+  if (items < 0) return "RPROI: more than 2^31 - 1 anchors in the batch";
+  int64_t per = items / a.n;
   RproiLayout l;
   if (items > 0) {
     std::string err;
@@ -214,10 +228,9 @@ std::string launchRproi(RproiArgs const& a, void* workspace, size_t workspaceByt
     err = launchStatus("RPROI proposal kernel");
     if (!err.empty()) return err;
     rproiOffsetsKernel<<<blocksFor(a.n + 1), kThreads, 0, stream>>>(l.offsets, a.n, per);
-    cudaError_t e = cub::DeviceSegmentedRadixSort::SortPairs(l.temp, l.tempBytes, l.keys, l.keysSorted, l.vals,
-                                                             l.valsSorted, static_cast<int>(items),
-                                                             static_cast<int>(a.n), l.offsets, l.offsets + 1, 0, 32,
-                                                             stream);
+    cudaError_t e = cub::DeviceSegmentedRadixSort::SortPairs(
+        l.temp, l.tempBytes, l.keys, l.keysSorted, l.vals, l.valsSorted, static_cast<int>(items), static_cast<int>(a.n),
+        l.offsets, l.offsets + 1, 0, 32, stream);
     if (e != cudaSuccess) return std::string("RPROI: CUB segmented sort: ") + cudaGetErrorString(e);
     err = launchStatus("RPROI sort");
     if (!err.empty()) return err;
