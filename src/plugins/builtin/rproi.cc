@@ -19,8 +19,8 @@
 // - minBoxSize: a proposal with x2 - x1 + 1 or y2 - y1 + 1 below minBoxSize * im_info scale gets the score
 //   -inf. As in TensorRT it is demoted, not removed: it ranks after every other proposal and can still fill
 //   rois when fewer proposals survive.
-// - Order: descending score, ties by anchor index (a * H * W + y * W + x), scores ordered as IEEE bit
-//   patterns (CUB's radix order: +0 before -0, NaN with the sign bit clear first). The best
+// - Order: descending score, ties by anchor index (a * H * W + y * W + x), scores ordered by their bit
+//   patterns as a radix sort orders floats (+0 before -0, a NaN without the sign bit first). The best
 //   min(preNmsTop, A * H * W) go to a greedy NMS: a proposal is dropped when its IoU with a kept one is above
 //   iouThreshold, IoU with "+1" widths and heights; at most nmsMaxOut are kept, in that order.
 // - Padding: rois past the kept ones are (0, 0, 0, 0) and are pooled like the others (so their features are
@@ -106,7 +106,7 @@ std::vector<float> makeAnchors(RproiParams const& p) {
   return a;
 }
 
-// Ascending keys give descending scores, in CUB's radix order of float bit patterns (the CUDA path's sort).
+// Ascending keys give descending scores, floats ordered by their bit patterns (the CUDA path's radix sort).
 uint32_t orderKey(float s) {
   uint32_t u;
   std::memcpy(&u, &s, sizeof u);
