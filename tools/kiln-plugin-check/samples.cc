@@ -233,6 +233,27 @@ std::map<std::string, Sample> makeSamples() {
       },
       1e-4f};
   m["Reorg_TRT/2"] = reorg;
+  m["RPROI_TRT/1"] = {
+      [](FieldSet& f) {
+        f.add("poolingH", int32_t{2}).add("poolingW", int32_t{3}).add("featureStride", int32_t{4});
+        f.add("preNmsTop", int32_t{24}).add("nmsMaxOut", int32_t{6}).add("iouThreshold", 0.5f);
+        f.add("minBoxSize", 3.f).add("spatialScale", 0.25f).add("anchorsRatioCount", int32_t{3});
+        f.add("anchorsScaleCount", int32_t{2}).add("anchorsRatios", std::vector<float>{0.5f, 1.f, 2.f});
+        f.add("anchorsScales", std::vector<float>{1.f, 2.f});
+      },
+      [](std::mt19937& rng) {
+        // 6 anchors; images a little larger or smaller than the grid times the stride, so that boxes clip.
+        int64_t n = pick(rng, 1, 2), c = pick(rng, 1, 3), h = pick(rng, 1, 5), w = pick(rng, 1, 5);
+        std::vector<float> info;
+        for (int64_t b = 0; b < n; ++b) {
+          std::vector<float> u = uniform(rng, 3, 0.8f, 1.2f);
+          info.insert(info.end(), {u[0] * 4.f * static_cast<float>(h), u[1] * 4.f * static_cast<float>(w), u[2]});
+        }
+        return std::vector<HostTensor>{floats(dims({n, 12, h, w}), distinctScores(rng, n * 12 * h * w)),
+                                       floats(dims({n, 24, h, w}), uniform(rng, n * 24 * h * w, -0.4f, 0.4f)),
+                                       floats(dims({n, c, h, w}), uniform(rng, n * c * h * w)),
+                                       floats(dims({n, 3}), info)};
+      }};
   return m;
 }
 

@@ -35,5 +35,6 @@ std::unique_ptr<IPluginCreator> makeReorgCreator();
 std::unique_ptr<IPluginCreator> makeReorgV1Creator();
 std::unique_ptr<IPluginCreator> makeRegionCreator();
 std::unique_ptr<IPluginCreator> makeDeformConvCreator();
+std::unique_ptr<IPluginCreator> makeRproiCreator();
 
 }  // namespace kiln::plugin

@@ -37,6 +37,7 @@ std::vector<std::unique_ptr<IPluginCreator>> makeBuiltinCreators() {
   v.push_back(makeReorgV1Creator());
   v.push_back(makeRegionCreator());
   v.push_back(makeDeformConvCreator());
+  v.push_back(makeRproiCreator());
   return v;
 }
 

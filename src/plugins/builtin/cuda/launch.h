@@ -162,6 +162,26 @@ struct DeformConvArgs {
 };
 std::string launchDeformConv(DeformConvArgs const& a, cudaStream_t stream);
 
+/// RPROI_TRT (Faster R-CNN proposals + ROI max pooling, see rproi.cc): scores [n, 2a, h, w], deltas
+/// [n, 4a, h, w], featureMap [n, c, h, w], imInfo [n, 3], anchors [a, 4] (centre x, centre y, width, height at
+/// cell (0, 0)); outputs rois [n, nmsMaxOut, 4] and pooled [n, nmsMaxOut, c, poolingH, poolingW]. fp32 device
+/// pointers; n * a * h * w below 2^31.
+struct RproiArgs {
+  float const* scores = nullptr;
+  float const* deltas = nullptr;
+  float const* featureMap = nullptr;
+  float const* imInfo = nullptr;
+  float const* anchors = nullptr;
+  float* rois = nullptr;
+  float* pooled = nullptr;
+  int64_t n = 0, a = 0, c = 0, h = 0, w = 0;
+  int32_t featureStride = 1, preNmsTop = 1, nmsMaxOut = 1, poolingH = 1, poolingW = 1;
+  float iouThreshold = 0.f, minBoxSize = 0.f, spatialScale = 1.f;
+};
+/// Workspace bytes launchRproi needs for these sizes (0 when CUDA cannot tell, see `error`).
+size_t rproiWorkspace(int64_t n, int64_t a, int64_t h, int64_t w, std::string* error);
+std::string launchRproi(RproiArgs const& a, void* workspace, size_t workspaceBytes, cudaStream_t stream);
+
 /// Device memory for plugin weights: copies `bytes` bytes from the host; nullptr with *error set on failure.
 void* uploadToDevice(void const* host, size_t bytes, std::string* error);
 /// Frees memory from uploadToDevice (nullptr is fine).
