@@ -15,7 +15,7 @@
 namespace kiln_fuzz {
 
 /// Memory a builder or runtime may allocate for one fuzz input (IBuilder/IRuntime::setMemoryLimit).
-inline constexpr int64_t kMemoryLimit = int64_t{256} << 20;
+inline constexpr int64_t kMemoryLimit = int64_t{64} << 20;
 /// Bytes of inputs and outputs the harness allocates itself for one run; an engine asking more is not run.
 inline constexpr int64_t kMaxIoBytes = int64_t{16} << 20;
 

@@ -19,38 +19,42 @@ struct ReduceParams {
   std::vector<int64_t> axes;
 };
 
-// Element offsets of x for each kept index (row-major over the kept dims: the output's order) and for each
-// reduced index.
-void splitOffsets(Dims const& shape, std::vector<bool> const& reduced, std::vector<int64_t>& outer,
-                  std::vector<int64_t>& inner) {
-  std::vector<int64_t> strides = rowMajorStrides(shape);
-  for (int pass = 0; pass < 2; ++pass) {
-    bool select = pass == 1;
-    std::vector<int32_t> dims;
-    int64_t total = 1;
+// Walks the element offsets of x over the kept dims (select = false: the output's order) or the reduced dims
+// (select = true), row-major over them, one step at a time: no table of offsets, whose 8 bytes per element could
+// be several times the size of x itself.
+class OffsetWalker {
+ public:
+  OffsetWalker(Dims const& shape, std::vector<int64_t> const& strides, std::vector<bool> const& reduced, bool select) {
     for (int32_t d = 0; d < shape.nbDims; ++d)
       if (reduced[d] == select) {
-        dims.push_back(d);
-        total *= shape.d[d];
+        extents_.push_back(shape.d[d]);
+        strides_.push_back(strides[d]);
+        count_ *= shape.d[d];
       }
-    std::vector<int64_t>& r = select ? inner : outer;
-    r.clear();
-    std::vector<int64_t> coord(dims.size(), 0);
-    int64_t off = 0;
-    for (int64_t i = 0; i < total; ++i) {
-      r.push_back(off);
-      for (size_t j = dims.size(); j-- > 0;) {
-        int32_t d = dims[j];
-        if (++coord[j] < shape.d[d]) {
-          off += strides[d];
-          break;
-        }
-        off -= strides[d] * (shape.d[d] - 1);
-        coord[j] = 0;
+    coord_.assign(extents_.size(), 0);
+  }
+  int64_t count() const { return count_; }
+  int64_t offset() const { return offset_; }
+  void reset() {
+    std::fill(coord_.begin(), coord_.end(), 0);
+    offset_ = 0;
+  }
+  void next() {
+    for (size_t j = extents_.size(); j-- > 0;) {
+      if (++coord_[j] < extents_[j]) {
+        offset_ += strides_[j];
+        return;
       }
+      offset_ -= strides_[j] * (extents_[j] - 1);
+      coord_[j] = 0;
     }
   }
-}
+
+ private:
+  std::vector<int64_t> extents_, strides_, coord_;
+  int64_t count_ = 1;
+  int64_t offset_ = 0;
+};
 
 Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
   TensorView const& x = ctx.inputs[0];
@@ -74,15 +78,17 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
       return invalidArgument(rp.who, ": axis ", a, " is listed twice");
     reduced[*axis] = true;
   }
-  std::vector<int64_t> outer, inner;
-  splitOffsets(x.shape, reduced, outer, inner);
-  if (static_cast<int64_t>(outer.size()) != y.count())
+  std::vector<int64_t> const strides = rowMajorStrides(x.shape);
+  OffsetWalker outer(x.shape, strides, reduced, false), inner(x.shape, strides, reduced, true);
+  if (outer.count() != y.count())
     return invalidArgument(rp.who, ": y ", dimsToString(y.shape), " does not match the reduction of ",
                            dimsToString(x.shape));
-  int64_t n = static_cast<int64_t>(inner.size());
+  int64_t const n = inner.count();
   bool const isBool = x.dtype == DataType::kBOOL;
   bool isInt = x.dtype == DataType::kINT32 || x.dtype == DataType::kINT64 || isBool;
-  for (size_t o = 0; o < outer.size(); ++o) {
+  for (int64_t o = 0; o < outer.count(); ++o, outer.next()) {
+    int64_t const base = outer.offset();
+    inner.reset();
     if (isInt) {
       int64_t acc = 0;
       switch (rp.op) {
@@ -100,8 +106,8 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
           acc = isBool ? 1 : std::numeric_limits<int64_t>::max();
           break;
       }
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t v = loadAsInt(x, outer[o] + inner[i]);
+      for (int64_t i = 0; i < n; ++i, inner.next()) {
+        int64_t v = loadAsInt(x, base + inner.offset());
         switch (rp.op) {
           case ReduceOperation::kSUM:
           case ReduceOperation::kAVG:
@@ -120,7 +126,7 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
       }
       if (rp.op == ReduceOperation::kAVG)
         acc = n > 0 ? acc / n : 0;
-      storeFromInt(y, static_cast<int64_t>(o), acc);
+      storeFromInt(y, o, acc);
     } else {
       double acc = 0.0;
       switch (rp.op) {
@@ -138,8 +144,8 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
           acc = INFINITY;
           break;
       }
-      for (int64_t i = 0; i < n; ++i) {
-        double v = loadAsDouble(x, outer[o] + inner[i]);
+      for (int64_t i = 0; i < n; ++i, inner.next()) {
+        double v = loadAsDouble(x, base + inner.offset());
         switch (rp.op) {
           case ReduceOperation::kSUM:
           case ReduceOperation::kAVG:
@@ -160,7 +166,7 @@ Status runReduce(ReduceParams const& rp, LaunchContext const& ctx) {
       }
       if (rp.op == ReduceOperation::kAVG)
         acc /= static_cast<double>(n);
-      storeFromDouble(y, static_cast<int64_t>(o), acc);
+      storeFromDouble(y, o, acc);
     }
   }
   return Status::ok();

@@ -143,21 +143,36 @@ struct SliceKernel final : Kernel {
     if (total <= 0)
       return Status::ok();
     std::vector<int64_t> inStrides = rowMajorStrides(in);
-    std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
     auto const* s = static_cast<unsigned char const*>(x.data);
     auto* dst = static_cast<unsigned char*>(y.data);
-    for (int64_t lin = 0; lin < total; ++lin) {
+    if (rank == 0) {
+      std::memcpy(dst, s, elem);
+      return Status::ok();
+    }
+    // Row by row over the innermost output dim: the outer dims' source offset (or fill) once per row.
+    int32_t const last = rank - 1;
+    int64_t const rowLength = out.d[last];
+    int64_t const rows = total / rowLength;
+    std::vector<int64_t> const& lastSrc = src[last];
+    int64_t const lastStride = inStrides[last];
+    std::vector<int64_t> idx(static_cast<size_t>(last), 0);
+    for (int64_t row = 0; row < rows; ++row) {
       int64_t off = 0;
-      bool isFill = false;
-      for (int32_t d = 0; d < rank; ++d) {
+      bool rowFill = false;
+      for (int32_t d = 0; d < last; ++d) {
         int64_t c = src[d][idx[d]];
         if (c < 0)
-          isFill = true;
+          rowFill = true;
         else
           off += c * inStrides[d];
       }
-      std::memcpy(dst + static_cast<size_t>(lin) * elem, isFill ? fill : s + static_cast<size_t>(off) * elem, elem);
-      for (int32_t d = rank - 1; d >= 0; --d) {
+      unsigned char* out0 = dst + static_cast<size_t>(row * rowLength) * elem;
+      for (int64_t j = 0; j < rowLength; ++j) {
+        int64_t c = lastSrc[static_cast<size_t>(j)];
+        unsigned char const* from = rowFill || c < 0 ? fill : s + static_cast<size_t>(off + c * lastStride) * elem;
+        std::memcpy(out0 + static_cast<size_t>(j) * elem, from, elem);
+      }
+      for (int32_t d = last - 1; d >= 0; --d) {
         if (++idx[d] < out.d[d])
           break;
         idx[d] = 0;
