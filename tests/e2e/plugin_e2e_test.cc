@@ -67,6 +67,10 @@ struct Case {
   int32_t level;
   bool fp16;
 };
+// Printed by field: gtest's default prints the struct's bytes, padding included, so test names varied by build.
+void PrintTo(Case const& c, std::ostream* os) {
+  *os << (c.kind == Kind::kV2 ? "V2" : "V3") << " level " << c.level << (c.fp16 ? " fp16" : " fp32");
+}
 
 constexpr float kAlpha = 2.5f;
 constexpr double kBeta = 0.25;  // V3 only
