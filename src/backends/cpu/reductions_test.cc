@@ -78,16 +78,18 @@ TEST(OnednnReduce, AxesAndOps) {
       }
     }
   }
-  // x in a recorded format (a global average pooling after a convolution); y plain.
-  for (int64_t f : {1, 8, 16}) {
-    ir::Attributes a;
-    a.set("op", static_cast<int64_t>(ReduceOperation::kAVG));
-    a.set("axes", V{2, 3});
-    a.set("keep_dims", int64_t{1});
-    EXPECT_LT(compareWithReference("reduce_onednn", OpType::kReduce, a, {var(randomTensor({2, 32, 7, 9}, 9))}, 2, {f}, 0),
-              kTol)
-        << f;
-  }
+  // x in a recorded format (a global pooling after a convolution); y plain. 7 x 9 rows fit one 64-row block of
+  // the summing loop, 15 x 13 take four.
+  for (int64_t f : {1, 8, 16})
+    for (ReduceOperation op : {ReduceOperation::kAVG, ReduceOperation::kSUM, ReduceOperation::kMAX, ReduceOperation::kMIN})
+      for (V x : {V{2, 32, 7, 9}, V{1, 48, 15, 13}}) {
+        ir::Attributes a;
+        a.set("op", static_cast<int64_t>(op));
+        a.set("axes", V{2, 3});
+        a.set("keep_dims", int64_t{1});
+        EXPECT_LT(compareWithReference("reduce_onednn", OpType::kReduce, a, {var(randomTensor(x, 9))}, 2, {f}, 0), kTol)
+            << f << " op " << static_cast<int>(op) << " rows " << x[2] * x[3];
+      }
   // The axes as an input (known at run time) stay on the reference.
   ir::Attributes a;
   a.set("op", int64_t{0});
