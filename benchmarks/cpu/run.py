@@ -34,8 +34,9 @@ LABELS = {
 BATCHES = [1, 8]
 ROWS = [(f"{m}_b{b}", m, b) for m in exporter.MODELS for b in BATCHES]
 
-# Rows whose Kiln inference takes seconds with the reference kernels: they get --slow-iterations (and no extra
-# warm-up time) so that a row stays well inside --kiln-timeout. A batch-8 row whose batch-1 row was measured in
+# Rows whose Kiln inference took seconds with the reference kernels: they get --slow-iterations so that a row
+# stays well inside --kiln-timeout. Every row gets the same warm-up time (the peer gets its warm-up runs too:
+# without one, Kiln's median included oneDNN's first-run primitive creation on the rows with few iterations). A batch-8 row whose batch-1 row was measured in
 # the same run gets its iterations from that time instead (and is skipped when even one does not fit).
 SLOW_ROWS = {"resnet18_b1", "resnet18_b8", "resnet50_b1", "resnet50_b8", "mobilenet_v2_b8", "efficientnet_b0_b8",
              "vit_b1", "vit_b8", "bert_enc_b1", "bert_enc_b8"}
@@ -304,7 +305,7 @@ def main():
                 os.remove(times_path)
             timeout = min(a.kiln_timeout, budget.left())
             log(f"{rid}: Kiln {n} iterations (timeout {timeout:.0f} s)")
-            ok, _, err = run_call(kiln_cmd(a, info["model"], shape, n, 0 if slow else kiln_warmup_ms, times_path),
+            ok, _, err = run_call(kiln_cmd(a, info["model"], shape, n, kiln_warmup_ms, times_path),
                                   timeout, os.path.join(logs, f"{rid}.kiln.log"))
             if ok:
                 try:
