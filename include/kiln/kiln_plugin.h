@@ -511,8 +511,9 @@ class KILN_API IPluginV3OneCore : public IPluginCapability {
 
 /// Build capability: shapes, types, formats, workspace and tactics of a V3 plugin.
 /// Tactics: the builder takes the first of getValidTactics() at level 0 and on the GPU, and times each one on the
-/// CPU above level 0 (the fastest is given to every context copy through setTactic()); getTimingCacheID() is not
-/// used yet (plugin tactics are timed on every build).
+/// CPU above level 0 (the fastest is given to every context copy through setTactic()). With a timing cache set on
+/// the config, a non-null getTimingCacheID() keeps that choice under it (after the I/O types and shapes), and a
+/// later build takes it without timing; nullptr times the plugin on every build.
 class KILN_API IPluginV3OneBuild : public IPluginCapability {
  public:
   /// Default of getFormatCombinationLimit().

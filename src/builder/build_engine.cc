@@ -497,7 +497,8 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   KILN_RETURN_IF_ERROR(configurePlugins(*g, states));
   {
     std::vector<std::string> tacticLog;
-    KILN_RETURN_IF_ERROR(choosePluginTactics(*g, states, config.optimizationLevel(), device, &tacticLog));
+    KILN_RETURN_IF_ERROR(choosePluginTactics(*g, states, config.optimizationLevel(), device, config.timingCache(),
+                                             planTarget(gpu), &tacticLog));
     for (auto const& l : tacticLog) verbose(l);
   }
 

@@ -3,9 +3,12 @@
 #include "builder/plugins.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <functional>
+#include <optional>
 
+#include "builder/timing_cache.h"
 #include "core/dims.h"
 #include "core/dtype.h"
 #include "core/memory.h"
@@ -209,8 +212,23 @@ Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t
 
 }  // namespace
 
+// The timing-cache key of a plugin node's tactic choice: TensorRT's prefix (the I/O types and shapes) plus the
+// plugin's own suffix (getTimingCacheID()), with the target, the plugin's identity and the tactics offered.
+std::string pluginTacticKey(Node const& n, ir::ShapeState const& st, std::vector<int32_t> const& tactics,
+                            std::string const& target, char const* cacheId) {
+  std::string k = strCat("plugin_tactic|", target, "|", n.plugin->describe(), "|in:");
+  for (Value const* v : n.inputs)
+    if (v) k += strCat(dataTypeName(st.info[v->id].dtype), dimsToString(st.info[v->id].shape), ";");
+  k += "|out:";
+  for (Value const* v : n.outputs) k += strCat(dataTypeName(st.info[v->id].dtype), dimsToString(st.info[v->id].shape), ";");
+  k += "|tactics:";
+  for (int32_t t : tactics) k += strCat(t, ",");
+  return strCat(k, "|", cacheId);
+}
+
 Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, int32_t optimizationLevel,
-                           DeviceType device, std::vector<std::string>* log) {
+                           DeviceType device, TimingCacheImpl* cache, std::string const& target,
+                           std::vector<std::string>* log) {
   for (auto const& np : g.nodes()) {
     Node& n = *np;
     if (n.op != OpType::kPluginV3 || !n.plugin || !n.plugin->v3()) continue;
@@ -227,6 +245,20 @@ Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> 
       if (t == 0) return invalidArgument(what, ": getValidTactics returned tactic 0 (tactics must be non-zero)");
     int32_t chosen = tactics.front();
     if (optimizationLevel > 0 && device == DeviceType::kCPU && n.plugin->hostExecution() && !states.empty()) {
+      char const* cacheId = b->getTimingCacheID();
+      std::string key = cache && cacheId ? pluginTacticKey(n, states[0][1], tactics, target, cacheId) : std::string();
+      if (!key.empty()) {
+        if (std::optional<std::string> hit = cache->lookup(key)) {
+          int32_t t = 0;
+          auto [end, ec] = std::from_chars(hit->data(), hit->data() + hit->size(), t);
+          if (ec == std::errc() && end == hit->data() + hit->size() &&
+              std::find(tactics.begin(), tactics.end(), t) != tactics.end()) {
+            if (log) log->push_back(strCat(what, ": plugin tactic ", t, " from the timing cache"));
+            n.attrs.setInt("plugin_tactic", t);
+            continue;
+          }
+        }
+      }
       double best = -1;
       for (int32_t t : tactics) {
         KILN_ASSIGN_OR_RETURN(double ms, timePluginTactic(n, states[0][1], t));
@@ -236,6 +268,7 @@ Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> 
           chosen = t;
         }
       }
+      if (!key.empty()) cache->insert(key, std::to_string(chosen));
     }
     n.attrs.setInt("plugin_tactic", chosen);
   }

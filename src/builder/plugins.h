@@ -13,6 +13,8 @@
 
 namespace kiln::builder {
 
+class TimingCacheImpl;
+
 /// Replaces every plugin node's instance by a clone of its own (the network's plugin objects stay as the user
 /// configured them, and two builds never share one).
 Status clonePlugins(ir::Graph& g);
@@ -31,9 +33,13 @@ Status configurePlugins(ir::Graph const& g, std::vector<std::array<ir::ShapeStat
 /// V3 plugins that offer tactics (getNbTactics() > 0): at level 0 (or on the GPU) the first valid tactic is
 /// taken; above level 0 on the CPU each is timed through enqueueHost on a context copy at the first profile's opt
 /// shapes and the fastest kept. The choice becomes the node's plugin_tactic attribute, which each execution
-/// context's copy gets through setTactic(). `log` (may be null) receives the timings.
+/// context's copy gets through setTactic(). A plugin whose getTimingCacheID() is not null has its choice kept in
+/// `cache` (may be null) under the target, the plugin's identity, its I/O types and opt shapes, its tactics and
+/// that ID, and a later build with the same key takes it without timing. `log` (may be null) receives the
+/// timings and cache hits.
 Status choosePluginTactics(ir::Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states,
-                           int32_t optimizationLevel, DeviceType device, std::vector<std::string>* log);
+                           int32_t optimizationLevel, DeviceType device, TimingCacheImpl* cache,
+                           std::string const& target, std::vector<std::string>* log);
 
 /// PluginTensorDesc of a tensor in the linear format (scale -1).
 PluginTensorDesc linearDesc(DataType type, Dims const& dims);

@@ -77,7 +77,8 @@ constexpr double kBeta = 0.25;  // V3 only
 
 // a: [N, 3], b: [N, 3] with N in [1, 8]; with fp16 a goes through an add (a + a) first, so the plugin reads a
 // reduced-precision tensor in a kFP16 engine. Outputs: y = alpha * a' + b (+ beta for V3), cat = [a'; b].
-std::vector<uint8_t> buildPlan(Logger& logger, Case c, kiln::IPluginV2* v2, kiln::IPluginV3* v3, int32_t* nbLayersOut = nullptr) {
+std::vector<uint8_t> buildPlan(Logger& logger, Case c, kiln::IPluginV2* v2, kiln::IPluginV3* v3, int32_t* nbLayersOut = nullptr,
+                               kiln::ITimingCache* cache = nullptr) {
   std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
   std::unique_ptr<kiln::INetworkDefinition> net(builder->createNetworkV2(0));
   std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
@@ -111,6 +112,9 @@ std::vector<uint8_t> buildPlan(Logger& logger, Case c, kiln::IPluginV2* v2, kiln
   config->setDefaultDeviceType(kiln::DeviceType::kCPU);
   config->setBuilderOptimizationLevel(c.level);
   if (c.fp16) config->setFlag(kiln::BuilderFlag::kFP16);
+  if (cache) {
+    EXPECT_TRUE(config->setTimingCache(*cache, false));
+  }
   if (nbLayersOut) *nbLayersOut = net->getNbLayers();
   std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*net, *config));
   if (!plan) return {};
@@ -198,6 +202,42 @@ INSTANTIATE_TEST_SUITE_P(Cpu, PluginPipeline,
                            return std::string(c.kind == Kind::kV2 ? "V2" : "V3") + "_level" + std::to_string(c.level) +
                                   (c.fp16 ? "_fp16" : "_fp32");
                          });
+
+// A V3 plugin's tactic choice goes into the builder's timing cache under its getTimingCacheID(): a second build
+// with the cache runs the plugin only in the tactic-free steps (no timing runs) and picks the same tactic; a
+// plugin returning nullptr there is timed on every build.
+TEST(PluginPipeline, V3TacticChoiceIsKeptInTheTimingCache) {
+  for (char const* tag : {"cached", "uncached"}) {
+    Logger logger;
+    std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+    std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+    std::unique_ptr<kiln::ITimingCache> cache(config->createTimingCache(nullptr, 0));
+    ASSERT_NE(cache, nullptr);
+    kiln_test::ScaledAddV2 v2(kAlpha);
+    kiln_test::ScaledAddV3 v3(kAlpha, kBeta, tag);
+    Case const c{Kind::kV3, 3, false};
+    int const before = counters().enqueues.load();
+    ASSERT_FALSE(buildPlan(logger, c, &v2, &v3, nullptr, cache.get()).empty()) << logger.errors();
+    int const firstBuildRuns = counters().enqueues.load() - before;
+    EXPECT_GE(firstBuildRuns, 12) << tag;  // both tactics timed, 6 runs each
+    int const before2 = counters().enqueues.load();
+    std::vector<uint8_t> plan = buildPlan(logger, c, &v2, &v3, nullptr, cache.get());
+    ASSERT_FALSE(plan.empty()) << logger.errors();
+    int const secondBuildRuns = counters().enqueues.load() - before2;
+    if (std::string(tag) == "cached")
+      EXPECT_EQ(secondBuildRuns, firstBuildRuns - 12) << "the second build timed the plugin's tactics again";
+    else
+      EXPECT_EQ(secondBuildRuns, firstBuildRuns) << "a plugin without a timing-cache ID is timed on every build";
+    // The engine runs the fast tactic either way.
+    std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+    std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan.data(), plan.size()));
+    ASSERT_NE(engine, nullptr) << logger.errors();
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.errors();
+    runAndCheck(*ctx, 4, c, 1);
+    EXPECT_EQ(counters().lastTactic.load(), 2) << tag;
+  }
+}
 
 TEST(PluginPipeline, V2AddedToTheNetworkIsAClone) {
   Logger logger;

@@ -317,6 +317,8 @@ class ScaledAddV3 final : public kiln::IPluginV3,
     tactics[1] = 2;
     return 0;
   }
+  // Timing caching on, keyed by the tag, except for the tag "uncached" (nullptr: TensorRT's way to turn it off).
+  char const* getTimingCacheID() noexcept override { return tag_ == "uncached" ? nullptr : tag_.c_str(); }
   int32_t setTactic(int32_t tactic) noexcept override {
     if (tactic != 1 && tactic != 2) return 1;
     tactic_ = tactic;
