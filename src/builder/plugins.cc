@@ -212,16 +212,11 @@ Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t
 
 }  // namespace
 
-// The timing-cache key of a plugin node's tactic choice: TensorRT's prefix (the I/O types and shapes) plus the
-// plugin's own suffix (getTimingCacheID()), with the target, the plugin's identity and the tactics offered.
+// The timing-cache key of a plugin node's tactic choice: the layers' key (target, attributes, I/O types and shapes:
+// TensorRT's prefix), then the plugin's identity, the tactics it offers and its own suffix (getTimingCacheID()).
 std::string pluginTacticKey(Node const& n, ir::ShapeState const& st, std::vector<int32_t> const& tactics,
                             std::string const& target, char const* cacheId) {
-  std::string k = strCat("plugin_tactic|", target, "|", n.plugin->describe(), "|in:");
-  for (Value const* v : n.inputs)
-    if (v) k += strCat(dataTypeName(st.info[v->id].dtype), dimsToString(st.info[v->id].shape), ";");
-  k += "|out:";
-  for (Value const* v : n.outputs) k += strCat(dataTypeName(st.info[v->id].dtype), dimsToString(st.info[v->id].shape), ";");
-  k += "|tactics:";
+  std::string k = strCat(timingCacheKey(target, n, st, {}), "|plugin:", n.plugin->describe(), "|plugin_tactics:");
   for (int32_t t : tactics) k += strCat(t, ",");
   return strCat(k, "|", cacheId);
 }
