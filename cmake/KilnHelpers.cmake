@@ -77,6 +77,6 @@ function(kiln_tests name)
   target_link_libraries(${name}_tests PRIVATE ${closure} ${ARG_LINK} ${XXHASH_LIBRARY} ${CMAKE_DL_LIBS})
   target_link_libraries(${name}_tests PRIVATE GTest::gtest GTest::gtest_main Threads::Threads)
   gtest_discover_tests(${name}_tests
-    PROPERTIES LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]"
+    PROPERTIES LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED "
     DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -86,7 +86,9 @@ class DeviceIO {
       if (!ctx.setTensorAddress(name, p)) return false;
       outputs_.push_back(std::move(out));
     }
-    return true;
+    // The copies and memsets above go to the legacy stream and may still run when they return; the runs that
+    // follow may use a non-blocking stream, which does not wait for them.
+    return cudaDeviceSynchronize() == cudaSuccess;
   }
   bool fetch(cudaStream_t s) {
     for (auto& o : outputs_)

@@ -156,6 +156,7 @@ void runOnGpu(kiln::IExecutionContext& ctx, int64_t n, cudaStream_t stream, bool
   ASSERT_TRUE(ctx.enqueueV3(stream));  // the first run also settles the shapes
   if (graph) {
     ASSERT_EQ(cudaMemset(dout, 0, 2 * count * 4), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the memset is on the legacy stream
     cudaGraph_t g = nullptr;
     cudaGraphExec_t exec = nullptr;
     ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);

@@ -38,8 +38,12 @@ void release(void* p) {
   if (p) cudaFree(p);
 }
 
+// cudaMemcpy from pageable memory and cudaMemset may still be in flight on the legacy stream when they return, and
+// the checks enqueue on a non-blocking stream, which does not wait for it: both synchronize the device before
+// returning, so that a poisoned output is not overwritten after the plugin has written it.
 bool toDevice(void* dst, void const* src, size_t bytes, std::string& error) {
-  return bytes == 0 || ok(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device", error);
+  return bytes == 0 || (ok(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device", error) &&
+                        ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the copy to the device", error));
 }
 
 bool toHost(void* dst, void const* src, size_t bytes, std::string& error) {
@@ -47,7 +51,8 @@ bool toHost(void* dst, void const* src, size_t bytes, std::string& error) {
 }
 
 bool fill(void* p, int value, size_t bytes, std::string& error) {
-  return bytes == 0 || ok(cudaMemset(p, value, bytes), "cudaMemset", error);
+  return bytes == 0 || (ok(cudaMemset(p, value, bytes), "cudaMemset", error) &&
+                        ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize after cudaMemset", error));
 }
 
 bool run(std::function<int32_t(cudaStream_t)> const& launch, std::string& error) {

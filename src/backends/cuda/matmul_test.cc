@@ -336,6 +336,7 @@ TEST(CudaMatrixMultiply, SharedKernelAcrossThreadsAndGraphCapture) {
       cudaMemcpy(db, bh.data(), bh.size() * 4, cudaMemcpyHostToDevice);
       cudaMemcpy(dbias, biash.data(), biash.size() * 4, cudaMemcpyHostToDevice);
       cudaMemset(dy, 0xff, yh.size() * 4);
+      cudaDeviceSynchronize();  // the copies and the memset are on the legacy stream
       backends::DeviceStream ds(device(), stream);
       backends::LaunchContext ctx;
       ctx.stream = &ds;
