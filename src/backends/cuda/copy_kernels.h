@@ -29,8 +29,14 @@ struct CopyPlan {
 };
 
 /// Runs `plan` on elements of `elemSize` bytes (1, 2, 4 or 8). Returns the launch error (cudaSuccess when the
-/// plan has no elements: nothing is launched).
+/// plan has no elements: nothing is launched). A one-stage plan whose last dim is contiguous in both tensors
+/// moves k elements at a time (widenCopyPlan).
 cudaError_t launchStridedCopy(void const* in, void* out, int32_t elemSize, CopyPlan const& plan, cudaStream_t stream);
+
+/// Rewrites a one-stage plan whose last dim has stride 1 in both tensors to move k elements of `elemSize`
+/// bytes as one word of k * elemSize <= 16 bytes (the largest k, a power of two, that divides the last dim,
+/// every other stride and both offsets, with both pointers aligned to the word); returns k (1: unchanged).
+int32_t widenCopyPlan(void const* in, void const* out, int32_t elemSize, CopyPlan& plan);
 
 /// Sample modes of the sampled copy (SampleMode's values).
 enum SampleCode : int32_t { kSampleStrict = 0, kSampleWrap = 1, kSampleClamp = 2, kSampleFill = 3, kSampleReflect = 4 };

@@ -38,6 +38,20 @@ __device__ __forceinline__ int64_t biasOffset(MatmulEpilogue const& ep, int64_t 
   return off;
 }
 
+// biasOffset for an output of fewer than 2^31 elements (32-bit divisions).
+__device__ __forceinline__ int64_t biasOffset32(MatmulEpilogue const& ep, uint32_t i) {
+  uint32_t off = 0;
+  for (int32_t d = ep.rank - 1; d >= 0; --d) {
+    auto e = static_cast<uint32_t>(ep.dims[d]);
+    uint32_t q = i / e;
+    off += (i - q * e) * static_cast<uint32_t>(ep.biasStrides[d]);
+    i = q;
+  }
+  return off;
+}
+
+constexpr int kEpilogueUnroll = 4;
+
 template <typename T, typename A>
 __device__ __forceinline__ T finish(A v, int64_t yIndex, MatmulEpilogue const& ep) {
   if (ep.bias) v += toAcc<A>(static_cast<T const*>(ep.bias)[biasOffset(ep, yIndex)]);
@@ -124,9 +138,31 @@ __global__ void __launch_bounds__(kThreads* kThreads)
 
 template <typename T, typename A>
 __global__ void epilogueKernel(T* __restrict__ y, int64_t count, MatmulEpilogue ep) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] = finish<T, A>(toAcc<A>(y[i]), i, ep);
+  // kEpilogueUnroll elements per thread and step, all loaded (with their bias) before any is computed: one
+  // 2-byte element per thread leaves too few bytes in flight to keep HBM busy.
+  int64_t const s = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  bool const small = count < (int64_t{1} << 31);
+  T const* bias = static_cast<T const*>(ep.bias);
+  for (int64_t i0 = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i0 < count;
+       i0 += s * kEpilogueUnroll) {
+    T v[kEpilogueUnroll], bv[kEpilogueUnroll];
+#pragma unroll
+    for (int u = 0; u < kEpilogueUnroll; ++u) {
+      int64_t i = i0 + u * s;
+      if (i >= count) continue;
+      v[u] = y[i];
+      if (bias) bv[u] = bias[small ? biasOffset32(ep, static_cast<uint32_t>(i)) : biasOffset(ep, i)];
+    }
+#pragma unroll
+    for (int u = 0; u < kEpilogueUnroll; ++u) {
+      int64_t i = i0 + u * s;
+      if (i >= count) continue;
+      A x = toAcc<A>(v[u]);
+      if (bias) x += toAcc<A>(bv[u]);
+      if (ep.activation >= 0) x = activate<A>(ep.activation, x, static_cast<A>(ep.alpha), static_cast<A>(ep.beta));
+      y[i] = fromAcc<T>(x);
+    }
+  }
 }
 
 // Calls body with T (storage) and A (accumulation) bound for the float types this family computes in.
@@ -178,7 +214,8 @@ bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const
 
 bool launchMatmulEpilogue(void* y, int32_t dtype, int64_t count, MatmulEpilogue const& ep, cudaStream_t stream) {
   return KILN_MATMUL_DISPATCH(
-      dtype, epilogueKernel<T, A><<<dev::blocksFor(count), 256, 0, stream>>>(static_cast<T*>(y), count, ep));
+      dtype, epilogueKernel<T, A><<<dev::blocksFor((count + kEpilogueUnroll - 1) / kEpilogueUnroll), 256, 0, stream>>>(
+                 static_cast<T*>(y), count, ep));
 }
 
 }  // namespace kiln::cuda

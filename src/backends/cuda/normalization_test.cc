@@ -27,6 +27,26 @@ TEST(CudaNormalization, BertLayerNorm) {
                               {-1}));
 }
 
+// The warp-per-row kernel (contiguous rows of up to 1,024 with a per-row scale and bias): every row-length bucket
+// and its edges, rows that do not fill a block, and 1,025 (the generic kernel) beside them.
+TEST(CudaNormalization, LayerNormRowLengths) {
+  KILN_REQUIRE_GPU();
+  uint32_t seed = 10;
+  for (DataType t : kFloats)
+    for (int64_t len : {1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 500, 512, 513, 768, 1000, 1024, 1025})
+      for (std::vector<int64_t> rows : {std::vector<int64_t>{1}, std::vector<int64_t>{3, 13}}) {
+        std::vector<int64_t> shape = rows;
+        shape.push_back(len);
+        ++seed;
+        expectMatchesReference(norm(randomTensor(t, shape, seed, -3, 3), randomTensor(t, {len}, seed + 1, 0.5, 1.5),
+                                    randomTensor(t, {len}, seed + 2), {static_cast<int64_t>(rows.size())}));
+      }
+  // scale and bias of other types than x, on the row path
+  expectMatchesReference(norm(randomTensor(DataType::kHALF, {6, 768}, 40, -3, 3),
+                              randomTensor(DataType::kFLOAT, {768}, 41), randomTensor(DataType::kBF16, {768}, 42),
+                              {1}));
+}
+
 TEST(CudaNormalization, LayerNormAxesAndBroadcasts) {
   KILN_REQUIRE_GPU();
   for (DataType t : kFloats) {

@@ -94,6 +94,9 @@ Result<pw::Broadcast> makeBroadcast(Dims const& out, std::vector<Dims> const& in
     for (size_t k = 0; k < ins.size(); ++k) bc.strides[k][r - 1] = st[k][d];
   }
   bc.rank = r;
+  int64_t count = 1;
+  for (int32_t d = 0; d < rank; ++d) count *= out.d[d];
+  bc.small = count < (int64_t{1} << 31);
   bc.contiguous = true;
   if (r > 1) bc.contiguous = false;
   for (size_t k = 0; k < ins.size() && r == 1; ++k)

@@ -26,11 +26,35 @@ constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, __half> 
 __device__ __forceinline__ int64_t firstIndex() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
-// Offsets of output element i into K operands (K <= kMaxOperands).
+// Elements per thread per grid-stride step: element i, i + s, ..., i + (kUnroll - 1) s (s = grid size, so each
+// load stays coalesced across the warp), all loaded before any is computed or stored. One 2-byte element per
+// thread leaves too few bytes in flight to keep HBM busy.
+constexpr int kUnroll = 4;
+
+// Blocks for n elements at kUnroll per thread.
+inline unsigned unrolledBlocks(int64_t n) { return dev::blocksFor((n + kUnroll - 1) / kUnroll, kThreads); }
+
+// Offsets of output element i into K operands (K <= kMaxOperands). Where every linear index fits in 32 bits
+// (n < 2^31: operands are no larger than the output), the divisions are 32-bit, several times cheaper.
 template <int K>
 __device__ __forceinline__ void operandOffsets(Broadcast const& bc, int64_t i, int64_t (&off)[K]) {
 #pragma unroll
   for (int k = 0; k < K; ++k) off[k] = 0;
+  if (bc.small) {
+    auto r = static_cast<uint32_t>(i);
+    uint32_t o[K] = {};
+    for (int d = bc.rank - 1; d >= 0; --d) {
+      auto e = static_cast<uint32_t>(bc.dims[d]);
+      uint32_t q = r / e;
+      uint32_t idx = r - q * e;
+      r = q;
+#pragma unroll
+      for (int k = 0; k < K; ++k) o[k] += idx * static_cast<uint32_t>(bc.strides[k][d]);
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) off[k] = o[k];
+    return;
+  }
   for (int d = bc.rank - 1; d >= 0; --d) {
     int64_t e = bc.dims[d];
     int64_t q = i / e;
@@ -136,9 +160,7 @@ __device__ __forceinline__ void castOne(I v, void* y, int64_t i) {
 }
 
 template <typename I>
-__global__ void castKernel(I const* x, void* y, int32_t outType, int64_t n) {
-  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
-    I v = x[i];
+__device__ __forceinline__ void castStore(I v, void* y, int32_t outType, int64_t i) {
     switch (outType) {
       case dev::kFLOAT:
         castOne<I, float>(v, y, i);
@@ -170,6 +192,19 @@ __global__ void castKernel(I const* x, void* y, int32_t outType, int64_t n) {
       default:
         break;
     }
+}
+
+template <typename I>
+__global__ void castKernel(I const* x, void* y, int32_t outType, int64_t n) {
+  int64_t const s = gridStride();
+  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
+    I v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) v[u] = x[i0 + u * s];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) castStore<I>(v[u], y, outType, i0 + u * s);
   }
 }
 
@@ -299,21 +334,35 @@ __host__ __device__ __forceinline__ bool ewBoolOut(int32_t op) {
 template <typename T, bool kContiguous>
 __global__ void elementWiseKernel(T const* a, T const* b, void* y, int32_t op, int64_t n, Broadcast bc) {
   bool const boolOut = ewBoolOut(op) || std::is_same_v<T, bool>;
-  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
-    int64_t off[2] = {i, i};
-    if constexpr (!kContiguous) operandOffsets<2>(bc, i, off);
-    if constexpr (kIsFloat<T>) {
-      float r = floatBinary(op, dev::toFloat(a[off[0]]), dev::toFloat(b[off[1]]));
-      if (boolOut)
-        static_cast<bool*>(y)[i] = r != 0.f;
-      else
-        static_cast<T*>(y)[i] = storeFloat<T>(r);
-    } else {
-      int64_t r = intBinary(op, static_cast<int64_t>(a[off[0]]), static_cast<int64_t>(b[off[1]]));
-      if (boolOut)
-        static_cast<bool*>(y)[i] = r != 0;
-      else
-        static_cast<T*>(y)[i] = static_cast<T>(r);
+  int64_t const s = gridStride();
+  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
+    T va[kUnroll], vb[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      int64_t i = i0 + u * s;
+      if (i >= n) continue;
+      int64_t off[2] = {i, i};
+      if constexpr (!kContiguous) operandOffsets<2>(bc, i, off);
+      va[u] = a[off[0]];
+      vb[u] = b[off[1]];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      int64_t i = i0 + u * s;
+      if (i >= n) continue;
+      if constexpr (kIsFloat<T>) {
+        float r = floatBinary(op, dev::toFloat(va[u]), dev::toFloat(vb[u]));
+        if (boolOut)
+          static_cast<bool*>(y)[i] = r != 0.f;
+        else
+          static_cast<T*>(y)[i] = storeFloat<T>(r);
+      } else {
+        int64_t r = intBinary(op, static_cast<int64_t>(va[u]), static_cast<int64_t>(vb[u]));
+        if (boolOut)
+          static_cast<bool*>(y)[i] = r != 0;
+        else
+          static_cast<T*>(y)[i] = static_cast<T>(r);
+      }
     }
   }
 }
@@ -398,19 +447,29 @@ __device__ __forceinline__ int64_t intUnary(int32_t op, int64_t x) {
 template <typename T>
 __global__ void unaryKernel(T const* x, void* y, int32_t op, int64_t n) {
   bool const boolOut = op == kUnIsInf || op == kUnIsNan || std::is_same_v<T, bool>;
-  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
-    if constexpr (kIsFloat<T>) {
-      float r = floatUnary(op, dev::toFloat(x[i]));
-      if (boolOut)
-        static_cast<bool*>(y)[i] = r != 0.f;
-      else
-        static_cast<T*>(y)[i] = storeFloat<T>(r);
-    } else {
-      int64_t r = intUnary(op, static_cast<int64_t>(x[i]));
-      if (boolOut)
-        static_cast<bool*>(y)[i] = r != 0;
-      else
-        static_cast<T*>(y)[i] = static_cast<T>(r);
+  int64_t const s = gridStride();
+  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
+    T v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) v[u] = x[i0 + u * s];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      int64_t i = i0 + u * s;
+      if (i >= n) continue;
+      if constexpr (kIsFloat<T>) {
+        float r = floatUnary(op, dev::toFloat(v[u]));
+        if (boolOut)
+          static_cast<bool*>(y)[i] = r != 0.f;
+        else
+          static_cast<T*>(y)[i] = storeFloat<T>(r);
+      } else {
+        int64_t r = intUnary(op, static_cast<int64_t>(v[u]));
+        if (boolOut)
+          static_cast<bool*>(y)[i] = r != 0;
+        else
+          static_cast<T*>(y)[i] = static_cast<T>(r);
+      }
     }
   }
 }
@@ -420,18 +479,36 @@ __global__ void unaryKernel(T const* x, void* y, int32_t op, int64_t n) {
 
 template <typename T>
 __global__ void activationKernel(T const* x, T* y, int32_t act, float alpha, float beta, int64_t n) {
-  for (int64_t i = firstIndex(); i < n; i += gridStride())
-    y[i] = storeFloat<T>(dev::activate<float>(act, dev::toFloat(x[i]), alpha, beta));
+  int64_t const s = gridStride();
+  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
+    T v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) v[u] = x[i0 + u * s];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) y[i0 + u * s] = storeFloat<T>(dev::activate<float>(act, dev::toFloat(v[u]), alpha, beta));
+  }
 }
 
 // ---- Select, ParametricReLU ----
 
 template <typename W, bool kContiguous>
 __global__ void selectKernel(bool const* c, W const* a, W const* b, W* y, int64_t n, Broadcast bc) {
-  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
-    int64_t off[3] = {i, i, i};
-    if constexpr (!kContiguous) operandOffsets<3>(bc, i, off);
-    y[i] = c[off[0]] ? a[off[1]] : b[off[2]];
+  int64_t const s = gridStride();
+  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
+    W v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      int64_t i = i0 + u * s;
+      if (i >= n) continue;
+      int64_t off[3] = {i, i, i};
+      if constexpr (!kContiguous) operandOffsets<3>(bc, i, off);
+      v[u] = c[off[0]] ? a[off[1]] : b[off[2]];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) y[i0 + u * s] = v[u];
   }
 }
 
@@ -527,13 +604,13 @@ bool isQuantFloat(int32_t t) { return t == dev::kFLOAT || t == dev::kHALF || t =
 bool launchCast(void const* x, int32_t inType, void* y, int32_t outType, int64_t n, cudaStream_t s) {
   if (n <= 0) return true;
   return KILN_CUDA_DISPATCH(
-      inType, castKernel<T><<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(static_cast<T const*>(x), y, outType, n));
+      inType, castKernel<T><<<unrolledBlocks(n), kThreads, 0, s>>>(static_cast<T const*>(x), y, outType, n));
 }
 
 bool launchElementWise(void const* a, void const* b, void* y, int32_t type, int32_t op, int64_t n, Broadcast const& bc,
                        cudaStream_t s) {
   if (n <= 0) return true;
-  unsigned blocks = dev::blocksFor(n, kThreads);
+  unsigned blocks = unrolledBlocks(n);
   return KILN_CUDA_DISPATCH(type, {
     if (bc.contiguous)
       elementWiseKernel<T, true>
@@ -547,20 +624,20 @@ bool launchElementWise(void const* a, void const* b, void* y, int32_t type, int3
 bool launchUnary(void const* x, void* y, int32_t type, int32_t op, int64_t n, cudaStream_t s) {
   if (n <= 0) return true;
   return KILN_CUDA_DISPATCH(
-      type, unaryKernel<T><<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(static_cast<T const*>(x), y, op, n));
+      type, unaryKernel<T><<<unrolledBlocks(n), kThreads, 0, s>>>(static_cast<T const*>(x), y, op, n));
 }
 
 bool launchActivation(void const* x, void* y, int32_t type, int32_t act, float alpha, float beta, int64_t n,
                       cudaStream_t s) {
   if (n <= 0) return true;
-  return KILN_CUDA_DISPATCH_FLOAT(type, activationKernel<T><<<dev::blocksFor(n, kThreads), kThreads, 0, s>>>(
+  return KILN_CUDA_DISPATCH_FLOAT(type, activationKernel<T><<<unrolledBlocks(n), kThreads, 0, s>>>(
                                           static_cast<T const*>(x), static_cast<T*>(y), act, alpha, beta, n));
 }
 
 bool launchSelect(void const* c, void const* a, void const* b, void* y, int32_t elemBytes, int64_t n,
                   Broadcast const& bc, cudaStream_t s) {
   if (n <= 0) return true;
-  unsigned blocks = dev::blocksFor(n, kThreads);
+  unsigned blocks = unrolledBlocks(n);
   auto run = [&](auto tag) {
     using W = decltype(tag);
     auto const* cp = static_cast<bool const*>(c);

@@ -20,6 +20,8 @@ constexpr int kMaxOperands = 3;
 struct Broadcast {
   int32_t rank = 0;
   bool contiguous = true;
+  /// Every linear index of the output (and so of every operand) is below 2^31: offsets use 32-bit math.
+  bool small = false;
   int64_t dims[kMaxRank] = {};
   int64_t strides[kMaxOperands][kMaxRank] = {};
 };

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <random>
 
+#include "backends/cuda/copy_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
 
 namespace kiln {
@@ -69,6 +70,63 @@ TEST(CudaShuffle, TransposeReshapeTranspose) {
   expectMatchesReference({ir::OpType::kShuffle, shuffleAttrs({0, 1, 2, 3}, Ints{120}), {var(x)}}, 0);
   HostTensor h = randomTensor(DataType::kHALF, {3, 1, 7, 2}, 6, -5, 5);
   expectMatchesReference({ir::OpType::kShuffle, shuffleAttrs({2, 3, 1, 0}, Ints{7, 6}, {1, 0}), {var(h)}}, 0);
+}
+
+// Transposes that keep the last axis: rows move as 16-, 8-, 4- or 2-byte words (widenCopyPlan), or one element at
+// a time when the row length allows no wider word.
+TEST(CudaShuffle, RowsMovedAsWideWords) {
+  KILN_REQUIRE_GPU();
+  struct Case {
+    DataType t;
+    Ints shape;
+  };
+  for (Case const& c : {Case{DataType::kHALF, {2, 6, 3, 64}}, Case{DataType::kHALF, {2, 5, 3, 12}},
+                        Case{DataType::kBF16, {3, 2, 4, 6}}, Case{DataType::kFLOAT, {4, 3, 2, 8}},
+                        Case{DataType::kFLOAT, {4, 3, 2, 3}}, Case{DataType::kINT8, {3, 4, 5, 6}},
+                        Case{DataType::kINT64, {2, 3, 2, 4}}, Case{DataType::kHALF, {3, 7, 2, 1}}}) {
+    SCOPED_TRACE(::testing::Message() << dataTypeName(c.t) << " " << c.shape[3]);
+    expectMatchesReference(
+        {ir::OpType::kShuffle, shuffleAttrs({0, 2, 1, 3}), {var(randomTensor(c.t, c.shape, 31, -20, 20))}}, 0);
+  }
+}
+
+// The plan rewrite itself (host only).
+TEST(CudaCopyPlan, WidensContiguousRows) {
+  alignas(16) static char buf[4096];
+  cuda::CopyPlan p;
+  p.rank = 3;
+  Ints dims = {2, 3, 64}, in = {3 * 64, 64, 1}, out = {64, 2 * 64, 1};
+  for (int d = 0; d < 3; ++d) {
+    p.dims[d] = dims[static_cast<size_t>(d)];
+    p.inStrides[d] = in[static_cast<size_t>(d)];
+    p.outStrides[d] = out[static_cast<size_t>(d)];
+  }
+  cuda::CopyPlan q = p;
+  EXPECT_EQ(cuda::widenCopyPlan(buf, buf + 1024, 2, q), 8);  // fp16 rows of 64: 16-byte words
+  EXPECT_EQ(q.dims[2], 8);
+  EXPECT_EQ(q.inStrides[0], 3 * 8);
+  EXPECT_EQ(q.outStrides[1], 2 * 8);
+  q = p;
+  EXPECT_EQ(cuda::widenCopyPlan(buf + 2, buf + 1024, 2, q), 1);  // 2-byte aligned pointer: unchanged
+  EXPECT_EQ(q.dims[2], 64);
+  q = p;
+  q.inOffset = 4;
+  EXPECT_EQ(cuda::widenCopyPlan(buf, buf + 1024, 2, q), 4);  // offset 4 elements: 8-byte words
+  EXPECT_EQ(q.inOffset, 1);
+  q = p;
+  q.dims[2] = 6;
+  q.inStrides[1] = 6;
+  q.inStrides[0] = 18;
+  EXPECT_EQ(cuda::widenCopyPlan(buf, buf + 1024, 2, q), 2);
+  q = p;
+  q.inStrides[2] = 2;  // not contiguous
+  EXPECT_EQ(cuda::widenCopyPlan(buf, buf + 1024, 2, q), 1);
+  q = p;
+  q.rank2 = 1;  // two-stage plans are left alone
+  EXPECT_EQ(cuda::widenCopyPlan(buf, buf + 1024, 2, q), 1);
+  q = p;
+  EXPECT_EQ(cuda::widenCopyPlan(buf, buf + 1024, 8, q), 2);  // int64: 16-byte words of two
+  EXPECT_EQ(cuda::widenCopyPlan(buf, buf + 1024, 16, q), 1);
 }
 
 TEST(CudaShuffle, LargeAndOddSizes) {
