@@ -51,6 +51,11 @@ __device__ __forceinline__ int64_t biasOffset32(MatmulEpilogue const& ep, uint32
 }
 
 constexpr int kEpilogueUnroll = 4;
+// kEpilogueUnroll elements per thread from 2^20 elements on; one per thread below (more blocks for small,
+// latency-bound outputs; the kernel's grid-stride loop takes either).
+inline unsigned epilogueBlocks(int64_t count) {
+  return dev::blocksFor(count < (int64_t{1} << 20) ? count : (count + kEpilogueUnroll - 1) / kEpilogueUnroll);
+}
 
 template <typename T, typename A>
 __device__ __forceinline__ T finish(A v, int64_t yIndex, MatmulEpilogue const& ep) {
@@ -214,8 +219,7 @@ bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const
 
 bool launchMatmulEpilogue(void* y, int32_t dtype, int64_t count, MatmulEpilogue const& ep, cudaStream_t stream) {
   return KILN_MATMUL_DISPATCH(
-      dtype, epilogueKernel<T, A><<<dev::blocksFor((count + kEpilogueUnroll - 1) / kEpilogueUnroll), 256, 0, stream>>>(
-                 static_cast<T*>(y), count, ep));
+      dtype, epilogueKernel<T, A><<<epilogueBlocks(count), 256, 0, stream>>>(static_cast<T*>(y), count, ep));
 }
 
 }  // namespace kiln::cuda

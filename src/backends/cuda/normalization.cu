@@ -1,6 +1,7 @@
 // Normalization kernels: one block per normalized group (layer, instance or group norm), two passes over the
 // group in fp32 (mean, then the sum of squared deviations) and a third that writes, scale and bias at their own
-// (broadcast) strides; and one warp per row for layer norm over contiguous rows of up to 1,024 elements.
+// (broadcast) strides; and one warp per row for layer norm over 1,024 or more contiguous rows of up to 1,024
+// elements.
 #include <cmath>
 #include <cstdint>
 
@@ -85,8 +86,11 @@ __global__ void __launch_bounds__(32 * kRowWarps)
 
 // Whether (outer, inner) is the row case rowNormKernel handles: inner one contiguous run in x, scale and bias;
 // scale and bias not moving with the group.
+// Fewer rows than kRowKernelFrom go to the block-per-group kernel, which spreads a small batch over more SMs.
+constexpr int64_t kRowKernelFrom = 1024;
+
 bool isRowCase(StridedSpace const& outer, StridedSpace const& inner) {
-  if (inner.rank != 1 || inner.count > 32 * 32 || inner.count < 1) return false;
+  if (inner.rank != 1 || inner.count > 32 * 32 || inner.count < 1 || outer.count < kRowKernelFrom) return false;
   for (int t = 0; t < 3; ++t)
     if (inner.stride[t][0] != 1) return false;
   for (int d = 0; d < outer.rank; ++d)

@@ -27,14 +27,15 @@ TEST(CudaNormalization, BertLayerNorm) {
                               {-1}));
 }
 
-// The warp-per-row kernel (contiguous rows of up to 1,024 with a per-row scale and bias): every row-length bucket
-// and its edges, rows that do not fill a block, and 1,025 (the generic kernel) beside them.
+// The warp-per-row kernel (1,024 or more contiguous rows of up to 1,024 with a per-row scale and bias): every
+// row-length bucket and its edges, row counts that do not fill a block, and beside them 1,025 elements and a single
+// row (the block-per-group kernel).
 TEST(CudaNormalization, LayerNormRowLengths) {
   KILN_REQUIRE_GPU();
   uint32_t seed = 10;
   for (DataType t : kFloats)
     for (int64_t len : {1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 500, 512, 513, 768, 1000, 1024, 1025})
-      for (std::vector<int64_t> rows : {std::vector<int64_t>{1}, std::vector<int64_t>{3, 13}}) {
+      for (std::vector<int64_t> rows : {std::vector<int64_t>{1}, std::vector<int64_t>{3, 13}, std::vector<int64_t>{3, 343}}) {
         std::vector<int64_t> shape = rows;
         shape.push_back(len);
         ++seed;
@@ -42,7 +43,7 @@ TEST(CudaNormalization, LayerNormRowLengths) {
                                     randomTensor(t, {len}, seed + 2), {static_cast<int64_t>(rows.size())}));
       }
   // scale and bias of other types than x, on the row path
-  expectMatchesReference(norm(randomTensor(DataType::kHALF, {6, 768}, 40, -3, 3),
+  expectMatchesReference(norm(randomTensor(DataType::kHALF, {1030, 768}, 40, -3, 3),
                               randomTensor(DataType::kFLOAT, {768}, 41), randomTensor(DataType::kBF16, {768}, 42),
                               {1}));
 }

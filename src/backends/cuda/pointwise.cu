@@ -31,8 +31,12 @@ __device__ __forceinline__ int64_t gridStride() { return static_cast<int64_t>(gr
 // thread leaves too few bytes in flight to keep HBM busy.
 constexpr int kUnroll = 4;
 
-// Blocks for n elements at kUnroll per thread.
-inline unsigned unrolledBlocks(int64_t n) { return dev::blocksFor((n + kUnroll - 1) / kUnroll, kThreads); }
+// Blocks for n elements: kUnroll per thread from kUnrollFrom elements on; below, one per thread (the grid-stride
+// loop is the same; small tensors are latency-bound, and more blocks spread them over more SMs).
+constexpr int64_t kUnrollFrom = int64_t{1} << 20;
+inline unsigned unrolledBlocks(int64_t n) {
+  return dev::blocksFor(n < kUnrollFrom ? n : (n + kUnroll - 1) / kUnroll, kThreads);
+}
 
 // Offsets of output element i into K operands (K <= kMaxOperands). Where every linear index fits in 32 bits
 // (n < 2^31: operands are no larger than the output), the divisions are 32-bit, several times cheaper.
