@@ -41,6 +41,8 @@ std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
 std::unique_ptr<Pass> createFuseBiasActivationPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
 std::unique_ptr<Pass> createFuseGeluPass();
+/// Swaps the last two axes of a Shuffle feeding a MatrixMultiply operand into the operand's transpose flag.
+std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
 /// CPU builds only (PassContext::cpuTarget): x * sigmoid(x) after a Convolution becomes its `cpu_swish`
 /// attribute (the CPU kernels apply it after the activation; the CUDA ones do not read it).
 std::unique_ptr<Pass> createFuseCpuSwishPass();

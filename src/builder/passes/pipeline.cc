@@ -27,6 +27,7 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
   passes.push_back(createEliminateCommonSubexpressionsPass());
   passes.push_back(createFoldScaleIntoConvolutionPass());
   passes.push_back(createFuseGeluPass());
+  passes.push_back(createFoldTransposeIntoMatmulPass());
   passes.push_back(createFuseBiasActivationPass());
   passes.push_back(createFuseCpuSwishPass());
   for (int round = 0; round < kMaxPipelineRounds; ++round) {
