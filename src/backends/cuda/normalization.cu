@@ -84,10 +84,11 @@ __global__ void __launch_bounds__(32 * kRowWarps)
   }
 }
 
-// Whether (outer, inner) is the row case rowNormKernel handles: inner one contiguous run in x, scale and bias;
-// scale and bias not moving with the group.
 // Fewer rows than kRowKernelFrom go to the block-per-group kernel, which spreads a small batch over more SMs.
 constexpr int64_t kRowKernelFrom = 1024;
+
+// Whether (outer, inner) is the row case rowNormKernel handles: at least kRowKernelFrom groups, each one contiguous
+// run in x, scale and bias; scale and bias not moving with the group.
 
 bool isRowCase(StridedSpace const& outer, StridedSpace const& inner) {
   if (inner.rank != 1 || inner.count > 32 * 32 || inner.count < 1 || outer.count < kRowKernelFrom) return false;
