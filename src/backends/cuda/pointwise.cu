@@ -38,6 +38,22 @@ inline unsigned unrolledBlocks(int64_t n) {
   return dev::blocksFor(n < kUnrollFrom ? n : (n + kUnroll - 1) / kUnroll, kThreads);
 }
 
+// The unrolled grid-stride loop over a contiguous input: loads x[i] for the kUnroll elements of each step, then
+// calls store(value, i) for each (cast, unary and activation share it).
+template <typename T, typename Store>
+__device__ __forceinline__ void forEachUnrolled(T const* x, int64_t n, Store store) {
+  int64_t const s = gridStride();
+  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
+    T v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) v[u] = x[i0 + u * s];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * s < n) store(v[u], i0 + u * s);
+  }
+}
+
 // Offsets of output element i into K operands (K <= kMaxOperands). Where every linear index fits in 32 bits
 // (n < 2^31: operands are no larger than the output), the divisions are 32-bit, several times cheaper.
 template <int K>
@@ -200,16 +216,7 @@ __device__ __forceinline__ void castStore(I v, void* y, int32_t outType, int64_t
 
 template <typename I>
 __global__ void castKernel(I const* x, void* y, int32_t outType, int64_t n) {
-  int64_t const s = gridStride();
-  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
-    I v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i0 + u * s < n) v[u] = x[i0 + u * s];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i0 + u * s < n) castStore<I>(v[u], y, outType, i0 + u * s);
-  }
+  forEachUnrolled(x, n, [&](I v, int64_t i) { castStore<I>(v, y, outType, i); });
 }
 
 // ---- ElementWise ----
@@ -451,31 +458,21 @@ __device__ __forceinline__ int64_t intUnary(int32_t op, int64_t x) {
 template <typename T>
 __global__ void unaryKernel(T const* x, void* y, int32_t op, int64_t n) {
   bool const boolOut = op == kUnIsInf || op == kUnIsNan || std::is_same_v<T, bool>;
-  int64_t const s = gridStride();
-  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
-    T v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i0 + u * s < n) v[u] = x[i0 + u * s];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      int64_t i = i0 + u * s;
-      if (i >= n) continue;
-      if constexpr (kIsFloat<T>) {
-        float r = floatUnary(op, dev::toFloat(v[u]));
-        if (boolOut)
-          static_cast<bool*>(y)[i] = r != 0.f;
-        else
-          static_cast<T*>(y)[i] = storeFloat<T>(r);
-      } else {
-        int64_t r = intUnary(op, static_cast<int64_t>(v[u]));
-        if (boolOut)
-          static_cast<bool*>(y)[i] = r != 0;
-        else
-          static_cast<T*>(y)[i] = static_cast<T>(r);
-      }
+  forEachUnrolled(x, n, [&](T v, int64_t i) {
+    if constexpr (kIsFloat<T>) {
+      float r = floatUnary(op, dev::toFloat(v));
+      if (boolOut)
+        static_cast<bool*>(y)[i] = r != 0.f;
+      else
+        static_cast<T*>(y)[i] = storeFloat<T>(r);
+    } else {
+      int64_t r = intUnary(op, static_cast<int64_t>(v));
+      if (boolOut)
+        static_cast<bool*>(y)[i] = r != 0;
+      else
+        static_cast<T*>(y)[i] = static_cast<T>(r);
     }
-  }
+  });
 }
 
 // ---- Activation (activation_math.h's formulas in fp32) ----
@@ -483,16 +480,8 @@ __global__ void unaryKernel(T const* x, void* y, int32_t op, int64_t n) {
 
 template <typename T>
 __global__ void activationKernel(T const* x, T* y, int32_t act, float alpha, float beta, int64_t n) {
-  int64_t const s = gridStride();
-  for (int64_t i0 = firstIndex(); i0 < n; i0 += s * kUnroll) {
-    T v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i0 + u * s < n) v[u] = x[i0 + u * s];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i0 + u * s < n) y[i0 + u * s] = storeFloat<T>(dev::activate<float>(act, dev::toFloat(v[u]), alpha, beta));
-  }
+  forEachUnrolled(x, n,
+                  [&](T v, int64_t i) { y[i] = storeFloat<T>(dev::activate<float>(act, dev::toFloat(v), alpha, beta)); });
 }
 
 // ---- Select, ParametricReLU ----
