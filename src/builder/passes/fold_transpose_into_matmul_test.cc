@@ -7,12 +7,6 @@
 namespace kiln::builder {
 namespace {
 
-int count(ir::Graph const& g, ir::OpType op) {
-  int c = 0;
-  for (auto const& n : g.nodes()) c += n->op == op;
-  return c;
-}
-
 ir::Node const* only(ir::Graph const& g, ir::OpType op) {
   ir::Node const* r = nullptr;
   for (auto const& n : g.nodes())
@@ -62,7 +56,7 @@ TEST(FoldTransposeIntoMatmul, PlainTransposeGoesAndAFlagFlipsBack) {
       "}\n",
       true);
   ASSERT_TRUE(g);
-  EXPECT_EQ(count(*g, ir::OpType::kShuffle), 0);
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kShuffle), 0);
   EXPECT_EQ(only(*g, ir::OpType::kMatrixMultiply)->attrs.getInt("op_b", -1), 1);
   // An operand already read transposed reads the Shuffle's input as it is.
   g = fold(
@@ -75,7 +69,7 @@ TEST(FoldTransposeIntoMatmul, PlainTransposeGoesAndAFlagFlipsBack) {
       "}\n",
       true);
   ASSERT_TRUE(g);
-  EXPECT_EQ(count(*g, ir::OpType::kShuffle), 0);
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kShuffle), 0);
   EXPECT_EQ(only(*g, ir::OpType::kMatrixMultiply)->attrs.getInt("op_a", -1), 0);
 }
 

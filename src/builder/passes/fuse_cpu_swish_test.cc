@@ -19,12 +19,6 @@ std::string swish(char const* mulInputs, std::string const& extra = "") {
          "}\n";
 }
 
-int count(ir::Graph const& g, ir::OpType op) {
-  int c = 0;
-  for (auto const& n : g.nodes()) c += n->op == op;
-  return c;
-}
-
 TEST(FuseCpuSwish, FusesOnCpuBuilds) {
   PassContext cpu;
   cpu.cpuTarget = true;
@@ -33,8 +27,8 @@ TEST(FuseCpuSwish, FusesOnCpuBuilds) {
     ASSERT_TRUE(g);
     auto before = g->clone();
     EXPECT_TRUE(testing::runPass(*createFuseCpuSwishPass(), *g, &cpu));
-    EXPECT_EQ(count(*g, ir::OpType::kActivation), 0);
-    EXPECT_EQ(count(*g, ir::OpType::kElementWise), 0);
+    EXPECT_EQ(testing::countOps(*g, ir::OpType::kActivation), 0);
+    EXPECT_EQ(testing::countOps(*g, ir::OpType::kElementWise), 0);
     for (auto const& n : g->nodes())
       if (n->op == ir::OpType::kConvolution) {
         EXPECT_EQ(n->attrs.getInt("cpu_swish", 0), 1);
@@ -69,7 +63,7 @@ TEST(FuseCpuSwish, NothingFusesAfterASwish) {
   ASSERT_TRUE(g);
   EXPECT_TRUE(testing::runPass(*createFuseCpuSwishPass(), *g, &cpu));
   EXPECT_FALSE(testing::runPass(*createFuseBiasActivationPass(), *g, &cpu));
-  EXPECT_EQ(count(*g, ir::OpType::kActivation), 1);
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kActivation), 1);
 }
 
 }  // namespace

@@ -6,12 +6,6 @@
 namespace kiln::builder {
 namespace {
 
-int count(ir::Graph const& g, ir::OpType op) {
-  int c = 0;
-  for (auto const& n : g.nodes()) c += n->op == op;
-  return c;
-}
-
 // x -> Div(sqrt 2) -> Erf -> Add 1 -> then `tail` (which must produce y) -> output y.
 std::string gelu(std::string const& scale, std::string const& tail) {
   return "graph {\n"
@@ -31,9 +25,9 @@ void expectFused(std::string const& text) {
   ASSERT_TRUE(g);
   auto before = g->clone();
   EXPECT_TRUE(testing::runPass(*createFuseGeluPass(), *g));
-  EXPECT_EQ(count(*g, ir::OpType::kActivation), 1) << text;
-  EXPECT_EQ(count(*g, ir::OpType::kUnary), 0);
-  EXPECT_EQ(count(*g, ir::OpType::kElementWise), 0);
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kActivation), 1) << text;
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kUnary), 0);
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kElementWise), 0);
   for (auto const& n : g->nodes())
     if (n->op == ir::OpType::kActivation) {
       EXPECT_EQ(n->attrs.getInt("type", -1), static_cast<int64_t>(kiln::ActivationType::kGELU_ERF));

@@ -76,6 +76,13 @@ inline void expectSameOutputs(ir::Graph const& before, ir::Graph const& after, d
   }
 }
 
+/// The number of nodes of `g` with op `op`.
+inline int countOps(ir::Graph const& g, ir::OpType op) {
+  int c = 0;
+  for (auto const& n : g.nodes()) c += n->op == op;
+  return c;
+}
+
 /// Runs `pass` on `g` and returns whether it changed something (failing the test on an error).
 inline bool runPass(Pass& pass, ir::Graph& g, PassContext const* ctxIn = nullptr) {
   PassContext ctx;
