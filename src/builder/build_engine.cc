@@ -479,6 +479,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   }
   // Plugins: types negotiated with the plugin (casts around it), then shapes again.
   KILN_RETURN_IF_ERROR(negotiatePlugins(*g, device));
+  if (gpu) KILN_RETURN_IF_ERROR(recordPluginTacticSources(*g, sources));
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   KILN_RETURN_IF_ERROR(g->renumber());
   if (gpu) markTf32(*g, config.getFlags());
@@ -497,8 +498,15 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   KILN_RETURN_IF_ERROR(configurePlugins(*g, states));
   {
     std::vector<std::string> tacticLog;
-    KILN_RETURN_IF_ERROR(choosePluginTactics(*g, states, config.optimizationLevel(), device, config.timingCache(),
-                                             planTarget(gpu), &tacticLog));
+    PluginTacticOptions popts;
+    popts.optimizationLevel = config.optimizationLevel();
+    popts.device = device;
+    popts.gpu = gpu;
+    popts.stream = config.getProfileStream();
+    popts.iterations = config.getAvgTimingIterations() + 4;
+    popts.cache = config.timingCache();
+    popts.target = planTarget(gpu);
+    KILN_RETURN_IF_ERROR(choosePluginTactics(*g, states, popts, &tacticLog));
     for (auto const& l : tacticLog) verbose(l);
   }
 

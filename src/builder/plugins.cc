@@ -1,5 +1,5 @@
 // Plugin layers in the build: per-build clones, type/format negotiation with casts around the plugin, profile
-// configuration, the host-execution check of CPU builds.
+// configuration, the host-execution check of CPU builds, V3 tactics timed on the host or the GPU.
 #include "builder/plugins.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 
+#include "backends/device.h"
 #include "builder/timing_cache.h"
 #include "core/dims.h"
 #include "core/dtype.h"
@@ -160,52 +161,131 @@ IPluginV3OneRuntime* runtimeOf(IPluginV3* p) {
   return k && std::string(k) == "PLUGIN_V3ONE_RUNTIME" ? static_cast<IPluginV3OneRuntime*>(c) : nullptr;
 }
 
-// Median milliseconds of enqueueHost with `tactic` on a context copy of the node's plugin, at shapes `st`.
-Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t tactic) {
-  std::string what = strCat(n.describe(), " (", n.plugin->describe(), "), tactic ", tactic);
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::PluginInstance> copy, n.plugin->attachToContext(nullptr, nullptr, nullptr, nullptr));
-  IPluginV3OneRuntime* rt = runtimeOf(copy->v3());
-  if (!rt) return internalError(what, ": the copy has no runtime capability");
-  if (int32_t rc = rt->setTactic(tactic); rc != 0) return invalidArgument(what, ": setTactic returned ", rc);
-  size_t nIn = regularInputs(n);
-  std::vector<HostBuffer> bufs;
+// The buffers, descriptions and pointers of one timing run of a plugin node at shapes `st`.
+struct PluginIo {
   std::vector<PluginTensorDesc> in, out;
+  std::vector<DynamicPluginTensorDesc> din, dout;
   std::vector<void const*> inPtrs;
   std::vector<void*> outPtrs;
-  std::vector<DynamicPluginTensorDesc> din, dout;
-  auto make = [&](Value const* v) -> Result<void*> {
+};
+
+// Fills `io`'s descriptions at `st`, with `make(value, bytes, isInput)` giving each tensor's memory.
+Status describePluginIo(Node const& n, ir::ShapeState const& st, std::string const& what, PluginIo& io,
+                        std::function<Result<void*>(Value const*, size_t, bool)> const& make) {
+  size_t nIn = regularInputs(n);
+  for (size_t k = 0; k < nIn + n.outputs.size(); ++k) {
+    bool isIn = k < nIn;
+    Value const* v = isIn ? n.inputs[k] : n.outputs[k - nIn];
     auto const& info = st.info[v->id];
     if (!dimsKnown(info.shape)) return unsupported(what, ": shapes known only at run time");
     KILN_ASSIGN_OR_RETURN(int64_t count, checkedVolume(info.shape));
     KILN_ASSIGN_OR_RETURN(size_t bytes, checkedBytes(count, dataTypeSize(info.dtype)));
+    KILN_ASSIGN_OR_RETURN(void* p, make(v, bytes, isIn));
+    (isIn ? io.in : io.out).push_back(linearDesc(info.dtype, info.shape));
+    (isIn ? io.din : io.dout).push_back(dynDesc(info.dtype, info.shape));
+    if (isIn) io.inPtrs.push_back(p);
+    else io.outPtrs.push_back(p);
+  }
+  return Status::ok();
+}
+
+// A context copy of the node's V3 plugin (as an execution context makes it) with `tactic` set.
+Result<std::unique_ptr<ir::PluginInstance>> tacticCopy(Node const& n, int32_t tactic, std::string const& what) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::PluginInstance> copy, n.plugin->attachToContext(nullptr, nullptr, nullptr, nullptr));
+  IPluginV3OneRuntime* rt = runtimeOf(copy->v3());
+  if (!rt) return internalError(what, ": the copy has no runtime capability");
+  if (int32_t rc = rt->setTactic(tactic); rc != 0) return invalidArgument(what, ": setTactic returned ", rc);
+  return copy;
+}
+
+// Median milliseconds of enqueueHost with `tactic` on a context copy of the node's plugin, at shapes `st`.
+Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t tactic) {
+  std::string what = strCat(n.describe(), " (", n.plugin->describe(), "), tactic ", tactic);
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::PluginInstance> copy, tacticCopy(n, tactic, what));
+  std::vector<HostBuffer> bufs;
+  PluginIo io;
+  auto make = [&](Value const*, size_t bytes, bool) -> Result<void*> {
     KILN_ASSIGN_OR_RETURN(HostBuffer b, HostBuffer::allocate(bytes, "plugin tactic timing"));
     void* p = b.data();
     bufs.push_back(std::move(b));
     return p;
   };
-  for (size_t i = 0; i < nIn; ++i) {
-    KILN_ASSIGN_OR_RETURN(void* p, make(n.inputs[i]));
-    auto const& info = st.info[n.inputs[i]->id];
-    in.push_back(linearDesc(info.dtype, info.shape));
-    din.push_back(dynDesc(info.dtype, info.shape));
-    inPtrs.push_back(p);
-  }
-  for (Value const* v : n.outputs) {
-    KILN_ASSIGN_OR_RETURN(void* p, make(v));
-    auto const& info = st.info[v->id];
-    out.push_back(linearDesc(info.dtype, info.shape));
-    dout.push_back(dynDesc(info.dtype, info.shape));
-    outPtrs.push_back(p);
-  }
-  size_t ws = n.plugin->workspaceSize(din, dout);
+  KILN_RETURN_IF_ERROR(describePluginIo(n, st, what, io, make));
+  size_t ws = n.plugin->workspaceSize(io.din, io.dout);
   KILN_ASSIGN_OR_RETURN(HostBuffer wsBuf, HostBuffer::allocate(ws, "plugin tactic timing workspace"));
   std::vector<double> times;
   for (int i = 0; i < 6; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    KILN_RETURN_IF_ERROR(copy->execute(in, out, inPtrs.data(), outPtrs.data(), ws ? wsBuf.data() : nullptr, true, nullptr));
+    KILN_RETURN_IF_ERROR(copy->execute(io.in, io.out, io.inPtrs.data(), io.outPtrs.data(), ws ? wsBuf.data() : nullptr,
+                                       true, nullptr).withContext(strCat("timing tactic ", tactic)));
     auto t1 = std::chrono::steady_clock::now();
     if (i > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Median milliseconds of the plugin's enqueue with `tactic` on the GPU, as the builder times GPU tactics
+// (build_engine.cc timeTacticOnDevice): a context copy (attachToContext, setTactic; its first run calls
+// onShapeChange with the opt shapes), inputs in device memory (host-known values as they are, activations filled
+// with bytes 0x3c), outputs and the getWorkspaceSize workspace in device memory, a warm-up run timed with events
+// on `stream`, then the median of up to `iterations` runs; timing stops after 100 ms.
+Result<double> timePluginTacticOnDevice(backends::DeviceBackend* dev, void* stream, Node const& n,
+                                        ir::ShapeState const& st, int32_t tactic, int32_t iterations) {
+  std::string what = strCat(n.describe(), " (", n.plugin->describe(), "), tactic ", tactic);
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::PluginInstance> copy, tacticCopy(n, tactic, what));
+  std::vector<backends::DeviceBuffer> bufs;
+  PluginIo io;
+  auto make = [&](Value const* v, size_t bytes, bool input) -> Result<void*> {
+    KILN_ASSIGN_OR_RETURN(auto b, backends::DeviceBuffer::allocate(dev, bytes, "plugin tactic timing"));
+    HostTensor const* known = nullptr;
+    if (input && st.values[v->id]) known = &*st.values[v->id];
+    else if (input && v->producer && v->producer->op == OpType::kConstant && v->producer->constant)
+      known = &*v->producer->constant;
+    if (known && known->bytes() == bytes) {
+      KILN_RETURN_IF_ERROR(dev->copy(b.data(), known->data(), bytes, backends::CopyKind::kHostToDevice, stream));
+    } else if (input) {
+      KILN_RETURN_IF_ERROR(dev->fill(b.data(), isFloatType(st.info[v->id].dtype) ? 0x3c : 0, bytes, stream));
+    }
+    void* p = b.data();
+    bufs.push_back(std::move(b));
+    return p;
+  };
+  KILN_RETURN_IF_ERROR(describePluginIo(n, st, what, io, make));
+  size_t ws = n.plugin->workspaceSize(io.din, io.dout);
+  KILN_ASSIGN_OR_RETURN(auto wsBuf, backends::DeviceBuffer::allocate(dev, ws, "plugin tactic timing workspace"));
+  KILN_RETURN_IF_ERROR(dev->synchronize(stream));
+  KILN_ASSIGN_OR_RETURN(void* e0, dev->createEvent());
+  auto e1r = dev->createEvent();
+  if (!e1r) {
+    dev->destroyEvent(e0);
+    return e1r.status();
+  }
+  void* e1 = *e1r;
+  std::vector<double> times;
+  double total = 0;
+  Status s = Status::ok();
+  for (int i = 0; s.isOk() && i <= std::max(1, iterations); ++i) {
+    s = dev->recordEvent(e0, stream);
+    if (s.isOk())
+      s = copy->execute(io.in, io.out, io.inPtrs.data(), io.outPtrs.data(), ws ? wsBuf.data() : nullptr, false, stream);
+    if (s.isOk()) s = dev->recordEvent(e1, stream);
+    if (!s.isOk()) break;
+    auto ms = dev->elapsedMs(e0, e1);
+    if (!ms) {
+      s = ms.status();
+      break;
+    }
+    total += *ms;
+    if (i > 0) times.push_back(*ms);  // run 0 is the warm-up (lazy loading, the plugin's first-use costs)
+    if (i > 0 && total > 100) break;
+  }
+  // The stream is synchronized whatever happened, so no run still reads the buffers freed below.
+  Status sy = dev->synchronize(stream);
+  dev->destroyEvent(e0);
+  dev->destroyEvent(e1);
+  KILN_RETURN_IF_ERROR(s.withContext(strCat("timing tactic ", tactic, " on the GPU")));
+  KILN_RETURN_IF_ERROR(sy.withContext(strCat(what, ": after its enqueue on the GPU")));
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -221,9 +301,10 @@ std::string pluginTacticKey(Node const& n, ir::ShapeState const& st, std::vector
   return strCat(k, "|", cacheId);
 }
 
-Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, int32_t optimizationLevel,
-                           DeviceType device, TimingCacheImpl* cache, std::string const& target,
-                           std::vector<std::string>* log) {
+Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states,
+                           PluginTacticOptions const& options, std::vector<std::string>* log) {
+  TimingCacheImpl* cache = options.cache;
+  bool gpu = options.device == DeviceType::kGPU;
   for (auto const& np : g.nodes()) {
     Node& n = *np;
     if (n.op != OpType::kPluginV3 || !n.plugin || !n.plugin->v3()) continue;
@@ -239,9 +320,11 @@ Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> 
     for (int32_t t : tactics)
       if (t == 0) return invalidArgument(what, ": getValidTactics returned tactic 0 (tactics must be non-zero)");
     int32_t chosen = tactics.front();
-    if (optimizationLevel > 0 && device == DeviceType::kCPU && n.plugin->hostExecution() && !states.empty()) {
+    bool timeIt = gpu ? options.gpu != nullptr : options.device == DeviceType::kCPU && n.plugin->hostExecution();
+    if (options.optimizationLevel > 0 && timeIt && !states.empty()) {
       char const* cacheId = b->getTimingCacheID();
-      std::string key = cache && cacheId ? pluginTacticKey(n, states[0][1], tactics, target, cacheId) : std::string();
+      std::string key =
+          cache && cacheId ? pluginTacticKey(n, states[0][1], tactics, options.target, cacheId) : std::string();
       if (!key.empty()) {
         if (std::optional<std::string> hit = cache->lookup(key)) {
           int32_t t = 0;
@@ -256,14 +339,17 @@ Status choosePluginTactics(Graph& g, std::vector<std::array<ir::ShapeState, 3>> 
       }
       double best = -1;
       for (int32_t t : tactics) {
-        KILN_ASSIGN_OR_RETURN(double ms, timePluginTactic(n, states[0][1], t));
-        if (log) log->push_back(strCat(what, ": plugin tactic ", t, " ", ms, " ms"));
+        KILN_ASSIGN_OR_RETURN(double ms, gpu ? timePluginTacticOnDevice(options.gpu, options.stream, n, states[0][1], t,
+                                                                        options.iterations)
+                                             : timePluginTactic(n, states[0][1], t));
+        if (log) log->push_back(strCat(what, ": plugin tactic ", t, " ", ms, " ms", gpu ? " on the GPU" : ""));
         if (best < 0 || ms < best) {
           best = ms;
           chosen = t;
         }
       }
       if (!key.empty()) cache->insert(key, std::to_string(chosen));
+      if (log) log->push_back(strCat(what, ": plugin tactic ", chosen, " chosen"));
     }
     n.attrs.setInt("plugin_tactic", chosen);
   }
@@ -283,6 +369,13 @@ Status clonePlugins(Graph& g) {
   return forEachPlugin(g, [](Graph&, Node& n) -> Status {
     KILN_ASSIGN_OR_RETURN(n.plugin, ir::withContext(n.plugin->clone(), n.describe()));
     n.plugin->setLayer(n.name);
+    return Status::ok();
+  });
+}
+
+Status recordPluginTacticSources(Graph& g, TacticSources sources) {
+  return forEachPlugin(g, [sources](Graph&, Node& n) {
+    if (n.op == OpType::kPluginV2) n.attrs.setInt("tactic_sources", static_cast<int64_t>(sources));
     return Status::ok();
   });
 }

@@ -1,6 +1,7 @@
 // Plugin layers in the build: each build gets its own plugin clones; types are negotiated with the plugin's
 // supportsFormatCombination (casts inserted around it where it needs other types); plugins are configured
-// with every optimization profile's bounds; a CPU build refuses plugins without host execution.
+// with every optimization profile's bounds; a CPU build refuses plugins without host execution; V3 plugins' own
+// tactics are timed (on the host or the GPU) and the fastest kept.
 #pragma once
 
 #include <array>
@@ -10,6 +11,10 @@
 #include "ir/graph.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln.h"
+
+namespace kiln::backends {
+class DeviceBackend;
+}  // namespace kiln::backends
 
 namespace kiln::builder {
 
@@ -30,16 +35,32 @@ Status negotiatePlugins(ir::Graph& g, DeviceType device);
 /// 2 max]), profile by profile.
 Status configurePlugins(ir::Graph const& g, std::vector<std::array<ir::ShapeState, 3>> const& states);
 
-/// V3 plugins that offer tactics (getNbTactics() > 0): at level 0 (or on the GPU) the first valid tactic is
-/// taken; above level 0 on the CPU each is timed through enqueueHost on a context copy at the first profile's opt
-/// shapes and the fastest kept. The choice becomes the node's plugin_tactic attribute, which each execution
-/// context's copy gets through setTactic(). A plugin whose getTimingCacheID() is not null has its choice kept in
-/// `cache` (may be null) under the target, the plugin's identity, its I/O types and opt shapes, its tactics and
-/// that ID, and a later build with the same key takes it without timing. `log` (may be null) receives the
-/// timings and cache hits.
+/// On GPU builds, records the builder's tactic sources on every V2 plugin node (attribute tactic_sources): its
+/// execution-context copies are attached with a cuDNN handle only where kCUDNN is on, a cuBLAS one only where
+/// kCUBLAS is.
+Status recordPluginTacticSources(ir::Graph& g, TacticSources sources);
+
+/// How choosePluginTactics chooses.
+struct PluginTacticOptions {
+  int32_t optimizationLevel = 0;
+  DeviceType device = DeviceType::kCPU;
+  backends::DeviceBackend* gpu = nullptr;  ///< the device of kGPU builds (null: tactics are not timed)
+  void* stream = nullptr;                  ///< the stream GPU timing runs on (null: the legacy default stream)
+  int32_t iterations = 5;                  ///< timed GPU runs per tactic at most (after one warm-up)
+  TimingCacheImpl* cache = nullptr;        ///< may be null
+  std::string target;                      ///< the plan target, part of the cache key
+};
+
+/// V3 plugins that offer tactics (getNbTactics() > 0): at level 0 the first valid tactic is taken; above level 0
+/// each is timed on a context copy (attachToContext, setTactic, onShapeChange) at the first profile's opt shapes
+/// and the fastest kept: through enqueueHost on kCPU builds, through enqueue on the device (event-timed, median)
+/// on kGPU builds. A tactic whose run fails is an error naming the layer, the plugin and the tactic. The choice
+/// becomes the node's plugin_tactic attribute, which each execution context's copy gets through setTactic(). A
+/// plugin whose getTimingCacheID() is not null has its choice kept in `options.cache` under the target, the
+/// plugin's identity, its I/O types and opt shapes, its tactics and that ID, and a later build with the same key
+/// takes it without timing. `log` (may be null) receives the timings, the choice and cache hits.
 Status choosePluginTactics(ir::Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states,
-                           int32_t optimizationLevel, DeviceType device, TimingCacheImpl* cache,
-                           std::string const& target, std::vector<std::string>* log);
+                           PluginTacticOptions const& options, std::vector<std::string>* log);
 
 /// PluginTensorDesc of a tensor in the linear format (scale -1).
 PluginTensorDesc linearDesc(DataType type, Dims const& dims);

@@ -1,4 +1,5 @@
-// kiln-plugin-check's checks on one V2 dynamic plugin creator (see check.h).
+// kiln-plugin-check's checks on one V2 dynamic plugin creator (see check.h), and the helpers the V3 checks share
+// (check_internal.h).
 #include "check.h"
 
 #include <cmath>
@@ -7,14 +8,15 @@
 #include <set>
 #include <sstream>
 
+#include "check_internal.h"
 #include "device.h"
 #include "plugins/builtin/common/testing.h"
 
 namespace kiln::plugincheck {
-namespace {
 
-using plugin::testing::HostTensor;
 using plugin::testing::PluginPtr;
+
+namespace detail {
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000U) << 16U, exp = (h >> 10U) & 0x1FU, mant = h & 0x3FFU, bits;
@@ -80,38 +82,6 @@ bool sameDims(Dims const& a, Dims const& b) {
     if (a.d[i] != b.d[i]) return false;
   }
   return true;
-}
-
-// One position's choice in a format combination.
-struct Choice {
-  DataType type;
-  TensorFormat format;
-};
-
-constexpr DataType kTypes[] = {DataType::kFLOAT, DataType::kHALF, DataType::kINT32, DataType::kINT8,
-                               DataType::kBF16,  DataType::kBOOL, DataType::kUINT8, DataType::kINT64};
-constexpr TensorFormat kFormats[] = {TensorFormat::kLINEAR, TensorFormat::kCHW2, TensorFormat::kHWC8,
-                                     TensorFormat::kCHW4, TensorFormat::kCHW32};
-constexpr int32_t kMaxCombinations = 64;
-
-// Every combination supportsFormatCombination accepts, position by position (as the builder asks).
-void enumerate(IPluginV2DynamicExt& p, std::vector<PluginTensorDesc>& descs, int32_t nbIn, int32_t nbOut, int32_t pos,
-               std::vector<std::vector<Choice>>& out, std::vector<Choice>& current) {
-  if (static_cast<int32_t>(out.size()) >= kMaxCombinations) return;
-  if (pos == nbIn + nbOut) {
-    out.push_back(current);
-    return;
-  }
-  for (TensorFormat f : kFormats) {
-    for (DataType t : kTypes) {
-      descs[pos].type = t;
-      descs[pos].format = f;
-      if (!p.supportsFormatCombination(pos, descs.data(), nbIn, nbOut)) continue;
-      current.push_back({t, f});
-      enumerate(p, descs, nbIn, nbOut, pos + 1, out, current);
-      current.pop_back();
-    }
-  }
 }
 
 // `src` (fp32 or int32 sample data) converted to `type`; false when there is no sensible conversion.
@@ -197,6 +167,79 @@ std::string comboText(std::vector<Choice> const& c, int32_t nbIn) {
   return s;
 }
 
+std::string runOnDevice(DeviceEnqueue const& enqueue, size_t ws, std::vector<HostTensor> const& in,
+                        std::vector<HostTensor> const& like, std::vector<HostTensor>& out, bool graph) {
+  std::string err;
+  std::vector<void*> dIn, dOut;
+  void* dWs = nullptr;
+  auto cleanup = [&] {
+    for (void* q : dIn) device::release(q);
+    for (void* q : dOut) device::release(q);
+    device::release(dWs);
+  };
+  std::vector<PluginTensorDesc> id, od;
+  for (auto const& t : in) {
+    void* d = device::alloc(t.bytes.size(), err);
+    if (d) dIn.push_back(d);
+    if (!d || !device::toDevice(d, t.bytes.data(), t.bytes.size(), err)) {
+      cleanup();
+      return ": " + err;
+    }
+    id.push_back(t.desc);
+  }
+  out = like;
+  for (auto& t : out) {
+    void* d = device::alloc(t.bytes.size(), err);
+    if (d) dOut.push_back(d);
+    if (!d || !device::fill(d, graph ? 0x5A : 0xA5, t.bytes.size(), err)) {
+      cleanup();
+      return ": " + err;
+    }
+    od.push_back(t.desc);
+  }
+  dWs = ws ? device::alloc(ws, err) : nullptr;
+  if (ws && !dWs) {
+    cleanup();
+    return ": workspace: " + err;
+  }
+  std::vector<void const*> ip(dIn.begin(), dIn.end());
+  auto launch = [&](cudaStream_t s) { return enqueue(id.data(), od.data(), ip.data(), dOut.data(), dWs, s); };
+  bool good = graph ? device::runCaptured(launch, err) : device::run(launch, err);
+  std::string result = good ? "" : (graph ? ": CUDA-graph capture: " : ": ") + err;
+  for (size_t i = 0; good && i < out.size(); ++i) {
+    good = device::toHost(out[i].bytes.data(), dOut[i], out[i].bytes.size(), err);
+    if (!good) result = ": " + err;
+  }
+  cleanup();
+  return result;
+}
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;  // the helpers shared with check_v3.cc
+
+// Every combination supportsFormatCombination accepts, position by position (as the builder asks).
+void enumerate(IPluginV2DynamicExt& p, std::vector<PluginTensorDesc>& descs, int32_t nbIn, int32_t nbOut, int32_t pos,
+               std::vector<std::vector<Choice>>& out, std::vector<Choice>& current) {
+  if (static_cast<int32_t>(out.size()) >= kMaxCombinations) return;
+  if (pos == nbIn + nbOut) {
+    out.push_back(current);
+    return;
+  }
+  for (TensorFormat f : kFormats) {
+    for (DataType t : kTypes) {
+      descs[pos].type = t;
+      descs[pos].format = f;
+      if (!p.supportsFormatCombination(pos, descs.data(), nbIn, nbOut)) continue;
+      current.push_back({t, f});
+      enumerate(p, descs, nbIn, nbOut, pos + 1, out, current);
+      current.pop_back();
+    }
+  }
+}
+
 struct Runner {
   IPluginCreator& creator;
   Report& report;
@@ -216,59 +259,18 @@ struct Runner {
     return s == 0;
   }
 
-  // Device run (plain, then graph-captured when `graph`); returns outputs copied back.
+  // Device run of the V2 plugin's enqueue (plain, or graph-captured); returns outputs copied back.
   bool cuda(IPluginV2DynamicExt& p, std::vector<HostTensor> const& in, std::vector<HostTensor> const& like,
             std::vector<HostTensor>& out, bool graph, std::string const& what) {
-    std::string err;
-    std::vector<void*> dIn, dOut;
-    auto cleanup = [&] {
-      for (void* q : dIn) device::release(q);
-      for (void* q : dOut) device::release(q);
-    };
     std::vector<PluginTensorDesc> id, od;
-    for (auto const& t : in) {
-      void* d = device::alloc(t.bytes.size(), err);
-      if (!d || !device::toDevice(d, t.bytes.data(), t.bytes.size(), err)) {
-        if (d) device::release(d);
-        cleanup();
-        fail(what + ": " + err);
-        return false;
-      }
-      dIn.push_back(d);
-      id.push_back(t.desc);
-    }
-    out = like;
-    for (auto& t : out) {
-      void* d = device::alloc(t.bytes.size(), err);
-      if (!d || !device::fill(d, graph ? 0x5A : 0xA5, t.bytes.size(), err)) {
-        if (d) device::release(d);
-        cleanup();
-        fail(what + ": " + err);
-        return false;
-      }
-      dOut.push_back(d);
-      od.push_back(t.desc);
-    }
+    for (auto const& t : in) id.push_back(t.desc);
+    for (auto const& t : like) od.push_back(t.desc);
     size_t ws = p.getWorkspaceSize(id.data(), static_cast<int32_t>(id.size()), od.data(), static_cast<int32_t>(od.size()));
-    void* dWs = ws ? device::alloc(ws, err) : nullptr;
-    if (ws && !dWs) {
-      cleanup();
-      fail(what + ": workspace: " + err);
-      return false;
-    }
-    std::vector<void const*> ip(dIn.begin(), dIn.end());
-    auto launch = [&](cudaStream_t s) {
-      return p.enqueue(id.data(), od.data(), ip.data(), dOut.data(), dWs, s);
-    };
-    bool good = graph ? device::runCaptured(launch, err) : device::run(launch, err);
-    if (!good) fail(what + (graph ? ": CUDA-graph capture: " : ": ") + err);
-    for (size_t i = 0; good && i < out.size(); ++i) {
-      good = device::toHost(out[i].bytes.data(), dOut[i], out[i].bytes.size(), err);
-      if (!good) fail(what + ": " + err);
-    }
-    device::release(dWs);
-    cleanup();
-    return good;
+    auto enqueue = [&p](PluginTensorDesc const* i, PluginTensorDesc const* o, void const* const* ip, void* const* op,
+                        void* w, cudaStream_t s) { return p.enqueue(i, o, ip, op, w, s); };
+    std::string err = detail::runOnDevice(enqueue, ws, in, like, out, graph);
+    if (!err.empty()) fail(what + err);
+    return err.empty();
   }
 };
 

@@ -1,6 +1,7 @@
-// The checks kiln-plugin-check runs on one V2 dynamic plugin creator: creation from fields, symbolic vs actual
-// output shapes over random input shapes, every accepted format combination, serialize/deserialize and clone
-// round trips, repeated runs identical, and with the cuda backend CPU vs GPU agreement and CUDA-graph capture.
+// The checks kiln-plugin-check runs on one V2 dynamic plugin creator or one IPluginCreatorV3One: creation from
+// fields, symbolic vs actual output shapes over random input shapes, every accepted format combination,
+// serialize/deserialize (V3: fields -> createPlugin(kRUNTIME)) and clone round trips, every V3 tactic, repeated
+// runs identical, and with the cuda backend CPU vs GPU agreement and CUDA-graph capture.
 #pragma once
 
 #include <cstdint>
@@ -30,5 +31,12 @@ struct Report {
 /// Runs every check on `creator` with plugins built from `fields` and inputs from `sample`.
 Report checkCreator(IPluginCreator& creator, PluginFieldCollection const* fields, Sample const& sample,
                     Options const& options);
+
+/// Runs every check on a V3 creator: the plugin from `fields` (TensorRTPhase::kBUILD), inputs from `sample`; each
+/// of its tactics (getValidTactics) runs on a context copy (attachToContext, setTactic, onShapeChange) and must
+/// compute what the first does; getFieldsToSerialize() -> createPlugin(kRUNTIME) and clone() must compute the same
+/// outputs and give the same fields. Shape inputs are not exercised.
+Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const* fields, Sample const& sample,
+                      Options const& options);
 
 }  // namespace kiln::plugincheck

@@ -1,11 +1,43 @@
 // Plugin nodes on the GPU: the plugin's own enqueue(..., stream) with device pointers, on the context's own plugin
-// copy (backends/plugin_kernel.h). V2 plugins are attached with null cuDNN/cuBLAS handles (Kiln's handles are per
-// host thread, a context may run on any thread).
+// copy (backends/plugin_kernel.h). V2 copies are attached with cuDNN and cuBLAS handles of their execution context
+// (as TensorRT's are; the builder's tactic sources say which), bound to the launch's stream before each enqueue.
+#include <cublas_v2.h>
+#include <cudnn.h>
+
+#include "backends/cuda/cuda_libs.h"
 #include "backends/cuda/cuda_util.h"
 #include "backends/plugin_kernel.h"
 
 namespace kiln::cuda {
 namespace {
+
+// One execution context's handles for one V2 plugin layer. Kiln's own per-thread handles (cuda_libs.h) cannot serve: a context may run on
+// any thread, and what a plugin sets on its handles (math mode, pointer mode) must not leak into Kiln's tactics.
+class CudaPluginHandles final : public backends::PluginHandles {
+ public:
+  ~CudaPluginHandles() override {
+    if (cublas_) cublasDestroy(cublas_);
+    if (cudnn_) cudnnDestroy(cudnn_);
+  }
+  static Result<std::unique_ptr<backends::PluginHandles>> make(bool cudnn, bool cublas) {
+    auto h = std::make_unique<CudaPluginHandles>();
+    if (cudnn) KILN_CUDNN_RETURN_IF_ERROR(cudnnCreate(&h->cudnn_), "creating the execution context's cuDNN handle");
+    if (cublas) KILN_CUBLAS_RETURN_IF_ERROR(cublasCreate(&h->cublas_), "creating the execution context's cuBLAS handle");
+    return std::unique_ptr<backends::PluginHandles>(std::move(h));
+  }
+  cudnnContext* cudnn() const override { return cudnn_; }
+  cublasContext* cublas() const override { return cublas_; }
+  Status setStream(void* stream) override {
+    auto* s = static_cast<cudaStream_t>(stream);
+    if (cudnn_) KILN_CUDNN_RETURN_IF_ERROR(cudnnSetStream(cudnn_, s), "cudnnSetStream on the context's cuDNN handle");
+    if (cublas_) KILN_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, s), "cublasSetStream on the context's cuBLAS handle");
+    return Status::ok();
+  }
+
+ private:
+  cudnnHandle_t cudnn_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+};
 
 backends::Tactic makePluginCuda(ir::OpType op, char const* name) {
   backends::Tactic t;
@@ -17,8 +49,10 @@ backends::Tactic makePluginCuda(ir::OpType op, char const* name) {
   };
   t.create = [](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
     if (!n.plugin) return invalidGraph(n.describe(), " has no plugin object");
-    return std::unique_ptr<backends::Kernel>(new backends::PluginKernel(n.plugin, backends::pluginRegularInputs(n), false,
-                                                                          backends::pluginTactic(n)));
+    bool v2 = n.op == ir::OpType::kPluginV2;
+    return std::unique_ptr<backends::Kernel>(new backends::PluginKernel(
+        n.plugin, backends::pluginRegularInputs(n), false, backends::pluginTactic(n), &CudaPluginHandles::make,
+        v2 && backends::pluginWantsCudnn(n), v2 && backends::pluginWantsCublas(n)));
   };
   return t;
 }
