@@ -1,7 +1,10 @@
 // Tests of kiln-plugin-check's checks themselves: a correct plugin passes, and plugins with one defect each
 // (unwritten output bytes, symbolic shapes that disagree with constant ones, a clone or a deserialized copy that
-// computes something else, output types that contradict the accepted formats) are reported.
+// computes something else, output types that contradict the accepted formats) are reported; the same for V3
+// plugins (fields that do not rebuild the plugin, a tactic that computes something else, ...).
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "check.h"
 #include "device.h"
@@ -100,6 +103,158 @@ TEST(PluginCheck, ReportsEachDefect) {
                    Defect::kOutputType}) {
     Report r = check(d);
     EXPECT_FALSE(r.passed()) << "defect " << static_cast<int>(d) << " not reported";
+  }
+}
+
+// V3: y = x * factor, two tactics (both correct unless the defect says otherwise), with the defect chosen by the
+// "defect" field.
+enum class DefectV3 : int32_t { kNone, kFieldsForget, kTacticDisagrees, kUnwritten, kSymbolicShape, kCloneForgets };
+
+class ScaleV3 final : public IPluginV3,
+                      public IPluginV3OneCore,
+                      public IPluginV3OneBuild,
+                      public IPluginV3OneRuntime,
+                      public IPluginHostExecution {
+ public:
+  ScaleV3(float factor, DefectV3 d) : factor_(factor), defect_(d) {}
+  IPluginCapability* getCapabilityInterface(PluginCapabilityType type) noexcept override {
+    switch (type) {
+      case PluginCapabilityType::kCORE: return static_cast<IPluginV3OneCore*>(this);
+      case PluginCapabilityType::kBUILD: return static_cast<IPluginV3OneBuild*>(this);
+      case PluginCapabilityType::kRUNTIME: return static_cast<IPluginV3OneRuntime*>(this);
+    }
+    return nullptr;
+  }
+  IPluginV3* clone() noexcept override {
+    auto* c = new ScaleV3(defect_ == DefectV3::kCloneForgets ? 1.f : factor_, defect_);
+    c->tactic_ = tactic_;
+    return c;
+  }
+  char const* getPluginName() const noexcept override { return "KilnCheckScaleV3"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  char const* getPluginNamespace() const noexcept override { return ""; }
+  int32_t configurePlugin(DynamicPluginTensorDesc const*, int32_t, DynamicPluginTensorDesc const*, int32_t) noexcept override {
+    return 0;
+  }
+  int32_t getOutputDataTypes(DataType* out, int32_t, DataType const* in, int32_t) const noexcept override {
+    out[0] = in[0];
+    return 0;
+  }
+  int32_t getOutputShapes(DimsExprs const* in, int32_t nbIn, DimsExprs const*, int32_t, DimsExprs* out, int32_t nbOut,
+                          IExprBuilder& b) noexcept override {
+    if (nbIn != 1 || nbOut != 1) return 1;
+    out[0] = in[0];
+    if (defect_ == DefectV3::kSymbolicShape && !in[0].d[0]->isConstant())
+      out[0].d[0] = b.operation(DimensionOperation::kSUM, *in[0].d[0], *b.constant(1));
+    return 0;
+  }
+  bool supportsFormatCombination(int32_t pos, DynamicPluginTensorDesc const* io, int32_t, int32_t) noexcept override {
+    return io[pos].desc.format == TensorFormat::kLINEAR && io[pos].desc.type == DataType::kFLOAT;
+  }
+  int32_t getNbOutputs() const noexcept override { return 1; }
+  size_t getWorkspaceSize(DynamicPluginTensorDesc const*, int32_t, DynamicPluginTensorDesc const*, int32_t) const noexcept override {
+    return 0;
+  }
+  int32_t getNbTactics() noexcept override { return 2; }
+  int32_t getValidTactics(int32_t* t, int32_t n) noexcept override {
+    if (n != 2) return 1;
+    t[0] = 1;
+    t[1] = 2;
+    return 0;
+  }
+  int32_t setTactic(int32_t tactic) noexcept override {
+    tactic_ = tactic;
+    return tactic == 1 || tactic == 2 ? 0 : 1;
+  }
+  int32_t onShapeChange(PluginTensorDesc const*, int32_t, PluginTensorDesc const*, int32_t) noexcept override { return 0; }
+  int32_t enqueue(PluginTensorDesc const*, PluginTensorDesc const*, void const* const*, void* const*, void*,
+                  cudaStream_t) noexcept override {
+    return 1;  // host only: the checks run on the cpu backend
+  }
+  int32_t enqueueHost(PluginTensorDesc const* in, PluginTensorDesc const*, void const* const* inputs,
+                      void* const* outputs, void*) noexcept override {
+    int64_t n = plugin::volume(in[0].dims);
+    if (defect_ == DefectV3::kUnwritten) n /= 2;
+    float add = defect_ == DefectV3::kTacticDisagrees && tactic_ == 2 ? 1.f : 0.f;
+    auto const* x = static_cast<float const*>(inputs[0]);
+    auto* y = static_cast<float*>(outputs[0]);
+    // Tactic 2 walks backwards: another order, the same result.
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t k = tactic_ == 2 ? n - 1 - i : i;
+      y[k] = x[k] * factor_ + add;
+    }
+    return 0;
+  }
+  IPluginV3* attachToContext(IPluginResourceContext*) noexcept override { return clone(); }
+  PluginFieldCollection const* getFieldsToSerialize() noexcept override {
+    fields_.clear();
+    if (defect_ != DefectV3::kFieldsForget) fields_.emplace_back("factor", &factor_, PluginFieldType::kFLOAT32, 1);
+    defectValue_ = static_cast<int32_t>(defect_);
+    fields_.emplace_back("defect", &defectValue_, PluginFieldType::kINT32, 1);
+    fc_.nbFields = static_cast<int32_t>(fields_.size());
+    fc_.fields = fields_.data();
+    return &fc_;
+  }
+
+ private:
+  float factor_;
+  DefectV3 defect_;
+  int32_t defectValue_ = 0;
+  int32_t tactic_ = 0;
+  std::vector<PluginField> fields_;
+  PluginFieldCollection fc_{};
+};
+
+class ScaleV3Creator final : public IPluginCreatorV3One {
+ public:
+  IPluginV3* createPlugin(char const*, PluginFieldCollection const* fc, TensorRTPhase) noexcept override {
+    float factor = 1.f;
+    int32_t defect = 0;
+    for (int32_t i = 0; fc && i < fc->nbFields; ++i) {
+      if (!std::strcmp(fc->fields[i].name, "factor")) factor = *static_cast<float const*>(fc->fields[i].data);
+      if (!std::strcmp(fc->fields[i].name, "defect")) defect = *static_cast<int32_t const*>(fc->fields[i].data);
+    }
+    return new ScaleV3(factor, static_cast<DefectV3>(defect));
+  }
+  PluginFieldCollection const* getFieldNames() noexcept override { return &fc_; }
+  char const* getPluginName() const noexcept override { return "KilnCheckScaleV3"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  char const* getPluginNamespace() const noexcept override { return ""; }
+
+ private:
+  PluginFieldCollection fc_{};
+};
+
+Report checkV3(DefectV3 d) {
+  ScaleV3Creator creator;
+  FieldSet fields;
+  fields.add("defect", static_cast<int32_t>(d)).add("factor", 3.f);
+  Sample sample;
+  std::string err;
+  EXPECT_TRUE(sampleFromSpec("2-5x3", sample, err)) << err;
+  Options options;
+  options.shapes = 3;
+  return checkCreatorV3(creator, fields.get(), sample, options);
+}
+
+TEST(PluginCheck, CorrectV3PluginPasses) {
+  Report r = checkV3(DefectV3::kNone);
+  EXPECT_TRUE(r.passed()) << (r.failures.empty() ? "" : r.failures[0]);
+  EXPECT_EQ(r.combinations, 1);
+}
+
+TEST(PluginCheck, ReportsEachV3Defect) {
+  struct Case {
+    DefectV3 defect;
+    char const* expect;  // part of the first failure
+  };
+  for (Case c : {Case{DefectV3::kFieldsForget, "rebuilt from its fields"}, Case{DefectV3::kTacticDisagrees, "than tactic 1"},
+                 Case{DefectV3::kUnwritten, "two runs differ"}, Case{DefectV3::kSymbolicShape, "symbolic dims"},
+                 Case{DefectV3::kCloneForgets, "clone"}}) {
+    Report r = checkV3(c.defect);
+    ASSERT_FALSE(r.passed()) << "defect " << static_cast<int>(c.defect) << " not reported";
+    EXPECT_NE(r.failures[0].find(c.expect), std::string::npos)
+        << "defect " << static_cast<int>(c.defect) << ": " << r.failures[0];
   }
 }
 
