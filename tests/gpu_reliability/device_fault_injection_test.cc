@@ -295,7 +295,7 @@ TEST(GpuFaultInjection, EveryDeviceAllocationFailureOnBuildAndRunIsClean) {
     }
     for (int32_t level : {0, 3}) {
       std::string const name = m.name + " level " + std::to_string(level);
-      GpuBuild const options{level, false};
+      GpuBuild const options{level, false, 1};  // one timed run per candidate: the walk builds hundreds of times
       auto rightResults = [&](std::vector<OutputBytes> const& out) -> std::string {
         double const e = difference(out, m.expected);
         return e <= kTolerance ? "" : "its outputs differ from the reference (error " + std::to_string(e) + ")";

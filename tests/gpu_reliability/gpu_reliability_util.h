@@ -56,6 +56,7 @@ inline std::string describe(kiln::backends::DeviceResourceCounts const& c) {
 struct GpuBuild {
   int32_t level = 0;
   bool fp16 = false;
+  int32_t timingIterations = 0;  // IBuilderConfig::setAvgTimingIterations; 0: the default
 };
 
 /// Builds for DeviceType::kGPU (TF32 off); empty on failure, with the reason logged (no gtest failure: the fault
@@ -70,6 +71,7 @@ inline std::vector<uint8_t> tryBuildGpu(kiln::ILogger& logger, DefineFn const& d
   config->clearFlag(kiln::BuilderFlag::kTF32);
   if (o.fp16) config->setFlag(kiln::BuilderFlag::kFP16);
   config->setBuilderOptimizationLevel(o.level);
+  if (o.timingIterations > 0) config->setAvgTimingIterations(o.timingIterations);
   if (!define(*builder, *network, *config)) return {};
   std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
   if (!plan) return {};
