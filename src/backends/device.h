@@ -15,9 +15,21 @@ namespace kiln::backends {
 
 /// Bumped whenever DeviceBackend, Tactic, Kernel, LaunchContext or the IR structs change layout: a library
 /// built against another version is refused at load time.
-constexpr int32_t kDeviceBackendAbiVersion = 3;  // 2: Tactic::formatAware; 3: Node::plugin, Kernel::createContextState, LaunchContext::state
+// 2: Tactic::formatAware; 3: Node::plugin, Kernel::createContextState, LaunchContext::state; 4: the device fault hook
+// (admitAllocation, setAllocFailAt, allocCount, outstanding) and synchronizeEvent.
+constexpr int32_t kDeviceBackendAbiVersion = 4;
 
 enum class CopyKind : int32_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+/// Device resources Kiln holds through a backend right now (what a leak check compares with a baseline).
+/// Library handles (cuBLASLt, cuDNN) are per host thread and live as long as the thread: not counted here.
+struct DeviceResourceCounts {
+  int64_t allocations = 0;  // live device allocations (pool, cudaMalloc, scratch)
+  int64_t bytes = 0;        // their bytes
+  int64_t streams = 0;
+  int64_t events = 0;
+  int64_t graphs = 0;  // instantiated CUDA graphs
+};
 
 /// What a device library provides. Every method is thread-safe. Streams, events and graphs are the native
 /// handles (cudaStream_t, cudaEvent_t, cudaGraphExec_t) as void*.
@@ -59,6 +71,23 @@ class DeviceBackend {
   /// NVTX ranges (no-ops when NVTX is absent).
   virtual void rangePush(char const* name) = 0;
   virtual void rangePop() = 0;
+  /// Waits on the host until the work before the last recordEvent() of `event` has finished.
+  virtual Status synchronizeEvent(void* event) = 0;
+
+  // The device fault hook. Every device allocation and resource creation Kiln makes on this device is one "fault
+  // point": the backend's own (allocate, createStream, createEvent, endCapture, the tactics' scratch memory and
+  // library handles) and, through admitAllocation(), libkiln's allocations from the user's IGpuAllocator.
+
+  /// Counts one device allocation made outside the backend (`what` names it in the error): the injected failure
+  /// when it is the one setAllocFailAt() chose, else ok.
+  virtual Status admitAllocation(size_t bytes, char const* what) = 0;
+  /// Test hook: the k-th fault point from now (1-based) fails with an error naming it and "injected"; 0 turns it
+  /// off. Resets the count; returns the old setting.
+  virtual int64_t setAllocFailAt(int64_t k) = 0;
+  /// Fault points passed since the last setAllocFailAt().
+  virtual int64_t allocCount() const = 0;
+  /// What Kiln holds on the device now.
+  virtual DeviceResourceCounts outstanding() const = 0;
 };
 
 /// The stream of a device backend: wraps the user's native stream.

@@ -36,9 +36,13 @@ class ContextImpl final : public IExecutionContext {
     addresses_.assign(core_->io.size(), nullptr);
   }
   ~ContextImpl() noexcept override {
+    // Work this context queued may still run on its stream: it must finish before the memory it reads and
+    // writes (arena, data-dependent buffers, workspace) goes back, to the pool or to the user's allocator.
+    waitForQueuedWork();
     releaseDeviceArena();
     if (core_->device) {
       for (void* e : events_) core_->device->destroyEvent(e);
+      core_->device->destroyEvent(doneEvent_);
     }
     core_->liveContexts.fetch_sub(1);
   }
@@ -81,6 +85,7 @@ class ContextImpl final : public IExecutionContext {
       return;
     }
     ownedArena_ = HostBuffer();
+    waitForQueuedWork();
     releaseDeviceArena();
     arena_ = static_cast<uint8_t*>(memory);
   }
@@ -251,13 +256,17 @@ class ContextImpl final : public IExecutionContext {
       size_t bytes = static_cast<size_t>(core_->plan.arenaSize);
       void* p = nullptr;
       if (IGpuAllocator* a = core_->allocator) {
+        // Counted by the device fault hook like the backend's own allocations.
+        KILN_RETURN_IF_ERROR(core_->device->admitAllocation(bytes, "the execution context's activation memory"));
         KILN_IGNORE_DEPRECATED_BEGIN
         p = a->allocate(bytes, 256, 0);
         KILN_IGNORE_DEPRECATED_END
         if (!p) return errorStatus(StatusCode::kOutOfMemory, "the IGpuAllocator returned no memory for the ", bytes,
                                    " bytes of activation memory");
       } else {
-        KILN_ASSIGN_OR_RETURN(p, core_->device->allocate(bytes, nullptr));
+        auto r = core_->device->allocate(bytes, nullptr);
+        if (!r) return r.status().withContext("the execution context's activation memory");
+        p = *r;
       }
       deviceArena_ = p;
       arena_ = static_cast<uint8_t*>(p);
@@ -424,10 +433,48 @@ class ContextImpl final : public IExecutionContext {
   }
 
   bool run(char const* what, cudaStream_t stream) {
-    stream_ = stream;
-    Status s = runSteps();
+    Status s = orderAfterPreviousRun(stream);
+    if (s.isOk()) {
+      stream_ = stream;
+      s = runSteps();
+      // Whatever was queued, a failed run included, is waited for before this context's memory goes.
+      Status marked = markQueuedWork();
+      if (s.isOk()) s = marked;
+    }
     if (!s.isOk()) return reporter_.fail(s.withContext(strCat(what, name_.empty() ? "" : " in context '" + name_ + "'")));
     return true;
+  }
+
+  // GPU: one event marks the end of this context's last run (doneEvent_, recorded on its stream). A run on another
+  // stream than the last waits for it first (both use the same activation memory), and destruction waits for it.
+  // Not while the stream captures a CUDA graph (a capture may not wait on work outside it): ordering the replays
+  // is the user's, as is waiting for them before destroying the context.
+  Status orderAfterPreviousRun(cudaStream_t stream) {
+    if (!core_->device || !doneRecorded_ || stream == doneStream_ || core_->device->isCapturing(stream))
+      return Status::ok();
+    return core_->device->streamWaitEvent(stream, doneEvent_).withContext("ordering after the context's previous run");
+  }
+
+  Status markQueuedWork() {
+    if (!core_->device || core_->device->isCapturing(stream_)) return Status::ok();
+    if (!doneEvent_) {
+      auto e = core_->device->createEvent();
+      if (!e) {
+        // Without the event, wait for the stream now: destruction must still find the work finished.
+        Status sy = core_->device->synchronize(stream_);
+        return e.status().withContext(sy.isOk() ? "the context's completion event (the stream was waited for instead)"
+                                                : "the context's completion event");
+      }
+      doneEvent_ = *e;
+    }
+    KILN_RETURN_IF_ERROR(core_->device->recordEvent(doneEvent_, stream_).withContext("the context's completion event"));
+    doneRecorded_ = true;
+    doneStream_ = stream_;
+    return Status::ok();
+  }
+
+  void waitForQueuedWork() noexcept {
+    if (core_->device && doneRecorded_) (void)core_->device->synchronizeEvent(doneEvent_);
   }
 
   Status runSteps() {
@@ -612,6 +659,9 @@ class ContextImpl final : public IExecutionContext {
   std::unordered_map<int32_t, backends::DeviceBuffer> dynDeviceBuffers_;
   backends::DeviceBuffer dynDeviceWorkspace_;
   std::vector<void*> events_;                               // per-layer timing events
+  void* doneEvent_ = nullptr;                               // recorded after each run (orderAfterPreviousRun)
+  bool doneRecorded_ = false;
+  cudaStream_t doneStream_ = nullptr;                       // the stream it was last recorded on
   // Per-context kernel state by node id (plugin copies); declared last so that it goes first.
   std::vector<std::unique_ptr<backends::KernelContextState>> states_;
 };

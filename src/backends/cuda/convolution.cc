@@ -324,7 +324,8 @@ class ConvCudnnKernel final : public backends::Kernel {
       bool empty = c.g.n == 0 || c.g.c == 0 || c.g.k == 0;
       for (int64_t v : c.in) empty = empty || v == 0;
       Status cs = empty ? Status::ok() : configure(*p, a_, c, dt, algo_, fused_);
-      if (!cs.isOk() && a_.hwc) return cs;
+      // Out of memory (the cuDNN handle) is no refusal: not cached, so that a later run may succeed.
+      if (!cs.isOk() && (a_.hwc || cs.code() == StatusCode::kOutOfMemory)) return cs;
       if (!cs.isOk()) {
         auto direct = std::make_shared<ConvPlan>();  // cuDNN refused: descriptors of the attempt are dropped
         return std::shared_ptr<ConvPlan const>(direct);

@@ -1,8 +1,10 @@
 // The CUDA DeviceBackend: device memory from a stream-ordered pool, copies, streams, events, graphs, NVTX, and
-// the tactic list; `kilnCreateCudaBackend` is the library's one exported entry point.
+// the tactic list; the device fault hook and resource accounting every device allocation of this library goes
+// through; `kilnCreateCudaBackend` is the library's one exported entry point.
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -34,13 +36,136 @@ bool CudaTactics::add(backends::Tactic t) {
   return true;
 }
 
-DeviceMemory::~DeviceMemory() {
-  if (ptr_) cudaFree(ptr_);
+namespace {
+
+// Live allocations by address (their bytes), resource counts, and the fault hook.
+struct Tracker {
+  std::atomic<int64_t> failAt{0};
+  std::atomic<int64_t> count{0};
+  std::mutex mu;
+  std::unordered_map<void*, size_t> live;  // guarded by mu
+  int64_t bytes = 0;                       // guarded by mu
+  std::atomic<int64_t> streams{0};
+  std::atomic<int64_t> events{0};
+  std::atomic<int64_t> graphs{0};
+};
+
+Tracker& tracker() {
+  static Tracker* t = new Tracker;  // never destroyed: memory may be released during static destruction
+  return *t;
 }
+
+void track(void* p, size_t bytes) {
+  Tracker& t = tracker();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.live[p] = bytes;
+  t.bytes += static_cast<int64_t>(bytes);
+}
+
+void untrack(void* p) {
+  Tracker& t = tracker();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.live.find(p);
+  if (it == t.live.end()) return;
+  t.bytes -= static_cast<int64_t>(it->second);
+  t.live.erase(it);
+}
+
+std::string bytesWhat(size_t bytes, std::string const& what) {
+  return strCat("allocating ", bytes, " bytes of device memory", what.empty() ? "" : " for ", what);
+}
+
+}  // namespace
+
+Status deviceFaultPoint(std::string const& what) {
+  Tracker& t = tracker();
+  int64_t n = t.count.fetch_add(1) + 1;
+  int64_t k = t.failAt.load();
+  if (k > 0 && n == k) return errorStatus(StatusCode::kOutOfMemory, what, " failed (injected device failure #", n, ")");
+  return Status::ok();
+}
+
+Result<void*> trackedMallocAsync(size_t bytes, cudaStream_t stream, bool wait, std::string const& what) {
+  void* p = nullptr;
+  if (bytes == 0) return p;
+  KILN_RETURN_IF_ERROR(deviceFaultPoint(bytesWhat(bytes, what)));
+  cudaError_t e = cudaMallocAsync(&p, bytes, stream);
+  if (e == cudaSuccess && wait) {
+    e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) {
+      (void)cudaFreeAsync(p, stream);
+      p = nullptr;
+    }
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // an out-of-memory error must not stay as the thread's last error
+    return cudaStatus(e, bytesWhat(bytes, what));
+  }
+  track(p, bytes);
+  return p;
+}
+
+Result<void*> trackedMalloc(size_t bytes, std::string const& what) {
+  void* p = nullptr;
+  if (bytes == 0) return p;
+  KILN_RETURN_IF_ERROR(deviceFaultPoint(bytesWhat(bytes, what)));
+  cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cudaStatus(e, bytesWhat(bytes, what));
+  }
+  track(p, bytes);
+  return p;
+}
+
+void trackedFree(void* p) {
+  if (!p) return;
+  untrack(p);
+  (void)cudaFree(p);
+}
+
+void trackedFreeAsync(void* p, cudaStream_t stream) {
+  if (!p) return;
+  untrack(p);
+  (void)cudaFreeAsync(p, stream);
+}
+
+void noteResource(TrackedResource r, int32_t delta) {
+  Tracker& t = tracker();
+  switch (r) {
+    case TrackedResource::kStream: t.streams.fetch_add(delta); break;
+    case TrackedResource::kEvent: t.events.fetch_add(delta); break;
+    case TrackedResource::kGraph: t.graphs.fetch_add(delta); break;
+  }
+}
+
+backends::DeviceResourceCounts trackedResources() {
+  Tracker& t = tracker();
+  backends::DeviceResourceCounts c;
+  {
+    std::lock_guard<std::mutex> lock(t.mu);
+    c.allocations = static_cast<int64_t>(t.live.size());
+    c.bytes = t.bytes;
+  }
+  c.streams = t.streams.load();
+  c.events = t.events.load();
+  c.graphs = t.graphs.load();
+  return c;
+}
+
+int64_t setDeviceFailAt(int64_t k) {
+  Tracker& t = tracker();
+  t.count.store(0);
+  return t.failAt.exchange(k);
+}
+
+int64_t deviceFaultPoints() { return tracker().count.load(); }
+
+DeviceMemory::~DeviceMemory() { trackedFree(ptr_); }
 
 DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
   if (this != &o) {
-    if (ptr_) cudaFree(ptr_);
+    trackedFree(ptr_);
     ptr_ = o.ptr_;
     size_ = o.size_;
     o.ptr_ = nullptr;
@@ -52,7 +177,7 @@ DeviceMemory& DeviceMemory::operator=(DeviceMemory&& o) noexcept {
 Result<DeviceMemory> DeviceMemory::upload(void const* host, size_t bytes, char const* what) {
   DeviceMemory m;
   if (bytes == 0) return m;
-  KILN_CUDA_RETURN_IF_ERROR(cudaMalloc(&m.ptr_, bytes), strCat("allocating ", bytes, " device bytes for ", what));
+  KILN_ASSIGN_OR_RETURN(m.ptr_, trackedMalloc(bytes, what));
   m.size_ = bytes;
   if (host) KILN_CUDA_RETURN_IF_ERROR(cudaMemcpy(m.ptr_, host, bytes, cudaMemcpyHostToDevice), strCat("uploading ", what));
   return m;
@@ -102,6 +227,7 @@ Result<cublasLtHandle_t> cublasLt() {
   KILN_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev), "cudaGetDevice");
   auto it = tHandles.lt.find(dev);
   if (it != tHandles.lt.end()) return it->second;
+  KILN_RETURN_IF_ERROR(deviceFaultPoint("creating a cuBLASLt handle"));
   cublasLtHandle_t h = nullptr;
   KILN_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&h), "creating a cuBLASLt handle");
   tHandles.lt[dev] = h;
@@ -113,6 +239,7 @@ Result<cudnnHandle_t> cudnn() {
   KILN_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev), "cudaGetDevice");
   auto it = tHandles.dnn.find(dev);
   if (it != tHandles.dnn.end()) return it->second;
+  KILN_RETURN_IF_ERROR(deviceFaultPoint("creating a cuDNN handle"));
   cudnnHandle_t h = nullptr;
   KILN_CUDNN_RETURN_IF_ERROR(cudnnCreate(&h), "creating a cuDNN handle");
   tHandles.dnn[dev] = h;
@@ -138,23 +265,14 @@ class CudaBackend final : public backends::DeviceBackend {
   std::vector<backends::Tactic> tactics() override { return CudaTactics::instance().all(); }
 
   Result<void*> allocate(size_t bytes, void* stream) override {
-    void* p = nullptr;
-    if (bytes == 0) return p;
     // The device's default memory pool, stream-ordered; without a stream, ordered on the legacy default stream
     // and waited for, so the memory is usable on any stream when this returns.
-    cudaError_t e = cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream));
-    if (e == cudaSuccess && !stream) e = cudaStreamSynchronize(nullptr);
-    if (e != cudaSuccess) {
-      cudaGetLastError();  // clear the sticky-free error state
-      return cudaStatus(e, strCat("allocating ", bytes, " bytes of device memory"));
-    }
-    return p;
+    return trackedMallocAsync(bytes, static_cast<cudaStream_t>(stream), stream == nullptr, "");
   }
   void release(void* ptr, void* stream) override {
-    if (!ptr) return;
     // Without a stream the memory may still be in use on any stream: cudaFree waits for the device.
-    if (stream) cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream));
-    else cudaFree(ptr);
+    if (stream) trackedFreeAsync(ptr, static_cast<cudaStream_t>(stream));
+    else trackedFree(ptr);
   }
   Status copy(void* dst, void const* src, size_t bytes, backends::CopyKind kind, void* stream) override {
     if (bytes == 0) return Status::ok();
@@ -175,20 +293,32 @@ class CudaBackend final : public backends::DeviceBackend {
     return Status::ok();
   }
   Result<void*> createStream() override {
+    KILN_RETURN_IF_ERROR(deviceFaultPoint("creating a CUDA stream"));
     cudaStream_t s = nullptr;
     KILN_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    noteResource(TrackedResource::kStream, 1);
     return static_cast<void*>(s);
   }
   void destroyStream(void* stream) override {
-    if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+    if (!stream) return;
+    cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+    noteResource(TrackedResource::kStream, -1);
   }
   Result<void*> createEvent() override {
+    KILN_RETURN_IF_ERROR(deviceFaultPoint("creating a CUDA event"));
     cudaEvent_t e = nullptr;
     KILN_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e), "cudaEventCreate");
+    noteResource(TrackedResource::kEvent, 1);
     return static_cast<void*>(e);
   }
   void destroyEvent(void* event) override {
-    if (event) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+    if (!event) return;
+    cudaEventDestroy(static_cast<cudaEvent_t>(event));
+    noteResource(TrackedResource::kEvent, -1);
+  }
+  Status synchronizeEvent(void* event) override {
+    KILN_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+    return Status::ok();
   }
   Status recordEvent(void* event, void* stream) override {
     KILN_CUDA_RETURN_IF_ERROR(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
@@ -221,10 +351,17 @@ class CudaBackend final : public backends::DeviceBackend {
   Result<void*> endCapture(void* stream) override {
     cudaGraph_t g = nullptr;
     KILN_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &g), "cudaStreamEndCapture");
+    // The fault point comes after the capture has ended, so that a failure leaves the stream usable.
+    Status admitted = deviceFaultPoint("instantiating a CUDA graph");
+    if (!admitted.isOk()) {
+      cudaGraphDestroy(g);
+      return admitted;
+    }
     cudaGraphExec_t exec = nullptr;
     cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
     KILN_CUDA_RETURN_IF_ERROR(e, "cudaGraphInstantiate");
+    noteResource(TrackedResource::kGraph, 1);
     return static_cast<void*>(exec);
   }
   Status launchGraph(void* graphExec, void* stream) override {
@@ -233,10 +370,18 @@ class CudaBackend final : public backends::DeviceBackend {
     return Status::ok();
   }
   void destroyGraph(void* graphExec) override {
-    if (graphExec) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graphExec));
+    if (!graphExec) return;
+    cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graphExec));
+    noteResource(TrackedResource::kGraph, -1);
   }
   void rangePush(char const* name) override { nvtxRangePushA(name); }
   void rangePop() override { nvtxRangePop(); }
+  Status admitAllocation(size_t bytes, char const* what) override {
+    return deviceFaultPoint(bytesWhat(bytes, what ? what : ""));
+  }
+  int64_t setAllocFailAt(int64_t k) override { return setDeviceFailAt(k); }
+  int64_t allocCount() const override { return deviceFaultPoints(); }
+  backends::DeviceResourceCounts outstanding() const override { return trackedResources(); }
 
  private:
   int device_;

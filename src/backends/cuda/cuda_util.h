@@ -70,18 +70,41 @@ class DeviceMemory {
   size_t size_ = 0;
 };
 
+// The device fault hook and resource accounting of this library (DeviceBackend::setAllocFailAt, outstanding):
+// every device allocation and resource creation of the CUDA backend goes through these.
+
+/// One fault point: the injected failure, naming `what` ("creating a cuDNN handle"), when it is the one a test
+/// chose (DeviceBackend::setAllocFailAt), else ok.
+Status deviceFaultPoint(std::string const& what);
+/// cudaMallocAsync on `stream` (the legacy stream when null, then waited for when `wait`), counted and tracked.
+Result<void*> trackedMallocAsync(size_t bytes, cudaStream_t stream, bool wait, std::string const& what);
+/// cudaMalloc, counted and tracked.
+Result<void*> trackedMalloc(size_t bytes, std::string const& what);
+/// cudaFree (waits for the device) of tracked memory.
+void trackedFree(void* p);
+/// cudaFreeAsync on `stream` of tracked memory.
+void trackedFreeAsync(void* p, cudaStream_t stream);
+enum class TrackedResource : int32_t { kStream, kEvent, kGraph };
+/// Notes a stream, event or graph created (+1) or destroyed (-1).
+void noteResource(TrackedResource r, int32_t delta);
+/// What the library holds now.
+backends::DeviceResourceCounts trackedResources();
+/// The fault hook's setting and count (DeviceBackend::setAllocFailAt / allocCount).
+int64_t setDeviceFailAt(int64_t k);
+int64_t deviceFaultPoints();
+
 /// Stream-ordered scratch memory of one launch (cudaMallocAsync / cudaFreeAsync on its stream), for ops with
 /// data-dependent outputs, which get no workspace from the runtime and synchronize anyway.
 class StreamScratch {
  public:
   explicit StreamScratch(cudaStream_t s) : stream_(s) {}
   ~StreamScratch() {
-    if (ptr_) (void)cudaFreeAsync(ptr_, stream_);
+    if (ptr_) trackedFreeAsync(ptr_, stream_);
   }
   StreamScratch(StreamScratch const&) = delete;
   StreamScratch& operator=(StreamScratch const&) = delete;
   Status allocate(size_t bytes, std::string const& what) {
-    KILN_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&ptr_, bytes, stream_), what + ": scratch allocation");
+    KILN_ASSIGN_OR_RETURN(ptr_, trackedMallocAsync(bytes, stream_, false, what + ": scratch allocation"));
     return Status::ok();
   }
   void* data() const { return ptr_; }

@@ -236,7 +236,10 @@ class DeconvCudnnKernel final : public backends::Kernel {
       bool empty = c.g.n == 0 || c.g.c == 0 || c.g.k == 0;
       for (int64_t v : c.in) empty = empty || v == 0;
       auto p = std::make_shared<DeconvPlan>();
-      if (empty || !configure(*p, a_, c, dt, algo_).isOk())
+      Status cs = empty ? Status::ok() : configure(*p, a_, c, dt, algo_);
+      // Out of memory (the cuDNN handle) is no refusal: not cached, so that a later run may succeed.
+      if (cs.code() == StatusCode::kOutOfMemory) return cs;
+      if (empty || !cs.isOk())
         return std::shared_ptr<DeconvPlan const>(std::make_shared<DeconvPlan>());  // the direct kernel runs this shape
       return std::shared_ptr<DeconvPlan const>(p);
     });

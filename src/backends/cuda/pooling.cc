@@ -178,7 +178,9 @@ class PoolCudnnKernel final : public backends::Kernel {
       bool empty = false;
       for (int64_t v : c.in) empty = empty || v == 0;
       auto plan = std::make_shared<PoolPlan>();
-      if (empty || !configure(*plan, a_, c, y.dtype, x.shape, y.shape).isOk())
+      Status cs = empty ? Status::ok() : configure(*plan, a_, c, y.dtype, x.shape, y.shape);
+      if (cs.code() == StatusCode::kOutOfMemory) return cs;  // no refusal: not cached
+      if (empty || !cs.isOk())
         return std::shared_ptr<PoolPlan const>(std::make_shared<PoolPlan>());  // the direct kernel runs it
       return std::shared_ptr<PoolPlan const>(plan);
     }));
