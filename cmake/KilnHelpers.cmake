@@ -76,7 +76,18 @@ function(kiln_tests name)
   endif()
   target_link_libraries(${name}_tests PRIVATE ${closure} ${ARG_LINK} ${XXHASH_LIBRARY} ${CMAKE_DL_LIBS})
   target_link_libraries(${name}_tests PRIVATE GTest::gtest GTest::gtest_main Threads::Threads)
+  # gtest_discover_tests' PROPERTIES is a flat key/value list that the discovery script splits again, so a
+  # second label would be read as a property name: the first label goes there, and every label is set on the
+  # discovered tests by a script ctest includes after the discovery's own (it defines ${name}_tests_TESTS).
+  list(GET ARG_LABELS 0 first_label)
   gtest_discover_tests(${name}_tests
-    PROPERTIES LABELS "${ARG_LABELS}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED "
+    PROPERTIES LABELS "${first_label}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED "
     DISCOVERY_TIMEOUT 60)
+  list(LENGTH ARG_LABELS label_count)
+  if(label_count GREATER 1)
+    set(labels_script ${CMAKE_CURRENT_BINARY_DIR}/${name}_tests_labels.cmake)
+    file(WRITE ${labels_script}
+      "foreach(t IN LISTS ${name}_tests_TESTS)\n  set_tests_properties(\"\${t}\" PROPERTIES LABELS \"${ARG_LABELS}\")\nendforeach()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_script})
+  endif()
 endfunction()
