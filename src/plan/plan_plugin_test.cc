@@ -86,7 +86,7 @@ std::vector<int64_t> validShapes() {
 Result<PlanInfo> withShapes(std::vector<int64_t> const& data) {
   PlanInfo p = pluginPlan(true);
   p.graph->findNode("custom")->attrs.setInts("plugin_shapes", data);
-  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, writePlan(p));
+  KILN_ASSIGN_OR_RETURN(HostBuffer bytes, writePlan(p));
   return readPlan(bytes.data(), bytes.size());
 }
 
