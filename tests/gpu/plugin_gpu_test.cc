@@ -371,8 +371,9 @@ TEST(PluginGpu, SizeTensorDataDependentOutput) {
       ASSERT_EQ(alloc.shape.nbDims, 1);
       ASSERT_EQ(alloc.shape.d[0], static_cast<int64_t>(want.size()));
       std::vector<float> pos(want.size());
-      if (!pos.empty())
+      if (!pos.empty()) {
         ASSERT_EQ(cudaMemcpy(pos.data(), alloc.buf, pos.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      }
       EXPECT_EQ(pos, want);
       ASSERT_EQ(cudaMemcpy(&got, dsum, 4, cudaMemcpyDeviceToHost), cudaSuccess);
       EXPECT_FLOAT_EQ(got, sum);
