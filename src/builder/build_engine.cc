@@ -495,7 +495,10 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     }
     states.push_back(std::move(st));
   }
+  // V3 output shapes as expressions and the workspace for the plan: the runtime never calls the build capability.
+  KILN_RETURN_IF_ERROR(capturePluginShapes(*g, states));
   KILN_RETURN_IF_ERROR(configurePlugins(*g, states));
+  KILN_RETURN_IF_ERROR(sizePluginWorkspaces(*g, states));
   {
     std::vector<std::string> tacticLog;
     PluginTacticOptions popts;
@@ -617,8 +620,10 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
           bool known = true;
           for (auto const& i : ins) known = known && (i.shape.nbDims < 0 || dimsKnown(i.shape));
           for (auto const& o : outs) known = known && dimsKnown(o.shape);
-          // Shapes known only at run time: the runtime sizes that workspace then.
-          if (known) ws = std::max<int64_t>(ws, static_cast<int64_t>(k->workspaceSize(ins, outs)));
+          // Shapes known only at run time: the runtime sizes that workspace then. A V3 plugin's was sized by the
+          // build (plugin_workspace), whatever its output shapes.
+          if (known || n->attrs.has("plugin_workspace"))
+            ws = std::max<int64_t>(ws, static_cast<int64_t>(k->workspaceSize(ins, outs)));
         }
       if (static_cast<size_t>(ws) > workspaceLimit) {
         verbose(strCat(n->describe(), ": tactic ", t->name, " needs ", ws, " workspace bytes, over the limit"));

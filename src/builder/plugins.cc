@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <optional>
 
 #include "backends/device.h"
@@ -290,6 +291,61 @@ Result<double> timePluginTacticOnDevice(backends::DeviceBackend* dev, void* stre
   return times[times.size() / 2];
 }
 
+// Int32/int64 contents of a host tensor (a constant shape input), or nullopt for other types.
+std::optional<std::vector<int64_t>> intValues(HostTensor const& t) {
+  if (t.dtype() != DataType::kINT32 && t.dtype() != DataType::kINT64) return std::nullopt;
+  std::vector<int64_t> r;
+  int64_t count = volume(t.shape());
+  for (int64_t k = 0; k < count; ++k)
+    r.push_back(t.dtype() == DataType::kINT32 ? static_cast<int32_t const*>(t.data())[k]
+                                              : static_cast<int64_t const*>(t.data())[k]);
+  return r;
+}
+
+// A plugin node's inputs at one bound of a profile, for its shape program.
+ir::EvalInputs evalInputs(Node const& n, ir::ShapeState const& st) {
+  ir::EvalInputs ev;
+  size_t nIn = regularInputs(n);
+  for (size_t i = 0; i < nIn; ++i) ev.inputs.push_back(st.info[n.inputs[i]->id].shape);
+  for (size_t i = nIn; i < n.inputs.size(); ++i) {
+    auto const& v = st.values[n.inputs[i]->id];
+    ev.shapeValues.push_back(v ? intValues(*v) : std::nullopt);
+  }
+  return ev;
+}
+
+// What configurePlugin and getWorkspaceSize see of a profile: desc.dims the build's dims (-1 where profiles vary),
+// min/opt/max the profile's. Outputs sized by size tensors take their bounds from the shape program: min with
+// every size 0, opt with the declared opt, max with the declared upper bound (the allocation the plugin gets).
+Status profileDescs(Node const& n, std::array<ir::ShapeState, 3> const& st, std::vector<DynamicPluginTensorDesc>& in,
+                    std::vector<DynamicPluginTensorDesc>& out) {
+  auto desc = [&](Value const* v) {
+    DynamicPluginTensorDesc d{};
+    d.desc = linearDesc(st[1].info[v->id].dtype, v->shape);
+    d.min = st[0].info[v->id].shape;
+    d.opt = st[1].info[v->id].shape;
+    d.max = st[2].info[v->id].shape;
+    return d;
+  };
+  size_t nIn = regularInputs(n);
+  for (size_t i = 0; i < nIn; ++i) in.push_back(desc(n.inputs[i]));
+  for (Value const* v : n.outputs) out.push_back(desc(v));
+  std::shared_ptr<ir::PluginShapeProgram const> program = n.plugin->shapeProgram();
+  if (!program || !program->hasDataDependentOutputs()) return Status::ok();
+  constexpr ir::SizeTensorMode kModes[3] = {ir::SizeTensorMode::kZero, ir::SizeTensorMode::kOpt,
+                                            ir::SizeTensorMode::kUpper};
+  for (int s = 0; s < 3; ++s) {
+    ir::EvalInputs ev = evalInputs(n, st[s]);
+    ev.sizeMode = kModes[s];
+    KILN_ASSIGN_OR_RETURN(std::vector<Dims> dims, program->evaluate(ev));
+    for (size_t o = 0; o < out.size() && o < dims.size(); ++o) {
+      if (dimsKnown(st[s].info[n.outputs[o]->id].shape)) continue;
+      (s == 0 ? out[o].min : s == 1 ? out[o].opt : out[o].max) = dims[o];
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 // The timing-cache key of a plugin node's tactic choice: the layers' key (target, attributes, I/O types and shapes:
@@ -388,22 +444,79 @@ Status configurePlugins(Graph const& g, std::vector<std::array<ir::ShapeState, 3
   for (auto const& np : g.nodes()) {
     Node const& n = *np;
     if (!isPlugin(n)) continue;
-    size_t nIn = regularInputs(n);
     for (size_t pi = 0; pi < states.size(); ++pi) {
-      auto const& st = states[pi];
-      auto desc = [&](Value const* v) {
-        DynamicPluginTensorDesc d{};
-        d.desc = linearDesc(st[1].info[v->id].dtype, v->shape);
-        d.min = st[0].info[v->id].shape;
-        d.opt = st[1].info[v->id].shape;
-        d.max = st[2].info[v->id].shape;
-        return d;
-      };
       std::vector<DynamicPluginTensorDesc> in, out;
-      for (size_t i = 0; i < nIn; ++i) in.push_back(desc(n.inputs[i]));
-      for (Value const* v : n.outputs) out.push_back(desc(v));
+      KILN_RETURN_IF_ERROR(profileDescs(n, states[pi], in, out).withContext(strCat(n.describe(), ", optimization profile ", pi)));
       KILN_RETURN_IF_ERROR(n.plugin->configure(in, out).withContext(strCat(n.describe(), ", optimization profile ", pi)));
     }
+  }
+  return Status::ok();
+}
+
+Status capturePluginShapes(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states) {
+  Graph const* top = &g;
+  return forEachPlugin(g, [&](Graph& graph, Node& n) -> Status {
+    if (n.op != OpType::kPluginV3) return Status::ok();
+    std::string what = strCat(n.describe(), " (", n.plugin->describe(), ")");
+    size_t nIn = regularInputs(n);
+    std::vector<Dims> dims;
+    std::vector<std::optional<std::vector<int64_t>>> values;
+    std::vector<int64_t> counts;
+    for (size_t i = 0; i < nIn; ++i) dims.push_back(n.inputs[i]->shape);
+    for (size_t i = nIn; i < n.inputs.size(); ++i) {
+      Value const* v = n.inputs[i];
+      counts.push_back(dimsKnown(v->shape) ? volume(v->shape) : -1);
+      values.push_back(std::nullopt);
+      if (v->producer && v->producer->op == OpType::kConstant && v->producer->constant)
+        values.back() = intValues(*v->producer->constant);
+    }
+    KILN_ASSIGN_OR_RETURN(ir::PluginShapeProgram program,
+                          ir::withContext(n.plugin->captureShapes(dims, values, counts), n.describe()));
+    // Size tensors: 0-D (checked by the program) and of a negotiated integer type.
+    auto outTypes = n.attrs.getInts("out_types");
+    for (ir::SizeTensorDecl const& d : program.sizeTensors()) {
+      auto t = static_cast<size_t>(d.output) < outTypes.size() ? static_cast<DataType>(outTypes[d.output])
+                                                               : n.outputs[d.output]->dtype;
+      if (t != DataType::kINT32 && t != DataType::kINT64)
+        return invalidGraph(what, ": size tensor output ", d.output, " must be int32 or int64, not ", dataTypeName(t));
+    }
+    // The expressions must give what the plugin gave over concrete dims, at every profile's bounds.
+    if (&graph == top) {
+      for (size_t pi = 0; pi < states.size(); ++pi)
+        for (int s = 0; s < 3; ++s) {
+          ir::ShapeState const& st = states[pi][s];
+          ir::EvalInputs ev = evalInputs(n, st);
+          Result<std::vector<Dims>> got = program.evaluate(ev);
+          if (!got) return invalidGraph(what, ": its captured shape expressions fail at optimization profile ", pi, ": ", got.status().message());
+          for (size_t o = 0; o < n.outputs.size(); ++o) {
+            Dims const& want = st.info[n.outputs[o]->id].shape;
+            if (!dimsEqual((*got)[o], want))
+              return invalidGraph(what, ": getOutputShapes gives output ", o, " shape ", dimsToString(want),
+                                  " over the concrete dims of optimization profile ", pi, " but ",
+                                  dimsToString((*got)[o]), " through its expressions (the shapes a plugin returns "
+                                  "must not depend on which dimensions are constant while building)");
+          }
+        }
+    }
+    n.attrs.setInts("plugin_shapes", program.encode());
+    n.plugin->setShapeProgram(std::make_shared<ir::PluginShapeProgram const>(std::move(program)));
+    return Status::ok();
+  });
+}
+
+Status sizePluginWorkspaces(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states) {
+  for (auto const& np : g.nodes()) {
+    Node& n = *np;
+    if (n.op != OpType::kPluginV3 || !n.plugin) continue;
+    size_t ws = 0;
+    for (size_t pi = 0; pi < states.size(); ++pi) {
+      std::vector<DynamicPluginTensorDesc> in, out;
+      KILN_RETURN_IF_ERROR(profileDescs(n, states[pi], in, out).withContext(strCat(n.describe(), ", optimization profile ", pi)));
+      ws = std::max(ws, n.plugin->workspaceSize(in, out));
+    }
+    if (ws > static_cast<size_t>(std::numeric_limits<int64_t>::max()))
+      return invalidArgument(n.describe(), " (", n.plugin->describe(), "): getWorkspaceSize returned ", ws);
+    n.attrs.setInt("plugin_workspace", static_cast<int64_t>(ws));
   }
   return Status::ok();
 }

@@ -32,8 +32,20 @@ Status clonePlugins(ir::Graph& g);
 Status negotiatePlugins(ir::Graph& g, DeviceType device);
 
 /// configurePlugin on every plugin node with each profile's min/opt/max shapes (states[profile][0 min, 1 opt,
-/// 2 max]), profile by profile.
+/// 2 max]), profile by profile; outputs sized by size tensors get min = sizes 0, opt = the declared opt and max =
+/// the declared upper bound (after capturePluginShapes).
 Status configurePlugins(ir::Graph const& g, std::vector<std::array<ir::ShapeState, 3>> const& states);
+
+/// V3 plugin nodes (subgraphs too): getOutputShapes captured as expression trees (PluginInstance::captureShapes)
+/// over the build's input dims (-1 where profiles vary) and the values of constant shape inputs, checked against
+/// the concrete inference at every top-level profile bound (an error naming the plugin when they differ), with size
+/// tensors of int32/int64 type; kept on the instance (inference evaluates it from then on) and in the node
+/// attribute plugin_shapes, which the plan stores so that the runtime never calls the build capability.
+Status capturePluginShapes(ir::Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states);
+
+/// V3 plugin nodes: the workspace the runtime gives them, as TensorRT sizes it: the largest getWorkspaceSize over
+/// the profiles, each asked with its min/opt/max bounds (node attribute plugin_workspace).
+Status sizePluginWorkspaces(ir::Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states);
 
 /// On GPU builds, records the builder's tactic sources on every V2 plugin node (attribute tactic_sources): its
 /// execution-context copies are attached with a cuDNN handle only where kCUDNN is on, a cuBLAS one only where

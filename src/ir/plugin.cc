@@ -10,15 +10,18 @@
 #include "core/dims.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include "ir/plugin_shapes.h"
 #include "ir/shape_inference.h"
 
 namespace kiln::ir {
 namespace {
 
-// An expression's value: known, or -1-style unknown (a dimension known only later).
+// An expression's value: known, or -1-style unknown (a dimension known only later). `sizeDep`: it depends on a
+// size tensor (IExprBuilder::declareSizeTensor).
 class Expr final : public IDimensionExpr {
  public:
-  Expr(bool known, int64_t value, bool size) : known_(known), value_(value), size_(size) {}
+  Expr(bool known, int64_t value, bool size, bool sizeDep)
+      : known_(known), value_(value), size_(size), sizeDep_(sizeDep) {}
   bool isConstant() const noexcept override { return known_; }
   int64_t getConstantValue() const noexcept override {
     return known_ ? value_ : std::numeric_limits<int64_t>::min();
@@ -26,90 +29,87 @@ class Expr final : public IDimensionExpr {
   bool isSizeTensor() const noexcept override { return size_; }
   bool known() const { return known_; }
   int64_t value() const { return value_; }
+  bool sizeDependent() const { return sizeDep_; }
 
  private:
   bool known_;
   int64_t value_;
   bool size_;
+  bool sizeDep_;
+};
+
+// A size tensor declared in one getOutputShapes call.
+struct SizeDecl {
+  int32_t output;
+  Expr const* opt;
+  Expr const* upper;
 };
 
 // Evaluates the expressions of one getOutputDimensions / getOutputShapes call: every expression Kiln hands out
-// lives here until the builder dies; operations on unknown operands are unknown (0 * unknown is 0).
+// lives here until the builder dies; operations on unknown operands are unknown (0 * unknown is 0). A size tensor
+// is unknown (its value exists only once the plugin ran); V2 plugins may not declare one (as in TensorRT).
 class ExprBuilder final : public IExprBuilder {
  public:
+  explicit ExprBuilder(bool allowSizeTensors) : allowSizeTensors_(allowSizeTensors) {}
   IDimensionExpr const* constant(int64_t value) noexcept override { return make(true, value); }
-  Expr const* unknown() { return make(false, -1); }
+  Expr const* unknown(bool sizeDep = false) { return make(false, -1, false, sizeDep); }
   IDimensionExpr const* operation(DimensionOperation op, IDimensionExpr const& first,
                                   IDimensionExpr const& second) noexcept override {
+    if (static_cast<int32_t>(op) < 0 || static_cast<int32_t>(op) >= EnumMax<DimensionOperation>()) return nullptr;
     Expr const* a = mine(&first);
     Expr const* b = mine(&second);
     if (!a || !b) {
       fail("passed IExprBuilder::operation an expression Kiln did not create");
       return unknown();
     }
+    bool sizeDep = a->sizeDependent() || b->sizeDependent();
     if (op == DimensionOperation::kPROD && ((a->known() && a->value() == 0) || (b->known() && b->value() == 0)))
       return make(true, 0);
-    if (!a->known() || !b->known()) return unknown();
-    int64_t x = a->value(), y = b->value(), r = 0;
-    switch (op) {
-      case DimensionOperation::kSUM:
-        if (__builtin_add_overflow(x, y, &r)) return overflow();
-        return make(true, r);
-      case DimensionOperation::kPROD:
-        if (__builtin_mul_overflow(x, y, &r)) return overflow();
-        return make(true, r);
-      case DimensionOperation::kMAX: return make(true, std::max(x, y));
-      case DimensionOperation::kMIN: return make(true, std::min(x, y));
-      case DimensionOperation::kSUB:
-        if (__builtin_sub_overflow(x, y, &r)) return overflow();
-        return make(true, r);
-      case DimensionOperation::kEQUAL: return make(true, x == y ? 1 : 0);
-      case DimensionOperation::kLESS: return make(true, x < y ? 1 : 0);
-      case DimensionOperation::kFLOOR_DIV:
-      case DimensionOperation::kCEIL_DIV: {
-        if (y == 0) {
-          fail("divides a dimension expression by zero");
-          return unknown();
-        }
-        if (x == std::numeric_limits<int64_t>::min() && y == -1) return overflow();
-        int64_t q = x / y, rem = x % y;
-        bool inexact = rem != 0;
-        bool negative = (rem < 0) != (y < 0);
-        if (inexact && op == DimensionOperation::kFLOOR_DIV && negative) --q;
-        if (inexact && op == DimensionOperation::kCEIL_DIV && !negative) ++q;
-        return make(true, q);
-      }
+    if (!a->known() || !b->known()) return unknown(sizeDep);
+    Result<int64_t> r = applyDimensionOperation(op, a->value(), b->value());
+    if (!r) {
+      fail(r.status().message());
+      return unknown();
     }
-    fail(strCat("asked IExprBuilder::operation for unknown operation ", static_cast<int32_t>(op)));
-    return nullptr;
+    return make(true, *r);
   }
-  IDimensionExpr const* declareSizeTensor(int32_t outputIndex, IDimensionExpr const&, IDimensionExpr const&) override {
-    fail(strCat("declares output ", outputIndex,
-                " a size tensor (IExprBuilder::declareSizeTensor): outputs whose extents are data-dependent through "
-                "size tensors are not supported by Kiln yet"));
-    return make(false, -1, true);
+  IDimensionExpr const* declareSizeTensor(int32_t outputIndex, IDimensionExpr const& opt,
+                                          IDimensionExpr const& upper) override {
+    if (!allowSizeTensors_) {
+      fail(strCat("declares output ", outputIndex,
+                  " a size tensor (IExprBuilder::declareSizeTensor): only IPluginV3 plugins may (TensorRT allows size "
+                  "tensors in IPluginV3OneBuild::getOutputShapes, not in IPluginV2DynamicExt::getOutputDimensions)"));
+      return unknown(true);
+    }
+    Expr const* o = mine(&opt);
+    Expr const* u = mine(&upper);
+    if (!o || !u) {
+      fail("passed IExprBuilder::declareSizeTensor an expression Kiln did not create");
+      return unknown(true);
+    }
+    sizes_.push_back({outputIndex, o, u});
+    return make(false, -1, true, true);
   }
 
   Expr const* mine(IDimensionExpr const* e) const {
     return e && ours_.count(e) ? static_cast<Expr const*>(e) : nullptr;
   }
+  std::vector<SizeDecl> const& sizes() const { return sizes_; }
   std::string const& error() const { return error_; }
   void fail(std::string m) {
     if (error_.empty()) error_ = std::move(m);
   }
 
  private:
-  Expr const* make(bool known, int64_t v, bool size = false) {
-    exprs_.emplace_back(known, v, size);
+  Expr const* make(bool known, int64_t v, bool size = false, bool sizeDep = false) {
+    exprs_.emplace_back(known, v, size, sizeDep);
     ours_.insert(&exprs_.back());
     return &exprs_.back();
   }
-  Expr const* overflow() {
-    fail("computes a dimension expression that overflows int64");
-    return unknown();
-  }
+  bool allowSizeTensors_;
   std::deque<Expr> exprs_;
   std::unordered_set<IDimensionExpr const*> ours_;
+  std::vector<SizeDecl> sizes_;
   std::string error_;
 };
 
@@ -376,6 +376,7 @@ Status PluginInstance::fromPlugin(char const* what, int32_t rc) const {
 
 int32_t PluginInstance::nbOutputs() const {
   if (v2_) return v2_->getNbOutputs();
+  if (shapes_) return static_cast<int32_t>(shapes_->outputs.size());
   if (auto* b = build()) return b->getNbOutputs();
   return -1;
 }
@@ -406,6 +407,36 @@ Result<std::vector<DataType>> PluginInstance::outputTypes(std::vector<DataType> 
   return out;
 }
 
+namespace {
+
+// The values of a V3 node's shape inputs (the last ones), where known: 0-D or 1-D int32/int64 of at most
+// Dims::MAX_DIMS elements.
+Result<std::vector<std::optional<std::vector<int64_t>>>> shapeInputValues(InferContext const& ctx, size_t nIn) {
+  std::vector<std::optional<std::vector<int64_t>>> r;
+  for (size_t i = nIn; i < ctx.in.size(); ++i) {
+    Dims const& s = ctx.in[i].shape;
+    int64_t count = dimsKnown(s) ? volume(s) : -1;
+    if (s.nbDims > 1 || count < 0 || count > Dims::MAX_DIMS)
+      return invalidGraph("shape input ", i - nIn, " must be a 0-D or 1-D tensor of at most ", Dims::MAX_DIMS,
+                          " elements, got ", dimsToString(s));
+    if (ctx.in[i].dtype != DataType::kINT32 && ctx.in[i].dtype != DataType::kINT64)
+      return invalidGraph("shape input ", i - nIn, " must be int32 or int64");
+    HostTensor const* v = ctx.inValues[i];
+    if (!v) {
+      r.emplace_back(std::nullopt);
+      continue;
+    }
+    std::vector<int64_t> vals;
+    for (int64_t k = 0; k < count; ++k)
+      vals.push_back(v->dtype() == DataType::kINT32 ? static_cast<int32_t const*>(v->data())[k]
+                                                    : static_cast<int64_t const*>(v->data())[k]);
+    r.emplace_back(std::move(vals));
+  }
+  return r;
+}
+
+}  // namespace
+
 Status PluginInstance::infer(InferContext& ctx, int32_t nbShapeInputs, std::vector<int64_t> const& outTypes) {
   if (!resolved()) return ctx.error(describe(), " has not been created from the plan's record yet");
   size_t total = ctx.in.size();
@@ -428,8 +459,25 @@ Status PluginInstance::infer(InferContext& ctx, int32_t nbShapeInputs, std::vect
   } else {
     KILN_ASSIGN_OR_RETURN(types, outputTypes(inTypes));
   }
+  std::vector<std::optional<std::vector<int64_t>>> shapeValues;
+  if (!v2_) {
+    KILN_ASSIGN_OR_RETURN(shapeValues, withContext(shapeInputValues(ctx, nIn), ctx.node.describe()));
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  ExprBuilder eb;
+  if (shapes_) {
+    // The expressions the build captured: no call into the plugin (a run-time V3 plugin has no build capability).
+    EvalInputs ev;
+    for (size_t i = 0; i < nIn; ++i) ev.inputs.push_back(ctx.in[i].shape);
+    ev.shapeValues = std::move(shapeValues);
+    Result<std::vector<Dims>> dims = shapes_->evaluate(ev);
+    if (!dims) return ctx.error(describe(), ": ", dims.status().message());
+    for (int32_t o = 0; o < n; ++o) {
+      ctx.out[o].shape = (*dims)[o];
+      ctx.out[o].dtype = types[o];
+    }
+    return Status::ok();
+  }
+  ExprBuilder eb(/*allowSizeTensors=*/v2_ == nullptr);
   std::vector<DimsExprs> ins;
   for (size_t i = 0; i < nIn; ++i) ins.push_back(toExprs(eb, ctx.in[i].shape));
   std::vector<DimsExprs> outs(ctx.out.size());
@@ -439,40 +487,82 @@ Status PluginInstance::infer(InferContext& ctx, int32_t nbShapeInputs, std::vect
     // Shape inputs: their values, one expression per element (unknown where the contents are).
     std::vector<DimsExprs> shapeIns;
     for (size_t i = nIn; i < total; ++i) {
-      Dims const& s = ctx.in[i].shape;
-      int64_t count = dimsKnown(s) ? volume(s) : -1;
-      if (s.nbDims > 1 || count < 0 || count > Dims::MAX_DIMS)
-        return ctx.error("shape input ", i - nIn, " must be a 0-D or 1-D tensor of at most ", Dims::MAX_DIMS,
-                         " elements, got ", dimsToString(s));
       DimsExprs e{};
-      e.nbDims = static_cast<int32_t>(count);
-      HostTensor const* v = ctx.inValues[i];
-      for (int64_t k = 0; k < count; ++k) {
-        if (!v) {
-          e.d[k] = eb.unknown();
-        } else if (v->dtype() == DataType::kINT32) {
-          e.d[k] = eb.constant(static_cast<int32_t const*>(v->data())[k]);
-        } else if (v->dtype() == DataType::kINT64) {
-          e.d[k] = eb.constant(static_cast<int64_t const*>(v->data())[k]);
-        } else {
-          return ctx.error("shape input ", i - nIn, " must be int32 or int64");
-        }
-      }
+      e.nbDims = static_cast<int32_t>(volume(ctx.in[i].shape));
+      auto const& vals = shapeValues[i - nIn];
+      for (int32_t k = 0; k < e.nbDims; ++k) e.d[k] = vals ? eb.constant((*vals)[k]) : eb.unknown();
       shapeIns.push_back(e);
     }
     IPluginV3OneBuild* b = build();
-    if (!b) return ctx.error(describe(), " has no build capability");
+    if (!b)
+      return ctx.error(describe(), " has no build capability (created for TensorRTPhase::kRUNTIME) and the plan "
+                       "holds no shape expressions for it (a plan written before format 1.3)");
     int32_t rc = b->getOutputShapes(ins.data(), static_cast<int32_t>(nIn), shapeIns.data(),
                                     static_cast<int32_t>(shapeIns.size()), outs.data(), n, eb);
     if (rc != 0) return ctx.error(describe(), ": getOutputShapes returned ", rc);
   }
   if (!eb.error().empty()) return ctx.error(describe(), " ", eb.error());
+  std::vector<bool> declared(static_cast<size_t>(n), false);
+  for (SizeDecl const& d : eb.sizes()) {
+    if (d.output < 0 || d.output >= n)
+      return ctx.error(describe(), " declares output ", d.output, " a size tensor; it has ", n, " outputs");
+    if (declared[d.output]) return ctx.error(describe(), " declares output ", d.output, " a size tensor twice");
+    declared[d.output] = true;
+    if (d.opt->sizeDependent() || d.upper->sizeDependent())
+      return ctx.error(describe(), ": the opt or upper bound of size tensor output ", d.output,
+                       " depends on a size tensor (IExprBuilder::declareSizeTensor)");
+    if (outs[d.output].nbDims != 0)
+      return ctx.error(describe(), ": size tensor output ", d.output, " must be 0-D (it has rank ",
+                       outs[d.output].nbDims, ")");
+    if (types[d.output] != DataType::kINT32 && types[d.output] != DataType::kINT64)
+      return ctx.error(describe(), ": size tensor output ", d.output, " must be int32 or int64, not ",
+                       dataTypeName(types[d.output]));
+  }
   for (int32_t o = 0; o < n; ++o) {
     KILN_RETURN_IF_ERROR(
         toDims(eb, outs[o], ctx.out[o].shape, strCat(describe(), " output ", o)).withContext(ctx.node.describe()));
     ctx.out[o].dtype = types[o];
   }
   return Status::ok();
+}
+
+Result<PluginShapeProgram> PluginInstance::captureShapes(
+    std::vector<Dims> const& inputDims, std::vector<std::optional<std::vector<int64_t>>> const& shapeValues,
+    std::vector<int64_t> const& shapeCounts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string what = strCat(describe(), " of layer '", layer_, "'");
+  IPluginV3OneBuild* b = build();
+  if (!b) return invalidGraph(what, " has no build capability");
+  int32_t n = b->getNbOutputs();
+  if (n <= 0) return invalidGraph(what, " reports ", n, " outputs");
+  auto nIn = static_cast<int32_t>(inputDims.size());
+  auto nShape = static_cast<int32_t>(shapeCounts.size());
+  SymbolicExprBuilder eb(nIn, nShape);
+  std::vector<DimsExprs> ins, shapeIns;
+  for (int32_t i = 0; i < nIn; ++i) {
+    Dims const& d = inputDims[i];
+    if (d.nbDims < 0 || d.nbDims > Dims::MAX_DIMS) return invalidGraph(what, ": input ", i, " has an unknown rank");
+    DimsExprs e{};
+    e.nbDims = d.nbDims;
+    for (int32_t k = 0; k < d.nbDims; ++k) e.d[k] = eb.inputDim(i, k, d.d[k]);
+    ins.push_back(e);
+  }
+  for (int32_t i = 0; i < nShape; ++i) {
+    int64_t count = shapeCounts[i];
+    if (count < 0 || count > Dims::MAX_DIMS)
+      return invalidGraph(what, ": shape input ", i, " has ", count, " elements (at most ", Dims::MAX_DIMS, ")");
+    auto const* vals = static_cast<size_t>(i) < shapeValues.size() && shapeValues[i] ? &*shapeValues[i] : nullptr;
+    DimsExprs e{};
+    e.nbDims = static_cast<int32_t>(count);
+    for (int32_t k = 0; k < e.nbDims; ++k)
+      e.d[k] = eb.shapeValue(i, k, vals && static_cast<size_t>(k) < vals->size() ? std::optional<int64_t>((*vals)[k])
+                                                                                 : std::nullopt);
+    shapeIns.push_back(e);
+  }
+  std::vector<DimsExprs> outs(static_cast<size_t>(n));
+  int32_t rc = b->getOutputShapes(ins.data(), nIn, shapeIns.data(), nShape, outs.data(), n, eb);
+  if (rc != 0) return invalidGraph(what, ": getOutputShapes returned ", rc, " (symbolic capture)");
+  return withContext(eb.finish(outs.data(), n), strCat(what, ": getOutputShapes (symbolic capture)"));
 }
 
 bool PluginInstance::supportsFormatCombination(int32_t pos, std::vector<DynamicPluginTensorDesc> const& inOut,
@@ -530,6 +620,7 @@ Result<std::shared_ptr<PluginInstance>> PluginInstance::clone() {
     KILN_ASSIGN_OR_RETURN(p, adoptV3(c, layer_, build() ? TensorRTPhase::kBUILD : TensorRTPhase::kRUNTIME));
   }
   if (record_) p->record_ = std::make_unique<PluginRecord>(*record_);
+  p->shapes_ = shapes_;
   return p;
 }
 

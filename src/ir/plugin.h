@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "ir/plugin_shapes.h"
 #include "kiln/kiln_plugin.h"
 
 namespace kiln::ir {
@@ -110,8 +111,20 @@ class PluginInstance {
   IPluginHostExecution* hostExecution() const;
 
   /// Shape and type inference of the node: the first inputs are the plugin's, the last `nbShapeInputs` its
-  /// shape inputs (V3). Output types: `outTypes` when non-empty (negotiated), else the plugin's.
+  /// shape inputs (V3). Output types: `outTypes` when non-empty (negotiated), else the plugin's. With a shape
+  /// program its expressions are evaluated (size tensors unknown); else the plugin is asked over concrete dims
+  /// (V3: getOutputShapes, whose size-tensor declarations are checked: once per output, 0-D, int32/int64).
   Status infer(InferContext& ctx, int32_t nbShapeInputs, std::vector<int64_t> const& outTypes);
+  /// V3: runs getOutputShapes through a SymbolicExprBuilder: input dimension k of input i is a leaf unless
+  /// `inputDims` knows it (the build's dims, -1 where profiles vary), element k of shape input i likewise with
+  /// `shapeValues` (shape input i has `shapeCounts[i]` elements). Errors name the plugin and layer.
+  Result<PluginShapeProgram> captureShapes(std::vector<Dims> const& inputDims,
+                                           std::vector<std::optional<std::vector<int64_t>>> const& shapeValues,
+                                           std::vector<int64_t> const& shapeCounts);
+  /// The captured output-shape expressions (set by the builder, or by the plan reader from attribute
+  /// plugin_shapes); while set, infer() evaluates them instead of calling the plugin. Null: none.
+  std::shared_ptr<PluginShapeProgram const> shapeProgram() const { return shapes_; }
+  void setShapeProgram(std::shared_ptr<PluginShapeProgram const> p) { shapes_ = std::move(p); }
   /// The plugin's output types for these input types.
   Result<std::vector<DataType>> outputTypes(std::vector<DataType> const& inTypes);
   /// supportsFormatCombination for position `pos` of `inOut` (inputs then outputs).
@@ -150,6 +163,7 @@ class PluginInstance {
   IPluginV3* v3_ = nullptr;
   std::string type_, version_, ns_, layer_;
   std::unique_ptr<PluginRecord> record_;
+  std::shared_ptr<PluginShapeProgram const> shapes_;
   std::mutex mu_;
   bool initialized_ = false;
   bool attached_ = false;

@@ -187,6 +187,7 @@ TEST(PluginInference, SizeTensorsAndForeignExpressionsAreRefused) {
   auto st = inferWith(new ExprPlugin(true, false), makeDims({2, 7}));
   ASSERT_FALSE(st.isOk());
   EXPECT_NE(st.status().message().find("declareSizeTensor"), std::string::npos) << st.status().message();
+  EXPECT_NE(st.status().message().find("only IPluginV3 plugins may"), std::string::npos) << st.status().message();
   EXPECT_NE(st.status().message().find("plugin 'Expr'"), std::string::npos) << st.status().message();
   auto st2 = inferWith(new ExprPlugin(false, true), makeDims({2, 7}));
   ASSERT_FALSE(st2.isOk());

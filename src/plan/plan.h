@@ -17,7 +17,8 @@ namespace kiln::plan {
 
 inline constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 2;  // 1.1: Node.subgraphs (If/Loop); 1.2: Node.plugin
+inline constexpr uint16_t kFormatMinor = 3;  // 1.1: Node.subgraphs (If/Loop); 1.2: Node.plugin;
+                                              // 1.3: V3 plugin attributes plugin_shapes, plugin_workspace
 
 /// min/opt/max of one input for one optimization profile.
 struct ProfileShapes {

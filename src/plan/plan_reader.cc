@@ -327,6 +327,25 @@ Result<std::unique_ptr<ir::Graph>> readGraph(fb::Graph const& fg, Container cons
         rec.data.assign(pr.data()->begin(), pr.data()->end());
       // Resolved to a plugin object through the registry when the engine loads (runtime/plugins.cc).
       n->plugin = ir::PluginInstance::fromRecord(std::move(rec), n->name);
+      // Format 1.3: a V3 plugin's output-shape expressions and workspace, as the build computed them (older plans
+      // have neither; their plugins are asked, as before).
+      if (n->attrs.has("plugin_shapes")) {
+        if (*op != ir::OpType::kPluginV3) return invalidPlan(where, ": plugin_shapes on a plugin that is not V3");
+        int64_t nShape = n->attrs.getInt("num_shape_inputs", 0);
+        if (nShape < 0 || static_cast<size_t>(nShape) > n->inputs.size())
+          return invalidPlan(where, ": ", nShape, " shape inputs of ", n->inputs.size(), " inputs");
+        KILN_ASSIGN_OR_RETURN(
+            ir::PluginShapeProgram program,
+            ir::withContext(ir::PluginShapeProgram::decode(n->attrs.getInts("plugin_shapes"),
+                                                           static_cast<int32_t>(n->inputs.size() - nShape),
+                                                           static_cast<int32_t>(nShape),
+                                                           static_cast<int32_t>(n->outputs.size())),
+                            where));
+        n->plugin->setShapeProgram(std::make_shared<ir::PluginShapeProgram const>(std::move(program)));
+      }
+      if (n->attrs.has("plugin_workspace") && (n->attrs.getInt("plugin_workspace", -1) < 0 ||
+                                               n->attrs.getInt("plugin_workspace", 0) > (int64_t{1} << 40)))
+        return invalidPlan(where, ": plugin_workspace of ", n->attrs.getInt("plugin_workspace", -1), " bytes");
     }
     if (fn->subgraphs() && fn->subgraphs()->size() > 0) {
       if (depth >= kMaxSubgraphDepth)

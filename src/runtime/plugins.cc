@@ -1,6 +1,7 @@
 // Plugin layers of a loaded plan: each plan record is rebuilt by the creator the process-wide registry holds
 // under its (type, version, namespace): V2 through deserializePlugin, V3 through createPlugin(kRUNTIME) with
-// the fields the plan stores; a missing creator fails the load naming the plugin and what to load.
+// the fields the plan stores (the instance keeps the plan's shape expressions); a missing creator fails the load
+// naming the plugin and what to load.
 #include "runtime/plugins.h"
 
 #include <cstring>
@@ -56,6 +57,7 @@ Status resolvePlugins(ir::Graph& g) {
     KILN_ASSIGN_OR_RETURN(ir::PluginRecord rec, n.plugin->record());
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<ir::PluginInstance> inst, resolve(n, rec));
     inst->setRecord(std::move(rec));
+    inst->setShapeProgram(n.plugin->shapeProgram());  // the plan's expressions: inference never asks the plugin
     KILN_RETURN_IF_ERROR(inst->initialize().withContext(n.describe()));
     n.plugin = std::move(inst);
   }

@@ -1,7 +1,9 @@
 // gpu: plugin layers on the GPU through the public API: a V2 plugin whose enqueue stacks its two inputs with
 // stream-ordered device copies (through the builder's workspace), built for kGPU at levels 0 and 3, serialized,
 // deserialized through the registry, run with device pointers on a user stream, captured into a CUDA graph, and
-// run from several contexts on several threads and streams. Skips where no CUDA device is present.
+// run from several contexts on several threads and streams; a V3 plugin with a size tensor (its data-dependent
+// output staged at its upper bound on the device, then moved to the user's output allocator) created at run time
+// without a build capability. Skips where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <kiln/kiln.h>
@@ -13,6 +15,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "e2e/test_plugins_v3.h"
 
 namespace {
 
@@ -226,6 +230,160 @@ TEST(PluginGpu, ManyContextsOnManyStreams) {
       cudaStreamDestroy(s);
     });
   for (auto& th : threads) th.join();
+}
+
+// SelectPositive on the GPU: the input comes to the host (stream-ordered copy, then a wait), the selection is
+// written back into the upper-bound output and the size tensor, and the plugin waits for its copies before returning
+// (its host buffers are local).
+class GpuSelectPositive final : public kiln_test::SelectPositiveT<GpuSelectPositive> {
+ public:
+  using SelectPositiveT::SelectPositiveT;
+  char const* getPluginName() const noexcept override { return "KilnTestGpuSelectPositive"; }
+  int32_t enqueue(kiln::PluginTensorDesc const* inDesc, kiln::PluginTensorDesc const* outDesc, void const* const* inputs,
+                  void* const* outputs, void*, cudaStream_t stream) noexcept override {
+    size_t n = static_cast<size_t>(kiln_test::countOf(inDesc[0].dims));
+    std::vector<float> x(n), y(n);
+    int64_t size = 0;
+    size_t sizeBytes = (mode_ & 1) ? 8 : 4;
+    if (n && cudaMemcpyAsync(x.data(), inputs[0], n * 4, cudaMemcpyDeviceToHost, stream) != cudaSuccess) return 1;
+    if (cudaStreamSynchronize(stream) != cudaSuccess) return 1;
+    if (int32_t rc = select(inDesc, outDesc, x.data(), y.data(), &size); rc != 0) return rc;
+    if (n && cudaMemcpyAsync(outputs[0], y.data(), n * 4, cudaMemcpyHostToDevice, stream) != cudaSuccess) return 1;
+    if (cudaMemcpyAsync(outputs[1], &size, sizeBytes, cudaMemcpyHostToDevice, stream) != cudaSuccess) return 1;
+    return cudaStreamSynchronize(stream) == cudaSuccess ? 0 : 1;
+  }
+  int32_t enqueueHost(kiln::PluginTensorDesc const*, kiln::PluginTensorDesc const*, void const* const*, void* const*,
+                      void*) noexcept override {
+    return 7;
+  }
+};
+
+class GpuSelectPositiveCreator final : public kiln::IPluginCreatorV3One {
+ public:
+  kiln::IPluginV3* createPlugin(char const* n, kiln::PluginFieldCollection const* fc, kiln::TensorRTPhase p) noexcept override {
+    return inner_.createPlugin(n, fc, p);
+  }
+  kiln::PluginFieldCollection const* getFieldNames() noexcept override { return inner_.getFieldNames(); }
+  char const* getPluginName() const noexcept override { return "KilnTestGpuSelectPositive"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  char const* getPluginNamespace() const noexcept override { return "kiln.test"; }
+
+ private:
+  kiln_test::RuntimeV3Creator<GpuSelectPositive> inner_{"KilnTestGpuSelectPositive"};
+};
+
+REGISTER_KILN_PLUGIN(GpuSelectPositiveCreator);
+
+// Device memory for data-dependent outputs.
+class DeviceOutputAllocator final : public kiln::IOutputAllocator {
+ public:
+  ~DeviceOutputAllocator() override { cudaFree(buf); }
+  void* reallocateOutputAsync(char const*, void*, uint64_t size, uint64_t, cudaStream_t) override {
+    ++calls;
+    if (size <= capacity) return buf;
+    cudaFree(buf);
+    buf = nullptr;
+    capacity = 0;
+    if (cudaMalloc(&buf, size) != cudaSuccess) return nullptr;
+    capacity = size;
+    return buf;
+  }
+  void notifyShape(char const*, kiln::Dims const& d) noexcept override { shape = d; }
+  void* buf = nullptr;
+  uint64_t capacity = 0;
+  kiln::Dims shape{};
+  int calls = 0;
+};
+
+// x [N, 4] (N in [1, 8]) -> GpuSelectPositive -> pos [K] (output allocator), k (0-D), sum(pos) (0-D), for
+// int32 and int64 size tensors and a size past the upper bound (refused).
+TEST(PluginGpu, SizeTensorDataDependentOutput) {
+  if (!gpuPresent()) GTEST_SKIP() << "no CUDA device";
+  for (int32_t mode : {0, 1, 2}) {
+    SCOPED_TRACE(mode);
+    Logger logger;
+    std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+    std::unique_ptr<kiln::INetworkDefinition> net(builder->createNetworkV2(0));
+    std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+    kiln::ITensor* x = net->addInput("x", kiln::DataType::kFLOAT, dims2(-1, 4));
+    GpuSelectPositive plugin(mode, false);
+    kiln::ITensor* ins[] = {x};
+    kiln::IPluginV3Layer* l = net->addPluginV3(ins, 1, nullptr, 0, plugin);
+    ASSERT_NE(l, nullptr);
+    l->getOutput(0)->setName("pos");
+    l->getOutput(1)->setName("k");
+    net->markOutput(*l->getOutput(0));
+    net->markOutput(*l->getOutput(1));
+    kiln::IReduceLayer* r = net->addReduce(*l->getOutput(0), kiln::ReduceOperation::kSUM, 1u, false);
+    r->getOutput(0)->setName("sum");
+    net->markOutput(*r->getOutput(0));
+    kiln::IOptimizationProfile* p = builder->createOptimizationProfile();
+    p->setDimensions("x", kiln::OptProfileSelector::kMIN, dims2(1, 4));
+    p->setDimensions("x", kiln::OptProfileSelector::kOPT, dims2(2, 4));
+    p->setDimensions("x", kiln::OptProfileSelector::kMAX, dims2(8, 4));
+    config->addOptimizationProfile(p);
+    config->setDefaultDeviceType(kiln::DeviceType::kGPU);
+    std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*net, *config));
+    ASSERT_NE(plan, nullptr);
+    std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+    kiln_test::runtimeBuildCalls() = 0;
+    std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+    ASSERT_NE(engine, nullptr);
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr);
+    DeviceOutputAllocator alloc;
+    ASSERT_TRUE(ctx->setOutputAllocator("pos", &alloc));
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    void *dx = nullptr, *dk = nullptr, *dsum = nullptr;
+    ASSERT_EQ(cudaMalloc(&dx, 8 * 4 * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dk, 8), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dsum, 4), cudaSuccess);
+    for (int64_t rows : {3, 8, 1}) {
+      SCOPED_TRACE(rows);
+      std::vector<float> xs(static_cast<size_t>(rows * 4)), want;
+      float sum = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        xs[i] = (i * 5 + static_cast<size_t>(rows)) % 3 == 0 ? static_cast<float>(i) + 0.25f : -1.0f;
+        if (xs[i] > 0) want.push_back(xs[i]), sum += xs[i];
+      }
+      ASSERT_EQ(cudaMemcpy(dx, xs.data(), xs.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_TRUE(ctx->setInputShape("x", dims2(rows, 4)));
+      ASSERT_TRUE(ctx->setTensorAddress("x", dx));
+      ASSERT_TRUE(ctx->setTensorAddress("k", dk));
+      ASSERT_TRUE(ctx->setTensorAddress("sum", dsum));
+      bool ok = ctx->enqueueV3(stream);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      if (mode == 2) {  // K + n + 1 is past the upper bound n
+        EXPECT_FALSE(ok);
+        EXPECT_EQ(alloc.calls, 0);
+        continue;
+      }
+      ASSERT_TRUE(ok);
+      int64_t k = -1;
+      int32_t k32 = -1;
+      float got = -1;
+      ASSERT_EQ(cudaMemcpy(mode == 1 ? static_cast<void*>(&k) : static_cast<void*>(&k32), dk, mode == 1 ? 8 : 4,
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      if (mode == 0) k = k32;
+      EXPECT_EQ(k, static_cast<int64_t>(want.size()));
+      ASSERT_EQ(alloc.shape.nbDims, 1);
+      ASSERT_EQ(alloc.shape.d[0], static_cast<int64_t>(want.size()));
+      std::vector<float> pos(want.size());
+      if (!pos.empty()) {
+        ASSERT_EQ(cudaMemcpy(pos.data(), alloc.buf, pos.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      }
+      EXPECT_EQ(pos, want);
+      ASSERT_EQ(cudaMemcpy(&got, dsum, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_FLOAT_EQ(got, sum);
+    }
+    EXPECT_EQ(kiln_test::runtimeBuildCalls().load(), 0);
+    cudaFree(dx);
+    cudaFree(dk);
+    cudaFree(dsum);
+    cudaStreamDestroy(stream);
+  }
 }
 
 }  // namespace

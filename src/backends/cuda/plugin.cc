@@ -1,6 +1,7 @@
 // Plugin nodes on the GPU: the plugin's own enqueue(..., stream) with device pointers, on the context's own plugin
 // copy (backends/plugin_kernel.h). V2 copies are attached with cuDNN and cuBLAS handles of their execution context
 // (as TensorRT's are; the builder's tactic sources say which), bound to the launch's stream before each enqueue.
+// Outputs sized by size tensors are staged in stream-ordered device scratch (kCudaPluginOps).
 #include <cublas_v2.h>
 #include <cudnn.h>
 
@@ -39,6 +40,26 @@ class CudaPluginHandles final : public backends::PluginHandles {
   cublasHandle_t cublas_ = nullptr;
 };
 
+// Device memory for plugin outputs sized by size tensors (backends::PluginKernel::enqueueDataDependent).
+Result<void*> pluginAllocate(size_t bytes, void* stream) {
+  void* p = nullptr;
+  KILN_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream)),
+                            "plugin output scratch allocation");
+  return p;
+}
+void pluginRelease(void* p, void* stream) { (void)cudaFreeAsync(p, static_cast<cudaStream_t>(stream)); }
+Status pluginCopy(void* dst, void const* src, size_t bytes, bool toHost, void* stream) {
+  KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, toHost ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice,
+                                            static_cast<cudaStream_t>(stream)),
+                            "plugin output copy");
+  return Status::ok();
+}
+Status pluginSynchronize(void* stream) {
+  KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "waiting for a plugin's size tensor");
+  return Status::ok();
+}
+constexpr backends::PluginDeviceOps kCudaPluginOps{pluginAllocate, pluginRelease, pluginCopy, pluginSynchronize};
+
 backends::Tactic makePluginCuda(ir::OpType op, char const* name) {
   backends::Tactic t;
   t.name = name;
@@ -50,9 +71,12 @@ backends::Tactic makePluginCuda(ir::OpType op, char const* name) {
   t.create = [](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
     if (!n.plugin) return invalidGraph(n.describe(), " has no plugin object");
     bool v2 = n.op == ir::OpType::kPluginV2;
-    return std::unique_ptr<backends::Kernel>(new backends::PluginKernel(
+    auto k = std::make_unique<backends::PluginKernel>(
         n.plugin, backends::pluginRegularInputs(n), false, backends::pluginTactic(n), &CudaPluginHandles::make,
-        v2 && backends::pluginWantsCudnn(n), v2 && backends::pluginWantsCublas(n)));
+        v2 && backends::pluginWantsCudnn(n), v2 && backends::pluginWantsCublas(n));
+    k->setStoredWorkspace(backends::pluginStoredWorkspace(n));
+    k->setDeviceOps(&kCudaPluginOps);
+    return std::unique_ptr<backends::Kernel>(std::move(k));
   };
   return t;
 }

@@ -19,7 +19,9 @@ Tactic makePluginHost(ir::OpType op, char const* name) {
     if (!n.plugin->hostExecution())
       return unsupported(n.describe(), ": ", n.plugin->describe(),
                          " has no host execution (kiln::IPluginHostExecution): it cannot run on the CPU");
-    return std::unique_ptr<Kernel>(new PluginKernel(n.plugin, pluginRegularInputs(n), true, pluginTactic(n)));
+    auto k = std::make_unique<PluginKernel>(n.plugin, pluginRegularInputs(n), true, pluginTactic(n));
+    k->setStoredWorkspace(pluginStoredWorkspace(n));
+    return std::unique_ptr<Kernel>(std::move(k));
   };
   return t;
 }
