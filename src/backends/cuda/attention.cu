@@ -253,6 +253,7 @@ __global__ void __launch_bounds__(kThreads) attentionTensorCoreKernel(AttentionA
 
 constexpr int kF32Rows = 64;  // threads per CTA, one query row each
 constexpr int kF32Keys = 32;  // keys per tile
+static_assert(kF32Rows == kBlockM, "launchAttention sizes the grid by kBlockM rows for both kernels");
 
 size_t fp32SmemBytes(int64_t d, int64_t dv) {
   return static_cast<size_t>(kF32Rows * (d + 1) + kF32Rows * (dv + 1) + kF32Keys * d + kF32Keys * dv) *
