@@ -118,9 +118,9 @@ backends::Tactic makeAttention() {
     return refusal(in, out).empty();
   };
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
-    return std::unique_ptr<backends::Kernel>(new AttentionKernel(
-        node.describe(), static_cast<float>(node.attrs.getFloat("scale", 1.0)),
-        node.attrs.getInt("k_transposed", 0) != 0, node.attrs.getInt("nan_to_zero", 0) != 0));
+    return std::unique_ptr<backends::Kernel>(
+        new AttentionKernel(node.describe(), static_cast<float>(node.attrs.getFloat("scale", 1.0)),
+                            node.attrs.getInt("k_transposed", 0) != 0, node.attrs.getInt("nan_to_zero", 0) != 0));
   };
   return t;
 }

@@ -256,8 +256,7 @@ constexpr int kF32Keys = 32;  // keys per tile
 static_assert(kF32Rows == kBlockM, "launchAttention sizes the grid by kBlockM rows for both kernels");
 
 size_t fp32SmemBytes(int64_t d, int64_t dv) {
-  return static_cast<size_t>(kF32Rows * (d + 1) + kF32Rows * (dv + 1) + kF32Keys * d + kF32Keys * dv) *
-             sizeof(float) +
+  return static_cast<size_t>(kF32Rows * (d + 1) + kF32Rows * (dv + 1) + kF32Keys * d + kF32Keys * dv) * sizeof(float) +
          kF32Rows * (sizeof(float) + sizeof(int));
 }
 
@@ -377,9 +376,12 @@ void launchTensorCore(AttentionArgs const& a, dim3 grid, cudaStream_t stream) {
 template <typename T>
 void launchTensorCoreFor(AttentionArgs const& a, dim3 grid, cudaStream_t stream) {
   int64_t const widest = a.d > a.dv ? a.d : a.dv;
-  if (widest <= 32) launchTensorCore<T, 32>(a, grid, stream);
-  else if (widest <= 64) launchTensorCore<T, 64>(a, grid, stream);
-  else launchTensorCore<T, 128>(a, grid, stream);
+  if (widest <= 32)
+    launchTensorCore<T, 32>(a, grid, stream);
+  else if (widest <= 64)
+    launchTensorCore<T, 64>(a, grid, stream);
+  else
+    launchTensorCore<T, 128>(a, grid, stream);
 }
 
 }  // namespace
@@ -392,8 +394,12 @@ bool launchAttention(int32_t dtype, AttentionArgs const& a, cudaStream_t stream)
   if (a.batchCount <= 0 || a.sq <= 0) return true;  // an empty output
   dim3 const grid(static_cast<unsigned>(a.batchCount), static_cast<unsigned>(tiles));
   switch (dtype) {
-    case dev::kHALF: launchTensorCoreFor<__half>(a, grid, stream); break;
-    case dev::kBF16: launchTensorCoreFor<__nv_bfloat16>(a, grid, stream); break;
+    case dev::kHALF:
+      launchTensorCoreFor<__half>(a, grid, stream);
+      break;
+    case dev::kBF16:
+      launchTensorCoreFor<__nv_bfloat16>(a, grid, stream);
+      break;
     default: {
       size_t const bytes = fp32SmemBytes(a.d, a.dv);
       (void)cudaFuncSetAttribute(attentionFp32Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -28,8 +28,10 @@ cudatest::NodeSpec spec(DataType t, Shapes const& s, double scale, bool kTranspo
                         HostTensor const* mask = nullptr) {
   std::vector<In> in{var(randomTensor(t, s.q, seed, -2, 2)), var(randomTensor(t, s.k, seed + 1, -2, 2)),
                      var(randomTensor(t, s.v, seed + 2, -1, 1))};
-  if (mask) in.push_back(var(*mask));
-  else if (!s.mask.empty()) in.push_back(var(randomTensor(t, s.mask, seed + 3, -4, 0)));
+  if (mask)
+    in.push_back(var(*mask));
+  else if (!s.mask.empty())
+    in.push_back(var(randomTensor(t, s.mask, seed + 3, -4, 0)));
   return {ir::OpType::kAttention,
           attrs({{"scale", scale}, {"k_transposed", int64_t{kTransposed}}, {"nan_to_zero", int64_t{nanToZero}}}),
           std::move(in)};
@@ -37,7 +39,7 @@ cudatest::NodeSpec spec(DataType t, Shapes const& s, double scale, bool kTranspo
 
 TEST(CudaAttention, SequenceLengthsAroundTheTiles) {
   KILN_REQUIRE_GPU();
-  std::pair<int64_t, int64_t> const lengths[] = {{1, 1},   {7, 300}, {16, 7},   {64, 64},  {65, 65},
+  std::pair<int64_t, int64_t> const lengths[] = {{1, 1},     {7, 300},   {16, 7},   {64, 64}, {65, 65},
                                                  {128, 128}, {197, 197}, {300, 65}, {1, 197}};
   for (DataType t : kFloats)
     for (int64_t d : {32, 64, 128})
@@ -116,8 +118,8 @@ TEST(CudaAttention, RefusesWhatItCannotRun) {
   KILN_REQUIRE_GPU();
   // Head dims 12 (not a multiple of 8) and 136 (past 128): no CUDA tactic, the builder keeps the host fallback.
   for (auto [d, dv] : {std::pair<int64_t, int64_t>{12, 16}, {64, 136}}) {
-    auto r = expectMatchesReference(spec(DataType::kHALF, bhsd(1, 2, 8, 8, d, dv, false), 0.5, false, false, 41), -1,
-                                    0);
+    auto r =
+        expectMatchesReference(spec(DataType::kHALF, bhsd(1, 2, 8, 8, d, dv, false), 0.5, false, false, 41), -1, 0);
     EXPECT_TRUE(r.empty()) << "d " << d << " dv " << dv;
   }
 }

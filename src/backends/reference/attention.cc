@@ -42,7 +42,8 @@ bool broadcastsTo(Dims const& in, Dims const& out) {
 }
 
 Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
-  if (ctx.inputs.size() < 3 || ctx.outputs.size() != 1) return invalidArgument(ap.who, ": needs q, k, v and one output");
+  if (ctx.inputs.size() < 3 || ctx.outputs.size() != 1)
+    return invalidArgument(ap.who, ": needs q, k, v and one output");
   TensorView const& q = ctx.inputs[0];
   TensorView const& k = ctx.inputs[1];
   TensorView const& v = ctx.inputs[2];

@@ -189,8 +189,10 @@ TEST(AttentionReference, FullyMaskedRows) {
       for (int64_t i = 0; i < (*r)[0].count(); ++i) {
         double x = (*r)[0].doubleAt(i);
         if ((i / 8) % 4 == 2) {
-          if (nanToZero) EXPECT_EQ(x, 0.0);
-          else EXPECT_TRUE(std::isnan(x));
+          if (nanToZero)
+            EXPECT_EQ(x, 0.0);
+          else
+            EXPECT_TRUE(std::isnan(x));
         } else {
           EXPECT_TRUE(std::isfinite(x));
         }

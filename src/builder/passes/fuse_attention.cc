@@ -104,8 +104,8 @@ class FuseAttention final : public Pass {
       for (int side = 0; side < 2 && !mask; ++side) {
         ir::Value* x = add->inputs[side];
         ir::Node* p = x->producer;
-        bool scoreSide = p && (p->op == ir::OpType::kMatrixMultiply || isElementWise(p, Op::kPROD) ||
-                               isElementWise(p, Op::kDIV));
+        bool scoreSide =
+            p && (p->op == ir::OpType::kMatrixMultiply || isElementWise(p, Op::kPROD) || isElementWise(p, Op::kDIV));
         if (!scoreSide || !dimsEqual(x->shape, s2->shape) || add->inputs[1 - side] == x) continue;
         mask = add->inputs[1 - side];
         s = x;
@@ -136,9 +136,10 @@ class FuseAttention final : public Pass {
     if (users.size() == 2) {
       ir::Node* isNan = users[0]->op == ir::OpType::kUnary ? users[0] : users[1];
       ir::Node* sel = isNan == users[0] ? users[1] : users[0];
-      if (isNan->op != ir::OpType::kUnary || isNan->attrs.getInt("op", -1) != static_cast<int64_t>(UnaryOperation::kISNAN) ||
-          isNan->inputs.size() != 1 || isNan->outputs.size() != 1 || sel->op != ir::OpType::kSelect ||
-          sel->inputs.size() != 3 || sel->outputs.size() != 1 || sel->inputs[0] != isNan->outputs[0] ||
+      if (isNan->op != ir::OpType::kUnary ||
+          isNan->attrs.getInt("op", -1) != static_cast<int64_t>(UnaryOperation::kISNAN) || isNan->inputs.size() != 1 ||
+          isNan->outputs.size() != 1 || sel->op != ir::OpType::kSelect || sel->inputs.size() != 3 ||
+          sel->outputs.size() != 1 || sel->inputs[0] != isNan->outputs[0] ||
           !passutil::hasSingleUse(g, isNan->outputs[0]) || sel->inputs[2] != p || sel->inputs[1] == p ||
           scalarConstant(sel->inputs[1]) != 0.0 || !dimsEqual(sel->outputs[0]->shape, p->shape) ||
           sel->outputs[0]->dtype != p->dtype)

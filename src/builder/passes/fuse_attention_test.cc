@@ -39,28 +39,29 @@ constexpr char kBert[] =
 TEST(FuseAttention, Bert) {
   auto pass = createFuseAttentionPass();
   // K's Transpose(0,2,3,1) keeps rows whole (0,2,1,3); the dead constants go with dead-layer elimination.
-  testing::expectRewrite(*pass, kBert,
-                         "graph {\n"
-                         "  input qin: f32[2,6,2,8]\n"
-                         "  input kin: f32[2,6,2,8]\n"
-                         "  input vin: f32[2,6,2,8]\n"
-                         "  input am: bool[2,1,1,6]\n"
-                         "  c1: f32[1] = Constant \"c1\" () {data=[0.59460354]}\n"
-                         "  c2: f32[1] = Constant \"c2\" () {data=[0.59460354]}\n"
-                         "  zero: f32[1] = Constant \"zero\" () {data=[0.0]}\n"
-                         "  neg: f32[1] = Constant \"neg\" () {data=[-3.4e+38]}\n"
-                         "  pz: f32[1] = Constant \"pz\" () {data=[0.0]}\n"
-                         "  q: f32[2,2,6,8] = Shuffle \"tq\" (qin) {first_perm=[0,2,1,3]}\n"
-                         "  kt: f32[2,2,6,8] = Shuffle \"tk\" (kin) {first_perm=[0,2,1,3]}\n"
-                         "  v: f32[2,2,6,8] = Shuffle \"tv\" (vin) {first_perm=[0,2,1,3]}\n"
-                         "  m: f32[2,1,1,6] = Select \"mask\" (am, zero, neg)\n"
-                         "  qk_attention_output: f32[2,2,6,8] = Attention \"qk_attention\" (q, kt, v, m) {k_transposed=0, "
-                         "nan_to_zero=1, scale=0.353553368012399} "
-                         "@fused=[\"softmax\",\"add\",\"qk\",\"mq\",\"mk\",\"isnan\",\"where\",\"pv\"]\n"
-                         "  ot: f32[2,6,2,8] = Shuffle \"to\" (qk_attention_output) {first_perm=[0,2,1,3]}\n"
-                         "  output ot\n"
-                         "}\n",
-                         1e-5);
+  testing::expectRewrite(
+      *pass, kBert,
+      "graph {\n"
+      "  input qin: f32[2,6,2,8]\n"
+      "  input kin: f32[2,6,2,8]\n"
+      "  input vin: f32[2,6,2,8]\n"
+      "  input am: bool[2,1,1,6]\n"
+      "  c1: f32[1] = Constant \"c1\" () {data=[0.59460354]}\n"
+      "  c2: f32[1] = Constant \"c2\" () {data=[0.59460354]}\n"
+      "  zero: f32[1] = Constant \"zero\" () {data=[0.0]}\n"
+      "  neg: f32[1] = Constant \"neg\" () {data=[-3.4e+38]}\n"
+      "  pz: f32[1] = Constant \"pz\" () {data=[0.0]}\n"
+      "  q: f32[2,2,6,8] = Shuffle \"tq\" (qin) {first_perm=[0,2,1,3]}\n"
+      "  kt: f32[2,2,6,8] = Shuffle \"tk\" (kin) {first_perm=[0,2,1,3]}\n"
+      "  v: f32[2,2,6,8] = Shuffle \"tv\" (vin) {first_perm=[0,2,1,3]}\n"
+      "  m: f32[2,1,1,6] = Select \"mask\" (am, zero, neg)\n"
+      "  qk_attention_output: f32[2,2,6,8] = Attention \"qk_attention\" (q, kt, v, m) {k_transposed=0, "
+      "nan_to_zero=1, scale=0.353553368012399} "
+      "@fused=[\"softmax\",\"add\",\"qk\",\"mq\",\"mk\",\"isnan\",\"where\",\"pv\"]\n"
+      "  ot: f32[2,6,2,8] = Shuffle \"to\" (qk_attention_output) {first_perm=[0,2,1,3]}\n"
+      "  output ot\n"
+      "}\n",
+      1e-5);
 }
 
 // torchvision vit_b_16: sqrt(scale) (a constant once the profile fixes the shapes) on q and on k^T.
