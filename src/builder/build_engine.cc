@@ -535,6 +535,17 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
                      before - g->nodes().size(), " layers removed"));
     }
   }
+  // Attention again: the exporters compute SDPA's scale from q's shape, which the profile constants make a
+  // constant only now, after the pipeline (whose fuse_attention saw it computed).
+  if (gpu && config.optimizationLevel() > 0) {
+    passLog.clear();
+    KILN_ASSIGN_OR_RETURN(bool fused, createFuseAttentionPass()->run(*g, pctx));
+    if (fused) {
+      KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
+      KILN_RETURN_IF_ERROR(recomputeStates());
+      for (auto const& l : passLog) verbose(l);
+    }
+  }
   // GPU memory layouts: channels-last where format-aware tactics take it, Reformat layers where layouts meet;
   // the weights' reformats are computed here, once.
   if (gpu && config.optimizationLevel() > 0) {

@@ -38,7 +38,8 @@ bool isComputeOp(OpType op) {
     case OpType::kCumulative:
     case OpType::kQuantize:
     case OpType::kDequantize:
-    case OpType::kDynamicQuantize: return true;
+    case OpType::kDynamicQuantize:
+    case OpType::kAttention: return true;
     case OpType::kConstant:
     case OpType::kIdentity:
     case OpType::kReformat:
@@ -121,6 +122,8 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kIf:
     case OpType::kPluginV2:
     case OpType::kPluginV3:
+    // q, k, v and the additive mask, as the MatrixMultiply/ElementWise layers it replaces read them.
+    case OpType::kAttention:
     case OpType::kLoop: return true;
   }
   return true;
@@ -172,6 +175,7 @@ bool followsDataType(OpType op) {
     case OpType::kQuantize:
     case OpType::kDequantize:
     case OpType::kDynamicQuantize:
+    case OpType::kAttention:
     case OpType::kIf:
     case OpType::kLoop:
     // Plugins: the builder negotiates their types with the plugin (builder/plugins.cc).

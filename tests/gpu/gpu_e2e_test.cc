@@ -1,7 +1,7 @@
 // gpu: whole networks through the public API on the GPU (plans for sm_XX, device memory, streams) against the
 // same network on the CPU reference backend: ResNet-18 and a BERT layer in fp32 (TF32 off), TF32, fp16 and bf16
-// at builder levels 0 and 3; many contexts on many streams; CUDA graph capture and replay; per-layer profiling;
-// the timing cache; host-fallback layers. Skips where no CUDA device is present.
+// at builder levels 0 and 3; the BERT layer's attention as one fused kernel; many contexts on many streams; CUDA
+// graph capture and replay; per-layer profiling; the timing cache; host-fallback layers. Skips where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -34,6 +34,7 @@ struct GpuBuild {
   bool bf16 = false;
   kiln::ITimingCache* cache = nullptr;
   std::vector<uint32_t> sources{};  // empty: all
+  bool detailed = false;            // kDETAILED profiling verbosity (the inspector then names ops and tactics)
 };
 
 std::vector<uint8_t> buildGpuPlan(kiln::ILogger& logger, DefineFn const& define, GpuBuild const& o) {
@@ -45,6 +46,7 @@ std::vector<uint8_t> buildGpuPlan(kiln::ILogger& logger, DefineFn const& define,
   if (o.fp16) config->setFlag(kiln::BuilderFlag::kFP16);
   if (o.bf16) config->setFlag(kiln::BuilderFlag::kBF16);
   config->setBuilderOptimizationLevel(o.level);
+  if (o.detailed) config->setProfilingVerbosity(kiln::ProfilingVerbosity::kDETAILED);
   if (o.cache) {
     EXPECT_TRUE(config->setTimingCache(*o.cache, false));
   }
@@ -205,6 +207,59 @@ TEST(GpuModels, BertLayerMatchesTheReferenceAtSeveralShapes) {
   for (auto dims : {kiln::Dims{3, {2, 64, 256}}, kiln::Dims{3, {1, 7, 256}}, kiln::Dims{3, {4, 128, 256}}}) {
     auto in = randomInput("input", dims, 11);
     for (auto const& c : precisionCases()) checkModel(bert(), {in}, c);
+  }
+}
+
+// How many times `what` occurs in `text`.
+int occurrences(std::string const& text, std::string const& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+TEST(GpuModels, BertLayerAttentionRunsAsOneFusedKernel) {
+  REQUIRE_GPU();
+  auto in = randomInput("input", kiln::Dims{3, {2, 100, 256}}, 13);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, bert(), {in});
+  struct Fused {
+    char const* name;
+    GpuBuild build;
+    int attentionLayers;
+    double tolerance;
+  };
+  for (auto const& c : {Fused{"fp32 level 3", {3}, 1, 1e-5}, Fused{"fp16 level 3", {3, false, true}, 1, 5e-3},
+                        Fused{"bf16 level 3", {3, false, false, true}, 1, 2e-2}, Fused{"fp32 level 0", {0}, 0, 1e-5}}) {
+    SCOPED_TRACE(c.name);
+    GpuBuild b = c.build;
+    b.detailed = true;
+    auto plan = buildGpuPlan(logger, bert(), b);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+    ASSERT_NE(inspector, nullptr);
+    char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+    ASSERT_NE(info, nullptr);
+    std::string const text = info;
+    // Level 3 fuses the scores, scale, softmax and context layers into one Attention layer on the flash kernel;
+    // level 0 runs no fusion.
+    EXPECT_EQ(occurrences(text, "\"LayerType\": \"Attention\""), c.attentionLayers) << text;
+    EXPECT_EQ(occurrences(text, "attention_cuda_flash"), c.attentionLayers) << text;
+    EXPECT_EQ(occurrences(text, "\"LayerType\": \"SoftMax\""), 1 - c.attentionLayers) << text;
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    DeviceIO io;
+    ASSERT_TRUE(io.bind(*ctx, {in})) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_TRUE(io.fetch(s));
+    cudaStreamDestroy(s);
+    double err = compare(io.outputs(), ref);
+    std::printf("%s: norm-relative error %.3g (limit %.3g)\n", c.name, err, c.tolerance);
+    EXPECT_LE(err, c.tolerance);
   }
 }
 

@@ -43,6 +43,9 @@ std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
 std::unique_ptr<Pass> createFuseGeluPass();
 /// Swaps the last two axes of a Shuffle feeding a MatrixMultiply operand into the operand's transpose flag.
 std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
+/// GPU builds only (not PassContext::cpuTarget): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax -> [NaN -> 0] ->
+/// MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
+std::unique_ptr<Pass> createFuseAttentionPass();
 /// CPU builds only (PassContext::cpuTarget): x * sigmoid(x) after a Convolution becomes its `cpu_swish`
 /// attribute (the CPU kernels apply it after the activation; the CUDA ones do not read it).
 std::unique_ptr<Pass> createFuseCpuSwishPass();

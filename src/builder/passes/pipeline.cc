@@ -27,6 +27,8 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
   passes.push_back(createEliminateCommonSubexpressionsPass());
   passes.push_back(createFoldScaleIntoConvolutionPass());
   passes.push_back(createFuseGeluPass());
+  // Before transpose and bias folding, which would otherwise take parts of the attention pattern apart.
+  passes.push_back(createFuseAttentionPass());
   passes.push_back(createFoldTransposeIntoMatmulPass());
   passes.push_back(createFuseBiasActivationPass());
   passes.push_back(createFuseCpuSwishPass());

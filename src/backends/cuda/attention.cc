@@ -1,0 +1,130 @@
+// Attention on the GPU (the node fuse_attention makes): one flash-attention kernel per launch, fp16/bf16 on
+// tensor cores, fp32 with FMA; batch dims broadcast through strides, the additive mask read with broadcast strides.
+#include "backends/cuda/attention_kernels.h"
+#include "backends/cuda/cuda_util.h"
+
+namespace kiln::cuda {
+namespace {
+
+// Element strides of the dims of a row-major `shape`, right-aligned to `rank` dims; 0 where `shape` has 1 or
+// lacks the dim (broadcast). `count` leading dims of `shape` are taken (its trailing ones still make the strides).
+void alignedStrides(Dims const& shape, int32_t count, int32_t rank, int64_t* out) {
+  int64_t stride = 1;
+  for (int32_t i = shape.nbDims - 1; i >= 0; --i) {
+    if (i < count) {
+      int32_t const o = rank - count + i;
+      if (o >= 0) out[o] = shape.d[i] == 1 ? 0 : stride;
+    }
+    stride *= shape.d[i];
+  }
+}
+
+// What the kernels take, from input and output shapes and types; the reason otherwise.
+std::string refusal(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+  if (in.size() < 3 || in.size() > 4 || out.size() != 1) return "needs q, k, v, an optional mask and one output";
+  DataType const t = out[0].dtype;
+  if (!isCudaFloat(t)) return strCat("no kernel for ", dataTypeName(t));
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i].shape.nbDims >= 0 && in[i].dtype != t) return "inputs and output differ in type";
+  for (size_t i = 0; i < 3; ++i)
+    if (in[i].shape.nbDims < 2) return "q, k and v need rank >= 2";
+  Dims const& q = in[0].shape;
+  Dims const& v = in[2].shape;
+  Dims const& y = out[0].shape;
+  if (!attentionHeadDimsOk(q.d[q.nbDims - 1], v.d[v.nbDims - 1]))
+    return strCat("head dims ", q.d[q.nbDims - 1], " and ", v.d[v.nbDims - 1], " (multiples of 8 up to ",
+                  kAttentionMaxHeadDim, " run)");
+  if (y.nbDims < 2 || y.nbDims - 2 > kAttentionMaxBatchDims)
+    return strCat("more than ", kAttentionMaxBatchDims, " leading dims");
+  if (in.size() == 4 && in[3].shape.nbDims > y.nbDims) return "a mask of higher rank than the scores";
+  int64_t const sq = y.d[y.nbDims - 2];
+  if (sq >= 0 && (sq + kAttentionRowsPerTile - 1) / kAttentionRowsPerTile > kAttentionMaxRowTiles)
+    return strCat(sq, " query rows");
+  int64_t const batch = volume(y) >= 0 && sq > 0 && y.d[y.nbDims - 1] > 0 ? volume(y) / (sq * y.d[y.nbDims - 1]) : 0;
+  if (batch > 0x7fffffff) return strCat(batch, " batch entries");
+  return {};
+}
+
+class AttentionKernel final : public backends::Kernel {
+ public:
+  AttentionKernel(std::string who, float scale, bool kTransposed, bool nanToZero)
+      : who_(std::move(who)), scale_(scale), kTransposed_(kTransposed), nanToZero_(nanToZero) {}
+
+  Status enqueue(backends::LaunchContext const& ctx) const override {
+    std::vector<ir::TensorInfo> in, out;
+    for (auto const& t : ctx.inputs) in.push_back({t.dtype, t.shape});  // absent: nbDims -1
+    for (auto const& t : ctx.outputs) out.push_back({t.dtype, t.shape});
+    std::string why = refusal(in, out);
+    if (!why.empty()) return unsupported(who_, ": ", why);
+    auto const& q = ctx.inputs[0];
+    auto const& k = ctx.inputs[1];
+    auto const& v = ctx.inputs[2];
+    auto const* mask = ctx.inputs.size() > 3 && ctx.inputs[3].shape.nbDims >= 0 ? &ctx.inputs[3] : nullptr;
+    auto const& y = ctx.outputs[0];
+    int32_t const rank = y.shape.nbDims;
+    AttentionArgs a;
+    a.q = q.data;
+    a.k = k.data;
+    a.v = v.data;
+    a.mask = mask ? mask->data : nullptr;
+    a.y = y.data;
+    a.sq = q.shape.d[q.shape.nbDims - 2];
+    a.d = q.shape.d[q.shape.nbDims - 1];
+    a.skv = v.shape.d[v.shape.nbDims - 2];
+    a.dv = v.shape.d[v.shape.nbDims - 1];
+    int64_t const kd = kTransposed_ ? k.shape.d[k.shape.nbDims - 2] : k.shape.d[k.shape.nbDims - 1];
+    int64_t const kn = kTransposed_ ? k.shape.d[k.shape.nbDims - 1] : k.shape.d[k.shape.nbDims - 2];
+    if (kd != a.d || kn != a.skv || y.shape.d[rank - 2] != a.sq || y.shape.d[rank - 1] != a.dv)
+      return invalidArgument(who_, ": q ", dimsToString(q.shape), ", k ", dimsToString(k.shape), ", v ",
+                             dimsToString(v.shape), " do not give y ", dimsToString(y.shape));
+    a.batchRank = rank - 2;
+    a.batchCount = 1;
+    for (int32_t i = 0; i < a.batchRank; ++i) {
+      a.batch[i] = y.shape.d[i];
+      a.batchCount *= y.shape.d[i];
+    }
+    alignedStrides(q.shape, q.shape.nbDims - 2, a.batchRank, a.qStride);
+    alignedStrides(k.shape, k.shape.nbDims - 2, a.batchRank, a.kStride);
+    alignedStrides(v.shape, v.shape.nbDims - 2, a.batchRank, a.vStride);
+    if (mask) {
+      int64_t ms[kAttentionMaxBatchDims + 2] = {};
+      alignedStrides(mask->shape, mask->shape.nbDims, rank, ms);
+      for (int32_t i = 0; i < a.batchRank; ++i) a.maskStride[i] = ms[i];
+      a.maskRowStride = ms[rank - 2];
+      a.maskColStride = ms[rank - 1];
+    }
+    a.scale = scale_;
+    a.kTransposed = kTransposed_;
+    a.nanToZero = nanToZero_;
+    if (volume(y.shape) == 0) return Status::ok();
+    if (!launchAttention(static_cast<int32_t>(y.dtype), a, streamOf(ctx)))
+      return unsupported(who_, ": no GPU attention for ", dataTypeName(y.dtype), " with these shapes");
+    return launchStatus(who_);
+  }
+
+ private:
+  std::string who_;
+  float scale_;
+  bool kTransposed_;
+  bool nanToZero_;
+};
+
+backends::Tactic makeAttention() {
+  backends::Tactic t;
+  t.name = "attention_cuda_flash";
+  t.op = ir::OpType::kAttention;
+  t.source = TacticSource::kKILN;
+  t.supports = [](ir::Node const&, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    return refusal(in, out).empty();
+  };
+  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+    return std::unique_ptr<backends::Kernel>(
+        new AttentionKernel(node.describe(), static_cast<float>(node.attrs.getFloat("scale", 1.0)),
+                            node.attrs.getInt("k_transposed", 0) != 0, node.attrs.getInt("nan_to_zero", 0) != 0));
+  };
+  return t;
+}
+KILN_REGISTER_CUDA_TACTIC(makeAttention);
+
+}  // namespace
+}  // namespace kiln::cuda

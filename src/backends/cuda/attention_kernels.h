@@ -1,0 +1,53 @@
+// Launchers of the fused attention kernels (attention.cu): softmax(scale * q k^T + mask) v, flash-attention style
+// (one pass over key tiles with an online softmax), tensor cores for fp16/bf16 and an FMA kernel for fp32.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace kiln::cuda {
+
+/// Most leading (batch) dims the kernels index; the largest head dim (d and dv, multiples of 8).
+inline constexpr int32_t kAttentionMaxBatchDims = 6;
+inline constexpr int64_t kAttentionMaxHeadDim = 128;
+/// Most query tiles of one batch entry (the grid's y extent) and query rows per tile.
+inline constexpr int64_t kAttentionMaxRowTiles = 65535;
+inline constexpr int64_t kAttentionRowsPerTile = 64;
+
+/// One launch. q [.., sq, d], k [.., skv, d] (or [.., d, skv] with kTransposed), v [.., skv, dv] and y
+/// [batch.., sq, dv] are row-major per batch entry; batch entry b (row-major over `batch`) of an operand starts at
+/// sum_i index_i * stride_i (0 strides broadcast). The additive mask's element (b, r, c) is at
+/// maskStride-offset + r * maskRowStride + c * maskColStride (0 strides broadcast); mask may be null.
+struct AttentionArgs {
+  void const* q = nullptr;
+  void const* k = nullptr;
+  void const* v = nullptr;
+  void const* mask = nullptr;
+  void* y = nullptr;
+  int64_t sq = 0, skv = 0, d = 0, dv = 0;
+  int32_t batchRank = 0;
+  int64_t batch[kAttentionMaxBatchDims] = {};
+  int64_t qStride[kAttentionMaxBatchDims] = {};
+  int64_t kStride[kAttentionMaxBatchDims] = {};
+  int64_t vStride[kAttentionMaxBatchDims] = {};
+  int64_t maskStride[kAttentionMaxBatchDims] = {};
+  int64_t batchCount = 1;
+  int64_t maskRowStride = 0, maskColStride = 0;
+  float scale = 1.f;
+  bool kTransposed = false;
+  bool nanToZero = false;
+};
+
+/// True when the kernels take these head dims (multiples of 8 in [8, 128]).
+inline bool attentionHeadDimsOk(int64_t d, int64_t dv) {
+  return d >= 8 && d % 8 == 0 && d <= kAttentionMaxHeadDim && dv >= 8 && dv % 8 == 0 && dv <= kAttentionMaxHeadDim;
+}
+
+/// Enqueues attention for dtype (float: FMA kernel; half, bf16: tensor cores with fp32 accumulation). Rows whose
+/// softmax is NaN (every score -inf, or a NaN or +inf score) are 0 with nanToZero, else NaN; skv == 0 gives 0.
+/// Returns false for another dtype or head dims attentionHeadDimsOk refuses; launch errors are left for
+/// cudaGetLastError.
+bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stream);
+
+}  // namespace kiln::cuda

@@ -1,0 +1,135 @@
+// Reference kernel of Attention: softmax(scale * q k^T + mask) v in fp64, the unfused layers' math (softmax with
+// max subtraction, NaN/Inf as SoftMax gives them, NaN probabilities replaced by 0 with nan_to_zero).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backends/reference/reference_util.h"
+
+namespace kiln::backends::reference {
+namespace {
+
+using ir::OpType;
+
+struct AttentionParams {
+  std::string who;
+  double scale = 1.0;
+  bool kTransposed = false;
+  bool nanToZero = false;
+};
+
+std::vector<double> loadAll(TensorView const& v) {
+  std::vector<double> r(static_cast<size_t>(std::max<int64_t>(0, v.count())));
+  for (size_t i = 0; i < r.size(); ++i) r[i] = loadAsDouble(v, static_cast<int64_t>(i));
+  return r;
+}
+
+Dims leading(Dims const& d, int32_t n) {
+  Dims r{};
+  r.nbDims = n;
+  for (int32_t i = 0; i < n; ++i) r.d[i] = d.d[i];
+  return r;
+}
+
+// True when `in` broadcasts (numpy-style, right-aligned) to exactly `out`.
+bool broadcastsTo(Dims const& in, Dims const& out) {
+  if (in.nbDims > out.nbDims) return false;
+  for (int32_t i = 0; i < in.nbDims; ++i) {
+    int64_t d = in.d[i], o = out.d[out.nbDims - in.nbDims + i];
+    if (d != 1 && d != o) return false;
+  }
+  return true;
+}
+
+Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
+  if (ctx.inputs.size() < 3 || ctx.outputs.size() != 1)
+    return invalidArgument(ap.who, ": needs q, k, v and one output");
+  TensorView const& q = ctx.inputs[0];
+  TensorView const& k = ctx.inputs[1];
+  TensorView const& v = ctx.inputs[2];
+  TensorView const* mask = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
+  TensorView const& y = ctx.outputs[0];
+  int32_t const rq = q.shape.nbDims, rk = k.shape.nbDims, rv = v.shape.nbDims, ry = y.shape.nbDims;
+  if (rq < 2 || rk < 2 || rv < 2 || ry < 2) return invalidArgument(ap.who, ": q, k, v and y need rank >= 2");
+  int64_t const sq = q.shape.d[rq - 2], d = q.shape.d[rq - 1];
+  int64_t const skv = ap.kTransposed ? k.shape.d[rk - 1] : k.shape.d[rk - 2];
+  int64_t const dk = ap.kTransposed ? k.shape.d[rk - 2] : k.shape.d[rk - 1];
+  int64_t const dv = v.shape.d[rv - 1];
+  Dims const batch = leading(y.shape, ry - 2);
+  if (dk != d || v.shape.d[rv - 2] != skv || y.shape.d[ry - 2] != sq || y.shape.d[ry - 1] != dv ||
+      !broadcastsTo(leading(q.shape, rq - 2), batch) || !broadcastsTo(leading(k.shape, rk - 2), batch) ||
+      !broadcastsTo(leading(v.shape, rv - 2), batch))
+    return invalidArgument(ap.who, ": q ", dimsToString(q.shape), ", k ", dimsToString(k.shape), ", v ",
+                           dimsToString(v.shape), " do not give y ", dimsToString(y.shape));
+  Dims scores = batch;
+  scores.d[scores.nbDims++] = sq;
+  scores.d[scores.nbDims++] = skv;
+  if (mask && !broadcastsTo(mask->shape, scores))
+    return invalidArgument(ap.who, ": mask ", dimsToString(mask->shape), " does not broadcast to the scores ",
+                           dimsToString(scores));
+  std::vector<int64_t> const sqb = broadcastStrides(leading(q.shape, rq - 2), batch);
+  std::vector<int64_t> const skb = broadcastStrides(leading(k.shape, rk - 2), batch);
+  std::vector<int64_t> const svb = broadcastStrides(leading(v.shape, rv - 2), batch);
+  std::vector<int64_t> ms = mask ? broadcastStrides(mask->shape, scores) : std::vector<int64_t>(scores.nbDims, 0);
+  int64_t const maskRow = ms[static_cast<size_t>(scores.nbDims - 2)], maskCol = ms.back();
+  ms.resize(static_cast<size_t>(batch.nbDims));
+  std::vector<double> const qd = loadAll(q), kd = loadAll(k), vd = loadAll(v);
+  std::vector<double> const md = mask ? loadAll(*mask) : std::vector<double>{};
+  std::vector<double> p(static_cast<size_t>(skv));
+  std::vector<double> acc(static_cast<size_t>(dv));
+  forEachIndex<4>(batch, {sqb, skb, svb, ms}, [&](int64_t bi, std::array<int64_t, 4> const& off) {
+    double const* pq = qd.data() + off[0] * sq * d;
+    double const* pk = kd.data() + off[1] * skv * d;
+    double const* pv = vd.data() + off[2] * skv * dv;
+    for (int64_t i = 0; i < sq; ++i) {
+      // Scores, then the softmax exactly as the SoftMax reference computes it (a NaN max stays NaN).
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < skv; ++j) {
+        double s = 0.0;
+        for (int64_t t = 0; t < d; ++t) s += pq[i * d + t] * (ap.kTransposed ? pk[t * skv + j] : pk[j * d + t]);
+        s *= ap.scale;
+        if (mask) s += md[static_cast<size_t>(off[3] + i * maskRow + j * maskCol)];
+        p[j] = s;
+        if ((s > mx || std::isnan(s)) && !std::isnan(mx)) mx = s;
+      }
+      double sum = 0.0;
+      for (int64_t j = 0; j < skv; ++j) {
+        p[j] = std::exp(p[j] - mx);
+        sum += p[j];
+      }
+      for (int64_t j = 0; j < skv; ++j) {
+        p[j] /= sum;
+        if (ap.nanToZero && std::isnan(p[j])) p[j] = 0.0;
+      }
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t j = 0; j < skv; ++j)
+        for (int64_t c = 0; c < dv; ++c) acc[c] += p[j] * pv[j * dv + c];
+      for (int64_t c = 0; c < dv; ++c) storeFromDouble(y, (bi * sq + i) * dv + c, acc[c]);
+    }
+  });
+  return Status::ok();
+}
+
+Tactic attentionTactic() {
+  return makeTactic(
+      "attention_reference", OpType::kAttention,
+      [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+        AttentionParams ap;
+        ap.who = node.describe();
+        ap.scale = node.attrs.getFloat("scale", 1.0);
+        ap.kTransposed = node.attrs.getInt("k_transposed", 0) != 0;
+        ap.nanToZero = node.attrs.getInt("nan_to_zero", 0) != 0;
+        return makeKernel([ap](LaunchContext const& ctx) { return runAttention(ap, ctx); });
+      },
+      [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
+        if (in.size() < 3 || in.size() > 4 || out.size() != 1 || !isComputeFloat(out[0].dtype)) return false;
+        for (auto const& t : in)
+          if (t.shape.nbDims >= 0 && !isComputeFloat(t.dtype)) return false;
+        return true;
+      });
+}
+
+KILN_REGISTER_TACTIC(attentionTactic);
+
+}  // namespace
+}  // namespace kiln::backends::reference

@@ -1,0 +1,259 @@
+// Tests of Attention: shape inference and its errors, and the reference kernel against the unfused layers it
+// replaces (MatrixMultiply, scale, mask Add, SoftMax, NaN cleanup, MatrixMultiply) run by the host interpreter,
+// with batch and mask broadcasting, transposed k, fully masked rows, and every float type.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/reference/graph_interpreter.h"
+#include "ir/shape_inference.h"
+#include "ir/text.h"
+#include "kiln/kiln.h"
+
+namespace kiln {
+namespace {
+
+using ir::OpType;
+
+struct Case {
+  DataType dtype = DataType::kFLOAT64;
+  std::vector<int64_t> q, k, v, mask;  // k as stored (transposed when kTransposed); mask empty: none
+  bool kTransposed = false;
+  bool nanToZero = false;
+  double scale = 0.125;
+};
+
+ir::Value* input(ir::Graph& g, std::string const& name, DataType t, std::vector<int64_t> const& s) {
+  auto v = g.addInput(name, t, makeDims(s));
+  EXPECT_TRUE(v.isOk());
+  return v.isOk() ? *v : nullptr;
+}
+
+ir::Value* scalar(ir::Graph& g, std::string const& name, DataType t, double x) {
+  return g.addConstant(name, HostTensor::fromVector(t, makeDims({1}), std::vector<double>{x}))->output(0);
+}
+
+ir::Value* binary(ir::Graph& g, std::string const& name, ElementWiseOperation op, ir::Value* a, ir::Value* b) {
+  ir::Node* n = g.addNode(OpType::kElementWise, name, {a, b});
+  n->attrs.setInt("op", static_cast<int64_t>(op));
+  return n->output(0);
+}
+
+// The layers fuse_attention replaces, as the exporters write them.
+std::unique_ptr<ir::Graph> unfused(Case const& c) {
+  auto g = std::make_unique<ir::Graph>();
+  ir::Value* q = input(*g, "q", c.dtype, c.q);
+  ir::Value* k = input(*g, "k", c.dtype, c.k);
+  ir::Value* v = input(*g, "v", c.dtype, c.v);
+  ir::Node* mm = g->addNode(OpType::kMatrixMultiply, "qk", {q, k});
+  mm->attrs.setInt("op_a", 0);
+  mm->attrs.setInt("op_b", static_cast<int64_t>(c.kTransposed ? MatrixOperation::kNONE : MatrixOperation::kTRANSPOSE));
+  ir::Value* s = binary(*g, "scale", ElementWiseOperation::kPROD, mm->output(0), scalar(*g, "c", c.dtype, c.scale));
+  if (!c.mask.empty()) s = binary(*g, "mask_add", ElementWiseOperation::kSUM, s, input(*g, "m", c.dtype, c.mask));
+  ir::Node* sm = g->addNode(OpType::kSoftMax, "softmax", {s});
+  sm->attrs.setInt("axis", static_cast<int64_t>(c.q.size()) - 1);
+  ir::Value* p = sm->output(0);
+  if (c.nanToZero) {
+    ir::Node* isNan = g->addNode(OpType::kUnary, "isnan", {p});
+    isNan->attrs.setInt("op", static_cast<int64_t>(UnaryOperation::kISNAN));
+    p = g->addNode(OpType::kSelect, "where", {isNan->output(0), scalar(*g, "zero", c.dtype, 0.0), p})->output(0);
+  }
+  ir::Node* pv = g->addNode(OpType::kMatrixMultiply, "pv", {p, v});
+  pv->attrs.setInt("op_a", 0);
+  pv->attrs.setInt("op_b", 0);
+  g->markOutput(pv->output(0));
+  return g;
+}
+
+std::unique_ptr<ir::Graph> fused(Case const& c) {
+  auto g = std::make_unique<ir::Graph>();
+  std::vector<ir::Value*> in{input(*g, "q", c.dtype, c.q), input(*g, "k", c.dtype, c.k), input(*g, "v", c.dtype, c.v)};
+  if (!c.mask.empty()) in.push_back(input(*g, "m", c.dtype, c.mask));
+  ir::Node* n = g->addNode(OpType::kAttention, "attention", in);
+  n->attrs.setFloat("scale", c.scale);
+  n->attrs.setInt("k_transposed", c.kTransposed ? 1 : 0);
+  n->attrs.setInt("nan_to_zero", c.nanToZero ? 1 : 0);
+  g->markOutput(n->output(0));
+  return g;
+}
+
+std::vector<HostTensor> randomInputs(Case const& c, uint64_t seed) {
+  std::vector<HostTensor> r;
+  for (auto const* s : {&c.q, &c.k, &c.v, &c.mask}) {
+    if (s == &c.mask && c.mask.empty()) continue;
+    auto t = ir::makeRandomTensor(c.dtype, makeDims(*s), seed++);
+    EXPECT_TRUE(t.isOk());
+    r.push_back(*t);
+  }
+  return r;
+}
+
+// Fused and unfused outputs on `in`: equal within `tol` (relative to the largest magnitude), NaN where the other is.
+void expectMatch(Case const& c, std::vector<HostTensor> const& in, double tol) {
+  auto a = unfused(c), b = fused(c);
+  ASSERT_TRUE(ir::inferGraphInPlace(*a, nullptr).isOk());
+  Status st = ir::inferGraphInPlace(*b, nullptr);
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  EXPECT_EQ(dimsToString(a->outputs()[0]->shape), dimsToString(b->outputs()[0]->shape));
+  auto ra = backends::runGraphOnHost(*a, in);
+  auto rb = backends::runGraphOnHost(*b, in);
+  ASSERT_TRUE(ra.isOk()) << ra.status().toString();
+  ASSERT_TRUE(rb.isOk()) << rb.status().toString();
+  HostTensor const& x = (*ra)[0];
+  HostTensor const& y = (*rb)[0];
+  ASSERT_EQ(x.count(), y.count());
+  ASSERT_GT(x.count(), 0);
+  for (int64_t i = 0; i < x.count(); ++i) {
+    double e = x.doubleAt(i), g = y.doubleAt(i);
+    if (std::isnan(e)) {
+      EXPECT_TRUE(std::isnan(g)) << "element " << i;
+    } else {
+      EXPECT_NEAR(g, e, tol) << "element " << i;
+    }
+  }
+}
+
+TEST(AttentionReference, MatchesTheUnfusedLayers) {
+  std::vector<Case> cases;
+  Case c;
+  c.q = {2, 3, 5, 8};
+  c.k = {2, 3, 7, 8};
+  c.v = {2, 3, 7, 4};
+  cases.push_back(c);
+  c.mask = {2, 1, 1, 7};  // BERT's padding mask
+  cases.push_back(c);
+  c.mask = {2, 1, 5, 7};
+  c.nanToZero = true;
+  cases.push_back(c);
+  c.mask = {1, 1, 1, 7};
+  c.kTransposed = true;
+  c.k = {2, 3, 8, 7};
+  cases.push_back(c);
+  // Broadcast batch dims: k and v shared by the heads, q without a batch dim for v; a mask of rank 2.
+  Case b;
+  b.q = {2, 3, 5, 8};
+  b.k = {2, 1, 7, 8};
+  b.v = {7, 6};
+  b.mask = {5, 7};
+  b.scale = 0.7;
+  cases.push_back(b);
+  for (Case const& cc : cases) {
+    SCOPED_TRACE(testing::Message() << "q " << cc.q.size() << " mask " << cc.mask.size() << " kT " << cc.kTransposed);
+    expectMatch(cc, randomInputs(cc, 7), 1e-12);
+    Case f = cc;
+    f.dtype = DataType::kFLOAT;
+    expectMatch(f, randomInputs(f, 7), 1e-6);
+  }
+}
+
+TEST(AttentionReference, ReducedTypesRoundOnce) {
+  for (DataType t : {DataType::kHALF, DataType::kBF16}) {
+    Case c;
+    c.dtype = t;
+    c.q = {1, 2, 9, 16};
+    c.k = {1, 2, 11, 16};
+    c.v = {1, 2, 11, 8};
+    c.mask = {1, 1, 9, 11};
+    // The unfused layers round every intermediate; the fused kernel only its output.
+    expectMatch(c, randomInputs(c, 3), t == DataType::kHALF ? 5e-3 : 3e-2);
+  }
+}
+
+// Sets row `row` of a [.., R, C] mask tensor (innermost two dims) to `value` in every leading index.
+void fillMaskRow(HostTensor& m, int64_t rows, int64_t cols, int64_t row, double value) {
+  HostTensor r = HostTensor::fromVector(m.dtype(), m.shape(), std::vector<double>(static_cast<size_t>(m.count())));
+  std::vector<double> vals;
+  for (int64_t i = 0; i < m.count(); ++i) vals.push_back(((i / cols) % rows == row) ? value : m.doubleAt(i));
+  m = HostTensor::fromVector(m.dtype(), m.shape(), vals);
+}
+
+TEST(AttentionReference, FullyMaskedRows) {
+  for (DataType t : {DataType::kFLOAT64, DataType::kFLOAT, DataType::kHALF}) {
+    for (bool nanToZero : {false, true}) {
+      Case c;
+      c.dtype = t;
+      c.q = {1, 2, 4, 8};
+      c.k = {1, 2, 6, 8};
+      c.v = {1, 2, 6, 8};
+      c.mask = {1, 1, 4, 6};
+      c.nanToZero = nanToZero;
+      std::vector<HostTensor> in = randomInputs(c, 11);
+      fillMaskRow(in[3], 4, 6, 2, -INFINITY);
+      expectMatch(c, in, t == DataType::kHALF ? 5e-3 : 1e-6);
+      auto r = backends::runGraphOnHost(*fused(c), in);
+      ASSERT_TRUE(r.isOk()) << r.status().toString();
+      // Row 2 of each head: 0 with nan_to_zero, NaN without (as SoftMax gives it); the others finite.
+      for (int64_t i = 0; i < (*r)[0].count(); ++i) {
+        double x = (*r)[0].doubleAt(i);
+        if ((i / 8) % 4 == 2) {
+          if (nanToZero)
+            EXPECT_EQ(x, 0.0);
+          else
+            EXPECT_TRUE(std::isnan(x));
+        } else {
+          EXPECT_TRUE(std::isfinite(x));
+        }
+      }
+    }
+  }
+}
+
+TEST(AttentionReference, LargeNegativeMaskIsNotNaN) {
+  // -3.4e38 (torch.finfo(float32).min, BERT's mask) on every key: the max subtraction keeps the row finite.
+  Case c;
+  c.dtype = DataType::kFLOAT;
+  c.q = {1, 1, 3, 8};
+  c.k = {1, 1, 5, 8};
+  c.v = {1, 1, 5, 8};
+  c.mask = {1, 1, 1, 5};
+  std::vector<HostTensor> in = randomInputs(c, 5);
+  in[3] = HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1, 1, 5}), std::vector<double>(5, -3.4e38));
+  expectMatch(c, in, 1e-6);
+}
+
+Status inferStatus(Case const& c) { return ir::inferGraphInPlace(*fused(c), nullptr); }
+
+TEST(AttentionReference, ShapeInference) {
+  Case c;
+  c.dtype = DataType::kFLOAT;
+  c.q = {2, 12, 128, 64};
+  c.k = {2, 12, 64, 300};
+  c.kTransposed = true;
+  c.v = {2, 12, 300, 32};
+  c.mask = {2, 1, 1, 300};
+  auto g = fused(c);
+  ASSERT_TRUE(ir::inferGraphInPlace(*g, nullptr).isOk());
+  EXPECT_EQ(dimsToString(g->outputs()[0]->shape), "[2,12,128,32]");
+
+  Case bad = c;
+  bad.kTransposed = false;  // k [.., 64, 300] then gives D = 300
+  EXPECT_NE(inferStatus(bad).message().find("head dim"), std::string::npos) << inferStatus(bad).toString();
+  bad = c;
+  bad.v = {2, 12, 299, 32};
+  EXPECT_NE(inferStatus(bad).message().find("key count"), std::string::npos);
+  bad = c;
+  bad.mask = {2, 1, 2, 300};
+  EXPECT_NE(inferStatus(bad).message().find("does not broadcast"), std::string::npos);
+  bad = c;
+  bad.mask = {4, 2, 12, 128, 300};  // would enlarge the output
+  EXPECT_NE(inferStatus(bad).message().find("does not broadcast"), std::string::npos);
+  bad = c;
+  bad.q = {3, 12, 128, 64};
+  EXPECT_NE(inferStatus(bad).message().find("do not broadcast"), std::string::npos);
+
+  // Mixed types.
+  ir::Graph g2;
+  auto q = g2.addInput("q", DataType::kFLOAT, makeDims({4, 8}));
+  auto k = g2.addInput("k", DataType::kHALF, makeDims({4, 8}));
+  auto v = g2.addInput("v", DataType::kFLOAT, makeDims({4, 8}));
+  ir::Node* n = g2.addNode(OpType::kAttention, "attention", {*q, *k, *v});
+  g2.markOutput(n->output(0));
+  Status st = ir::inferGraphInPlace(g2, nullptr);
+  EXPECT_NE(st.message().find("one type"), std::string::npos) << st.toString();
+}
+
+}  // namespace
+}  // namespace kiln
