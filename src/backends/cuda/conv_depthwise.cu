@@ -1,6 +1,7 @@
 // The vectorized channels-last depthwise 2-D convolution: each thread owns one 16-byte vector of channels (8 for
-// fp16/bf16, 4 for fp32) and computes P consecutive output pixels along W, so every input vector it loads serves
-// up to P * kw taps; the block's weights are staged once in shared memory as fp32 [tap][channel].
+// fp16/bf16, 4 for fp32) and computes P consecutive output pixels along W (4 at stride 1, 2 at stride 2, 1 for
+// small layers), so every input vector it loads serves up to P taps of a kernel row; the block's weights are
+// staged once in shared memory as fp32 [tap][channel].
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -182,7 +183,7 @@ __global__ void __launch_bounds__(kDwThreads) depthwiseHwcVecKernel(DwParams d, 
   }
 
   // Small kernels keep every tap's weights in registers for the whole loop; larger ones read a row per use.
-  constexpr bool kHoist = KH > 0 && KH * KW * V <= 72;
+  constexpr bool kHoist = KH > 0 && KH * KW * V <= 36;
   float wr[kHoist ? KH * KW : 1][V];
   if constexpr (kHoist) {
 #pragma unroll
@@ -297,11 +298,11 @@ DwKernel<T> specialised(ConvGeom const& g, int p) {
 #define KILN_DW_CASE(KS, SS, PS) \
   if (k == KS && s == SS && p == PS) return depthwiseHwcVecKernel<T, KS, KS, SS, PS>;
   KILN_DW_CASE(3, 1, 4)
-  KILN_DW_CASE(3, 2, 4)
+  KILN_DW_CASE(3, 2, 2)
   KILN_DW_CASE(3, 1, 1)
   KILN_DW_CASE(3, 2, 1)
   KILN_DW_CASE(5, 1, 4)
-  KILN_DW_CASE(5, 2, 4)
+  KILN_DW_CASE(5, 2, 2)
   KILN_DW_CASE(5, 1, 1)
   KILN_DW_CASE(5, 2, 1)
 #undef KILN_DW_CASE
@@ -326,12 +327,13 @@ bool launchVec(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T*
 
   int const sms = multiprocessors();
   int const cv = static_cast<int>(g.c / V);
-  // Four pixels per thread where that still leaves a few waves of threads (16 warps per SM); else one (small
-  // layers, batch 1). The generic kernel computes one.
+  // Several pixels per thread (4 at stride 1; 2 at stride 2, whose wider input window costs registers) where that
+  // still leaves 16 warps per SM; else one (small layers, batch 1). The generic kernel computes one.
+  int const wide = g.stride[1] == 1 ? 4 : 2;
   int const forced = gDwTileForTesting.load(std::memory_order_relaxed);
-  int p = forced == 1 || forced == 4 ? forced : 4;
+  int p = forced == 1 ? 1 : wide;
   DwKernel<T> kernel = forced == -1 ? nullptr : specialised<T>(g, p);
-  if (forced == 0 && (!kernel || outPixels * cv / 4 < int64_t{sms} * 512)) {
+  if (forced == 0 && (!kernel || outPixels * cv / wide < int64_t{sms} * 512)) {
     p = 1;
     kernel = specialised<T>(g, 1);
   }

@@ -53,9 +53,10 @@ bool launchDepthwiseHwc(int32_t dtype, ConvGeom const& g, void const* x, void co
 bool launchDepthwiseHwcVec(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
                            cudaStream_t stream);
 
-/// For tests: makes launchDepthwiseHwcVec run one kernel variant whatever the size: 1 or 4 pixels per thread (the
-/// unrolled kernel where the geometry has one, else the generic loop), -1 the generic loop; 0 (the default)
-/// chooses by geometry and size. Process-wide.
+/// For tests: makes launchDepthwiseHwcVec run one kernel variant whatever the size: 1 pixel per thread, or 4 the
+/// several pixels per thread of its stride (4 at stride 1, 2 at stride 2), in the unrolled kernel where the
+/// geometry has one, else the generic loop; -1 the generic loop; 0 (the default) chooses by geometry and size.
+/// Process-wide.
 void setDepthwiseHwcVecTileForTesting(int mode);
 
 /// Channels per thread of launchDepthwiseHwcVec for the dtype code (0: not supported).
