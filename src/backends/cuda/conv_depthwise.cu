@@ -16,7 +16,7 @@ namespace {
 
 using dev::toFloat;
 
-constexpr int kDwThreads = 128;           // threads per block at most
+constexpr int kDwThreads = 128;            // threads per block at most
 constexpr int kDwMaxVectorsPerBlock = 32;  // channel vectors (threadIdx.x) per block at most
 constexpr int kDwSmemBytes = 48 * 1024;    // staged weights per block at most (no opt-in needed)
 
@@ -147,8 +147,8 @@ __device__ __forceinline__ void storeOutput(float (&acc)[Lanes<T>::kV], float co
 // KH > 0: a KH x KW kernel, stride S in both dims, no dilation, fully unrolled: the thread loads each of the
 // (P - 1) * S + KW input columns of a kernel row once. KH == 0: any geometry from `d` (strides, dilations), P == 1.
 template <typename T, int KH, int KW, int S, int P>
-__global__ void __launch_bounds__(kDwThreads) depthwiseHwcVecKernel(DwParams d, T const* __restrict__ x,
-                                                                     T const* __restrict__ w, Epilogue ep, T* y) {
+__global__ void __launch_bounds__(kDwThreads)
+    depthwiseHwcVecKernel(DwParams d, T const* __restrict__ x, T const* __restrict__ w, Epilogue ep, T* y) {
   constexpr int V = Lanes<T>::kV;
   extern __shared__ float4 dwStaged[];
   int const taps = KH > 0 ? KH * KW : d.kh * d.kw;
@@ -382,8 +382,8 @@ bool launchVec(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T*
   if (blocksX < 1) blocksX = 1;
 
   size_t const smem = static_cast<size_t>(taps) * cvb * V * sizeof(float);
-  kernel<<<dim3(static_cast<unsigned>(blocksX), static_cast<unsigned>(chunks)), dim3(cvb, ty), smem, stream>>>(
-      d, x, w, ep, y);
+  kernel<<<dim3(static_cast<unsigned>(blocksX), static_cast<unsigned>(chunks)), dim3(cvb, ty), smem, stream>>>(d, x, w,
+                                                                                                               ep, y);
   return true;
 }
 
@@ -398,8 +398,8 @@ bool launchDepthwiseHwcVec(int32_t dtype, ConvGeom const& g, void const* x, void
   if (g.n * g.out[1] * g.out[2] == 0) return true;
   bool launched = false;
   bool const known = KILN_CUDA_DISPATCH_FLOAT(
-      dtype, launched = launchVec<T>(g, static_cast<T const*>(x), static_cast<T const*>(w), ep, static_cast<T*>(y),
-                                     stream));
+      dtype,
+      launched = launchVec<T>(g, static_cast<T const*>(x), static_cast<T const*>(w), ep, static_cast<T*>(y), stream));
   return known && launched;
 }
 
@@ -407,10 +407,13 @@ void setDepthwiseHwcVecTileForTesting(int mode) { gDwTileForTesting.store(mode, 
 
 int depthwiseHwcVecWidth(int32_t dtype) {
   switch (dtype) {
-    case dev::kFLOAT: return 4;
+    case dev::kFLOAT:
+      return 4;
     case dev::kHALF:
-    case dev::kBF16: return 8;
-    default: return 0;
+    case dev::kBF16:
+      return 8;
+    default:
+      return 0;
   }
 }
 

@@ -50,7 +50,8 @@ NodeSpec nodeOf(Dw const& c, DataType t, uint32_t seed) {
   a.setInt("activation", c.hasAct ? static_cast<int64_t>(c.act) : -1);
   a.setFloat("act_alpha", c.alpha);
   a.setFloat("act_beta", c.beta);
-  std::vector<In> ins{var(randomTensor(t, c.x, seed)), cst(randomTensor(t, {ch, 1, c.k[0], c.k[1]}, seed + 1, -0.5, 0.5))};
+  std::vector<In> ins{var(randomTensor(t, c.x, seed)),
+                      cst(randomTensor(t, {ch, 1, c.k[0], c.k[1]}, seed + 1, -0.5, 0.5))};
   if (c.bias)
     ins.push_back(cst(randomTensor(t, {ch}, seed + 2)));
   else if (c.residual)
@@ -96,32 +97,32 @@ Dw relu6(Dw c) {
 // one pixel per thread, and the generic loop.
 std::vector<Dw> edgeShapes() {
   std::vector<Dw> v;
-  v.push_back({{4, 8, 1, 1}});                                 // every tap but the centre in the padding
-  v.push_back(relu6({{1, 16, 7, 7}, {3, 3}, {2, 2}}));         // stride 2, odd size
+  v.push_back({{4, 8, 1, 1}});                          // every tap but the centre in the padding
+  v.push_back(relu6({{1, 16, 7, 7}, {3, 3}, {2, 2}}));  // stride 2, odd size
   Dw res = relu6({{4, 24, 14, 14}});
   res.residual = true;
-  v.push_back(res);                                            // bias + residual + ReLU6, batch 4
-  v.push_back({{1, 32, 15, 15}, {3, 3}, {2, 2}});              // stride 2, a partial last pixel tile
-  v.push_back(relu6({{1, 96, 112, 112}, {3, 3}, {2, 2}}));     // MobileNetV2's second depthwise layer
+  v.push_back(res);                                         // bias + residual + ReLU6, batch 4
+  v.push_back({{1, 32, 15, 15}, {3, 3}, {2, 2}});           // stride 2, a partial last pixel tile
+  v.push_back(relu6({{1, 96, 112, 112}, {3, 3}, {2, 2}}));  // MobileNetV2's second depthwise layer
   Dw wide = relu6({{1, 960, 7, 7}});
   wide.residual = true;
-  v.push_back(wide);                                           // 960 channels: several channel chunks per pixel
+  v.push_back(wide);  // 960 channels: several channel chunks per pixel
   v.push_back({{4, 32, 15, 14}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}});  // 5x5, stride 1
   Dw five{{1, 96, 14, 15}, {5, 5}, {2, 2}, {1, 1}, {1, 2}, {2, 1}};
   five.residual = true;
   five.hasAct = false;
-  v.push_back(five);                                           // 5x5, stride 2, asymmetric pads
+  v.push_back(five);                                                              // 5x5, stride 2, asymmetric pads
   v.push_back(relu6({{4, 16, 14, 14}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}}));  // dilation 2
-  v.push_back({{1, 24, 15, 7}, {3, 3}, {2, 2}, {1, 1}, {0, 1}, {1, 0}});         // asymmetric pads, stride 2
+  v.push_back({{1, 24, 15, 7}, {3, 3}, {2, 2}, {1, 1}, {0, 1}, {1, 0}});          // asymmetric pads, stride 2
   Dw odd{{2, 40, 11, 13}, {3, 5}, {2, 1}, {1, 2}, {0, 2}, {1, 1}};
   odd.residual = true;
   odd.bias = false;
   odd.act = ActivationType::kLEAKY_RELU;
   odd.alpha = 0.2;
-  v.push_back(odd);                                            // 3x5, mixed strides and dilations: generic only
-  v.push_back({{1, 8, 1, 112}});                               // one row, 112 wide
-  v.push_back(relu6({{2, 16, 112, 1}, {3, 3}, {2, 2}}));       // one column
-  v.push_back({{1, 8, 5, 5}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}});           // the window fills the input
+  v.push_back(odd);                                       // 3x5, mixed strides and dilations: generic only
+  v.push_back({{1, 8, 1, 112}});                          // one row, 112 wide
+  v.push_back(relu6({{2, 16, 112, 1}, {3, 3}, {2, 2}}));  // one column
+  v.push_back({{1, 8, 5, 5}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}});  // the window fills the input
   return v;
 }
 
