@@ -45,6 +45,23 @@ bool launchConvDirect(int32_t dtype, ConvGeom const& g, void const* x, void cons
 bool launchDepthwiseHwc(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
                         cudaStream_t stream);
 
+/// The vectorized form of launchDepthwiseHwc (conv_depthwise.cu): each thread takes one 16-byte vector of channels
+/// (depthwiseHwcVecWidth: 8 fp16/bf16, 4 fp32) and up to four output pixels along W; weights w [c][kh][kw] are
+/// staged per block in shared memory. 3x3 and 5x5 with equal strides 1 or 2 and no dilation are unrolled; any
+/// other 2-D geometry runs a generic loop. False (nothing launched) where it cannot run: another type, c not a
+/// multiple of the width, x, y, bias or residual not 16-byte aligned, an empty x, 2^31 elements or more.
+bool launchDepthwiseHwcVec(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
+                           cudaStream_t stream);
+
+/// For tests: makes launchDepthwiseHwcVec run one kernel variant whatever the size: 1 pixel per thread, or 4 the
+/// several pixels per thread of its stride (4 at stride 1, 2 at stride 2), in the unrolled kernel where the
+/// geometry has one, else the generic loop; -1 the generic loop; 0 (the default) chooses by geometry and size.
+/// Process-wide.
+void setDepthwiseHwcVecTileForTesting(int mode);
+
+/// Channels per thread of launchDepthwiseHwcVec for the dtype code (0: not supported).
+int depthwiseHwcVecWidth(int32_t dtype);
+
 /// Direct transposed convolution of x [n, c, in...] with w [c, k/groups, kernel...] (+ bias [k]) into
 /// y [n, k, out...], gathered per output element; fp32 accumulation.
 bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void const* w, void const* bias, void* y,

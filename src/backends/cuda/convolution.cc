@@ -357,17 +357,37 @@ backends::Tactic makeDirect() {
 KILN_REGISTER_CUDA_TACTIC(makeDirect);
 
 // Channels-last depthwise convolution (one input channel per group, one output channel per group): our own
-// kernel, any 2-D geometry and padding, every activation fused; memory-bound, so neighbouring threads take
-// neighbouring channels.
+// kernels, any 2-D geometry and padding, every activation fused. Two tactics: the scalar kernel (one thread per
+// output element, any channel count) and the vectorized one (16-byte channel vectors, several pixels per thread;
+// C a multiple of 8 for fp16/bf16, 4 for fp32), which falls back to the scalar kernel where a launch's pointers
+// are not 16-byte aligned. The builder times both.
+bool supportsDepthwiseHwc(ir::Node const& node, std::vector<ir::TensorInfo> const& in,
+                          std::vector<ir::TensorInfo> const& out) {
+  if (backends::nodeFormat(node) != TensorFormat::kHWC || !supportsConv(node, in, out)) return false;
+  auto a = readAttrs(node);
+  if (!a.isOk() || a->window.nbSpatial != 2) return false;
+  Dims const& x = in[0].shape;
+  Dims const& w = in[1].shape;
+  Dims const& y = out[0].shape;
+  if (!dimsKnown(x) || !dimsKnown(w) || !dimsKnown(y) || x.nbDims != 4 || w.nbDims != 4 || y.nbDims != 4) return false;
+  int64_t two31 = int64_t{1} << 31;
+  return a->groups == x.d[1] && y.d[1] == x.d[1] && w.d[1] == 1 && volume(x) < two31 && volume(y) < two31 &&
+         geometry(*a, x, w, y).isOk();
+}
+
 class ConvDepthwiseHwcKernel final : public backends::Kernel {
  public:
-  explicit ConvDepthwiseHwcKernel(ConvAttrs a) : a_(std::move(a)) {}
+  ConvDepthwiseHwcKernel(ConvAttrs a, bool vectorized) : a_(std::move(a)), vectorized_(vectorized) {}
   Status enqueue(backends::LaunchContext const& ctx) const override {
     KILN_ASSIGN_OR_RETURN(ConvCall c, geometry(a_, ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape));
     if (c.outCount == 0) return Status::ok();
     auto const& y = ctx.outputs[0];
-    if (!launchDepthwiseHwc(static_cast<int32_t>(y.dtype), c.g, ctx.inputs[0].data, ctx.inputs[1].data,
-                            epilogueOf(a_, ctx), y.data, streamOf(ctx)))
+    auto dt = static_cast<int32_t>(y.dtype);
+    Epilogue ep = epilogueOf(a_, ctx);
+    cudaStream_t stream = streamOf(ctx);
+    if (vectorized_ && launchDepthwiseHwcVec(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
+      return launchStatus(a_.who + ": vectorized channels-last depthwise convolution");
+    if (!launchDepthwiseHwc(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
       return invalidArgument(a_.who, ": no channels-last depthwise convolution for ", dataTypeName(y.dtype), " at ",
                              dimsToString(y.shape));
     return launchStatus(a_.who + ": channels-last depthwise convolution");
@@ -375,34 +395,35 @@ class ConvDepthwiseHwcKernel final : public backends::Kernel {
 
  private:
   ConvAttrs a_;
+  bool vectorized_;
 };
 
-backends::Tactic makeDepthwiseHwc() {
+backends::Tactic makeDepthwiseHwc(bool vectorized) {
   backends::Tactic t;
-  t.name = "convolution_cuda_depthwise_hwc";
+  t.name = vectorized ? "convolution_cuda_depthwise_hwc_vec" : "convolution_cuda_depthwise_hwc";
   t.op = ir::OpType::kConvolution;
   t.source = TacticSource::kKILN;
-  t.priority = 32;
+  t.priority = vectorized ? 33 : 32;
   t.formatAware = true;
-  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    if (backends::nodeFormat(node) != TensorFormat::kHWC || !supportsConv(node, in, out)) return false;
-    auto a = readAttrs(node);
-    if (!a.isOk() || a->window.nbSpatial != 2) return false;
-    Dims const& x = in[0].shape;
+  t.supports = [vectorized](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
+                            std::vector<ir::TensorInfo> const& out) {
+    if (!supportsDepthwiseHwc(node, in, out)) return false;
+    if (!vectorized) return true;
+    // Whole 16-byte channel vectors, and one kernel's fp32 weights for one vector within a block's shared memory.
+    int width = depthwiseHwcVecWidth(static_cast<int32_t>(out[0].dtype));
     Dims const& w = in[1].shape;
-    Dims const& y = out[0].shape;
-    if (!dimsKnown(x) || !dimsKnown(w) || !dimsKnown(y) || x.nbDims != 4 || w.nbDims != 4 || y.nbDims != 4) return false;
-    int64_t two31 = int64_t{1} << 31;
-    return a->groups == x.d[1] && y.d[1] == x.d[1] && w.d[1] == 1 && volume(x) < two31 && volume(y) < two31 &&
-           geometry(*a, x, w, y).isOk();
+    return width > 0 && in[0].shape.d[1] % width == 0 && w.d[2] * w.d[3] * width * 4 <= 48 * 1024;
   };
-  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+  t.create = [vectorized](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     KILN_ASSIGN_OR_RETURN(ConvAttrs a, readAttrs(node));
-    return std::unique_ptr<backends::Kernel>(new ConvDepthwiseHwcKernel(std::move(a)));
+    return std::unique_ptr<backends::Kernel>(new ConvDepthwiseHwcKernel(std::move(a), vectorized));
   };
   return t;
 }
-KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwc);
+backends::Tactic makeDepthwiseHwcScalar() { return makeDepthwiseHwc(false); }
+backends::Tactic makeDepthwiseHwcVec() { return makeDepthwiseHwc(true); }
+KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcVec);
+KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcScalar);
 
 // `exactFp32`: the algorithm keeps fp32 accuracy (FFT and Winograd transforms do not reach 1e-5, so those claim
 // fp32 only where TF32 is allowed anyway).
