@@ -15,7 +15,9 @@ namespace kiln::backends {
 
 /// Bumped whenever DeviceBackend, Tactic, Kernel, LaunchContext or the IR structs change layout: a library
 /// built against another version is refused at load time.
-constexpr int32_t kDeviceBackendAbiVersion = 3;  // 2: Tactic::formatAware; 3: Node::plugin, Kernel::createContextState, LaunchContext::state
+// 2: Tactic::formatAware; 3: Node::plugin, Kernel::createContextState, LaunchContext::state;
+// 4: DeviceBackend's host evaluator.
+constexpr int32_t kDeviceBackendAbiVersion = 4;
 
 enum class CopyKind : int32_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
@@ -59,6 +61,15 @@ class DeviceBackend {
   /// NVTX ranges (no-ops when NVTX is absent).
   virtual void rangePush(char const* name) = 0;
   virtual void rangePop() = 0;
+
+  /// libkiln's host evaluator (the reference kernels), handed over by the loader before it registers the
+  /// library's tactics: device kernels that infer shapes while running (If/Loop subgraphs) evaluate shape
+  /// tensors with it, since the library carries no copy of the reference backend. Empty until set.
+  void setHostEvaluator(ir::HostEvaluator evaluator) { hostEvaluator_ = std::move(evaluator); }
+  ir::HostEvaluator const& hostEvaluator() const { return hostEvaluator_; }
+
+ private:
+  ir::HostEvaluator hostEvaluator_;
 };
 
 /// The stream of a device backend: wraps the user's native stream.
