@@ -122,10 +122,10 @@ Result<DeviceValue> sliceAlong(DeviceEnv const& env, DeviceValue const& t, int32
   splitAt(t.shape, axis, outer, inner);
   int64_t len = t.shape.d[axis];
   size_t esz = dataTypeSize(t.dtype);
-  auto* first = static_cast<uint8_t*>(t.data) + static_cast<size_t>(k * inner) * esz;
-  if (outer * inner == 0 || (outer == 1 && reinterpret_cast<uintptr_t>(first) % kViewAlignment == 0)) {
+  uint8_t* first = outer * inner == 0 ? nullptr : static_cast<uint8_t*>(t.data) + static_cast<size_t>(k * inner) * esz;
+  if (!first || (outer == 1 && reinterpret_cast<uintptr_t>(first) % kViewAlignment == 0)) {
     DeviceValue v;
-    v.data = outer * inner == 0 ? nullptr : first;
+    v.data = first;
     v.dtype = t.dtype;
     v.shape = r;
     v.owner = t.owner;
