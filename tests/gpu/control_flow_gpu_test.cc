@@ -58,10 +58,12 @@ bool defineRnn(kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfi
   loop->addTripLimit(*trips, TripLimit::kCOUNT);
   IRecurrenceLayer* rec = loop->addRecurrence(*constant(n, Dims{2, {kB, kH}}, wt.h0));
   ITensor* xt = loop->addIterator(*x, 0, false)->getOutput(0);
-  ITensor* xw = n.addMatrixMultiply(*xt, MatrixOperation::kNONE, *constant(n, Dims{2, {kI, kH}}, wt.w),
-                                    MatrixOperation::kNONE)->getOutput(0);
+  ITensor* xw =
+      n.addMatrixMultiply(*xt, MatrixOperation::kNONE, *constant(n, Dims{2, {kI, kH}}, wt.w), MatrixOperation::kNONE)
+          ->getOutput(0);
   ITensor* hr = n.addMatrixMultiply(*rec->getOutput(0), MatrixOperation::kNONE, *constant(n, Dims{2, {kH, kH}}, wt.r),
-                                    MatrixOperation::kNONE)->getOutput(0);
+                                    MatrixOperation::kNONE)
+                    ->getOutput(0);
   ITensor* s = n.addElementWise(*xw, *hr, ElementWiseOperation::kSUM)->getOutput(0);
   s = n.addElementWise(*s, *constant(n, Dims{2, {1, kH}}, wt.b), ElementWiseOperation::kSUM)->getOutput(0);
   ITensor* h = n.addActivation(*s, ActivationType::kTANH)->getOutput(0);
@@ -75,7 +77,8 @@ bool defineRnn(kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfi
   n.markOutput(*lastT);
   n.markOutput(*all->getOutput(0));
   ITensor* sum = n.addReduce(*lastT, ReduceOperation::kSUM, 3U, false)->getOutput(0);
-  ITensor* cond = n.addElementWise(*sum, *constant(n, Dims{0, {}}, wt.zero), ElementWiseOperation::kGREATER)->getOutput(0);
+  ITensor* cond =
+      n.addElementWise(*sum, *constant(n, Dims{0, {}}, wt.zero), ElementWiseOperation::kGREATER)->getOutput(0);
   IIfConditional* ic = n.addIfConditional();
   ic->setCondition(*cond);
   ITensor* a = ic->addInput(*lastT)->getOutput(0);

@@ -80,9 +80,10 @@ Result<void*> outputMemory(DeviceEnv const& env, backends::LaunchContext const& 
   bool fits = o.shape.nbDims == shape.nbDims;
   for (int32_t d = 0; fits && d < o.shape.nbDims; ++d) fits = o.shape.d[d] < 0 || o.shape.d[d] == shape.d[d];
   if (!fits)
-    return invalidArgument(env.what, ": output ", i, " has shape ", dimsToString(shape), ", which does not fit the inferred ",
-                           dimsToString(o.shape));
-  if (!ctx.allocateOutput) return internalError(env.what, ": output ", i, " has a data-dependent shape but no allocateOutput");
+    return invalidArgument(env.what, ": output ", i, " has shape ", dimsToString(shape),
+                           ", which does not fit the inferred ", dimsToString(o.shape));
+  if (!ctx.allocateOutput)
+    return internalError(env.what, ": output ", i, " has a data-dependent shape but no allocateOutput");
   return ctx.allocateOutput(i, shape);
 }
 
@@ -107,8 +108,10 @@ void splitAt(Dims const& s, int32_t axis, int64_t& outer, int64_t& inner) {
   outer = 1;
   inner = 1;
   for (int32_t d = 0; d < s.nbDims; ++d) {
-    if (d < axis) outer *= s.d[d];
-    else if (d > axis) inner *= s.d[d];
+    if (d < axis)
+      outer *= s.d[d];
+    else if (d > axis)
+      inner *= s.d[d];
   }
 }
 
@@ -251,7 +254,8 @@ backends::Tactic makeIf() {
     size_t captured = n.inputs.empty() ? 0 : n.inputs.size() - 1;
     for (auto const* g : {thenG.get(), elseG.get()}) {
       if (g->numInputs() != captured)
-        return invalidGraph(n.describe(), ": a branch has ", g->numInputs(), " inputs for ", captured, " captured values");
+        return invalidGraph(n.describe(), ": a branch has ", g->numInputs(), " inputs for ", captured,
+                            " captured values");
       if (g->numOutputs() != n.outputs.size())
         return invalidGraph(n.describe(), ": a branch has ", g->numOutputs(), " outputs for ", n.outputs.size());
     }
@@ -384,8 +388,9 @@ Status LoopKernel::enqueue(backends::LaunchContext const& ctx) const {
     std::vector<DeviceValue> in;
     // A fresh buffer per iteration: the body may pass the number on as a carried value or an output.
     KILN_ASSIGN_OR_RETURN(DeviceValue iter, env.allocate(DataType::kINT64, makeDims({}), "loop iteration number"));
-    KILN_CUDA_RETURN_IF_ERROR(launchStoreInt64(static_cast<int64_t*>(iter.data), it, static_cast<cudaStream_t>(env.native)),
-                              what_ + ": storing the iteration number");
+    KILN_CUDA_RETURN_IF_ERROR(
+        launchStoreInt64(static_cast<int64_t*>(iter.data), it, static_cast<cudaStream_t>(env.native)),
+        what_ + ": storing the iteration number");
     iter.host = HostTensor::fromVector(DataType::kINT64, makeDims({}), std::vector<int64_t>{it});
     in.push_back(std::move(iter));
     for (DeviceValue const& c : carried) in.push_back(c);
@@ -419,11 +424,12 @@ Status LoopKernel::enqueue(backends::LaunchContext const& ctx) const {
       int64_t len = ov.shape.d[outAxis[o]];
       Dims elem = dropAxis(ov.shape, outAxis[o]);
       if (it >= len)
-        return invalidArgument(what_, ": output ", o, " has shape ", dimsToString(ov.shape), " but the loop ran more than ",
-                               len, " iterations");
+        return invalidArgument(what_, ": output ", o, " has shape ", dimsToString(ov.shape),
+                               " but the loop ran more than ", len, " iterations");
       if (!dimsEqual(out[src].shape, elem) || out[src].dtype != ov.dtype)
         return invalidArgument(what_, ": iteration ", it, " made a value of shape ", dimsToString(out[src].shape),
-                               " for output ", o, ", whose shape ", dimsToString(ov.shape), " needs ", dimsToString(elem));
+                               " for output ", o, ", whose shape ", dimsToString(ov.shape), " needs ",
+                               dimsToString(elem));
       int64_t pos = a_.kinds[o] == 2 ? len - 1 - it : it;
       KILN_RETURN_IF_ERROR(stackInto(env, out[src], ov.data, ov.shape, outAxis[o], pos));
       ++written[o];

@@ -39,7 +39,9 @@ Value* matmul(Graph& g, std::string const& name, Value* a, Value* b) {
   n->attrs.setInt("op_b", static_cast<int64_t>(MatrixOperation::kNONE));
   return n->outputs[0];
 }
-Value* constant(Graph& g, std::string const& name, HostTensor t) { return g.addConstant(name, std::move(t))->outputs[0]; }
+Value* constant(Graph& g, std::string const& name, HostTensor t) {
+  return g.addConstant(name, std::move(t))->outputs[0];
+}
 Value* scalarConst(Graph& g, std::string const& name, DataType t, double v) {
   return constant(g, name, HostTensor::fromVector(t, makeDims({}), std::vector<double>{v}));
 }
@@ -140,7 +142,8 @@ void expectMatchesReference(Graph& g, Node* n, std::vector<HostTensor> const& in
     }
     auto b = backends::DeviceBuffer::allocate(dev, std::max<size_t>(ptrs[i]->bytes(), 1), "test input");
     ASSERT_TRUE(b.isOk());
-    ASSERT_TRUE(dev->copy(b->data(), ptrs[i]->data(), ptrs[i]->bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+    ASSERT_TRUE(
+        dev->copy(b->data(), ptrs[i]->data(), ptrs[i]->bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
     ctx.inputs.push_back({b->data(), ptrs[i]->dtype(), ptrs[i]->shape()});
     bufs.push_back(std::move(*b));
   }
@@ -188,11 +191,12 @@ void expectMatchesReference(Graph& g, Node* n, std::vector<HostTensor> const& in
     ASSERT_EQ(dimsToString(outShapes[i]), dimsToString(r.shape())) << "output " << i;
     ASSERT_TRUE(outBufs[i].has_value()) << "output " << i << " was not written";
     auto host = HostTensor::allocate(r.dtype(), r.shape(), "test download");
-    ASSERT_TRUE(dev->copy(host->mutableData(), outBufs[i]->data(), r.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
+    ASSERT_TRUE(dev->copy(host->mutableData(), outBufs[i]->data(), r.bytes(), backends::CopyKind::kDeviceToHost, stream)
+                    .isOk());
     ASSERT_TRUE(dev->synchronize(stream).isOk());
     double err = normRelativeError(*host, r);
-    EXPECT_LE(err, defaultTolerance(r.dtype())) << "output " << i << " (" << dataTypeName(r.dtype()) << ", shape "
-                                                << dimsToString(r.shape()) << ")";
+    EXPECT_LE(err, defaultTolerance(r.dtype()))
+        << "output " << i << " (" << dataTypeName(r.dtype()) << ", shape " << dimsToString(r.shape()) << ")";
   }
   dev->destroyStream(stream);
 }
@@ -388,7 +392,8 @@ TEST(CudaControlFlow, LoopOverScannedInputs) {
     n->subgraphs.push_back(std::move(b));
     for (Value* o : n->outputs) g.markOutput(o);
     // 5 iterations: the shorter scanned length (5 against 6).
-    expectMatchesReference(g, n, {randomTensor(t, {8, 8}, 8), randomTensor(t, {5, 8, 8}, 9), randomTensor(t, {2, 6, 3}, 10)},
+    expectMatchesReference(g, n,
+                           {randomTensor(t, {8, 8}, 8), randomTensor(t, {5, 8, 8}, 9), randomTensor(t, {2, 6, 3}, 10)},
                            "loop_cuda_subgraph");
   }
 }
@@ -463,9 +468,8 @@ TEST(CudaControlFlow, SubgraphNodeWithoutCudaKernelIsNotSupported) {
       e.addNode(OpType::kAssertion, "check", {ok}, 0)->attrs.setString("message", "x < y");
     }
     ASSERT_TRUE(g.renumber().isOk());
-    std::vector<ir::TensorInfo> in = {{DataType::kBOOL, makeDims({})},
-                                      {DataType::kFLOAT, makeDims({2, 3})},
-                                      {DataType::kFLOAT, makeDims({2, 3})}};
+    std::vector<ir::TensorInfo> in = {
+        {DataType::kBOOL, makeDims({})}, {DataType::kFLOAT, makeDims({2, 3})}, {DataType::kFLOAT, makeDims({2, 3})}};
     std::vector<ir::TensorInfo> out = {{DataType::kFLOAT, makeDims({2, 3})}, {DataType::kFLOAT, makeDims({2, 3})}};
     EXPECT_EQ(ifT->supports(*n, in, out), !withAssertion);
   }

@@ -134,8 +134,9 @@ Result<DeviceValue> DeviceEnv::allocate(DataType dtype, Dims const& shape, char 
   v.shape = shape;
   if (bytes == 0) return v;
   auto p = dev->allocate(bytes, native);
-  if (!p) return errorStatus(StatusCode::kOutOfMemory, what, ": out of device memory for a ", purpose, " (", bytes,
-                             " bytes): ", p.status().message());
+  if (!p)
+    return errorStatus(StatusCode::kOutOfMemory, what, ": out of device memory for a ", purpose, " (", bytes,
+                       " bytes): ", p.status().message());
   v.data = *p;
   v.owner = std::make_shared<PoolBuffer>(dev, native, *p);
   return v;
@@ -154,8 +155,8 @@ Result<HostTensor> DeviceEnv::download(DeviceValue const& v, std::string const& 
 
 struct DeviceSubgraph::Impl {
   std::string where;
-  std::unique_ptr<ir::Graph> graph;              // declared before the kernels, which may refer to its nodes
-  std::vector<backends::Tactic const*> tactics;  // by node id
+  std::unique_ptr<ir::Graph> graph;                        // declared before the kernels, which may refer to its nodes
+  std::vector<backends::Tactic const*> tactics;            // by node id
   std::vector<std::unique_ptr<backends::Kernel>> kernels;  // by node id; null for constants
   std::vector<DeviceMemory> constants;
   std::vector<void*> constantAddress;  // by value id
@@ -242,7 +243,9 @@ Status DeviceSubgraph::Impl::readShapeInputs(DeviceEnv const& env, ir::Node cons
     st.pinned[v->id] |= ir::kPinnedContents;
     added = true;
   }
-  if (added) KILN_RETURN_IF_ERROR(ir::inferShapes(*graph, st, env.eval).withContext(strCat(where, ", after reading the shape inputs of ", n.describe())));
+  if (added)
+    KILN_RETURN_IF_ERROR(ir::inferShapes(*graph, st, env.eval)
+                             .withContext(strCat(where, ", after reading the shape inputs of ", n.describe())));
   return Status::ok();
 }
 
@@ -354,7 +357,8 @@ Result<std::vector<DeviceValue>> DeviceSubgraph::run(DeviceEnv const& env, Subgr
     }
     DeviceValue wsBuf;
     if (ws) {
-      KILN_ASSIGN_OR_RETURN(wsBuf, env.allocate(DataType::kUINT8, makeDims({static_cast<int64_t>(ws)}), "layer workspace"));
+      KILN_ASSIGN_OR_RETURN(wsBuf,
+                            env.allocate(DataType::kUINT8, makeDims({static_cast<int64_t>(ws)}), "layer workspace"));
       ctx.workspace = wsBuf.data;
       ctx.workspaceSize = ws;
     }

@@ -80,7 +80,8 @@ class DeviceSubgraph {
   /// Runs the subgraph on env's stream. `inputs` follow the graph inputs (their `host` contents, when given,
   /// feed shape inference); `dest[i]`, when its data is set, is memory the producer of output i may write into
   /// directly when the shapes agree. Returns the outputs (in `dest` memory or in buffers they hold).
-  Result<std::vector<DeviceValue>> run(DeviceEnv const& env, SubgraphState* state, std::vector<DeviceValue> const& inputs,
+  Result<std::vector<DeviceValue>> run(DeviceEnv const& env, SubgraphState* state,
+                                       std::vector<DeviceValue> const& inputs,
                                        std::vector<backends::TensorView> const& dest) const;
   size_t numInputs() const;
   size_t numOutputs() const;
