@@ -127,6 +127,7 @@ Loaded& loaded() {
 }
 
 Status registerTactics(DeviceBackend& b) {
+  b.setHostEvaluator(referenceEvaluator());
   auto& reg = TacticRegistry::instance();
   for (Tactic& t : b.tactics()) {
     if (t.device != DeviceType::kGPU) return internalError("device tactic '", t.name, "' is not a GPU tactic");

@@ -17,7 +17,8 @@ namespace kiln::backends {
 /// built against another version is refused at load time.
 // 2: Tactic::formatAware; 3: Node::plugin, Kernel::createContextState, LaunchContext::state; 4: the device fault hook
 // (admitAllocation, setAllocFailAt, allocCount, outstanding) and synchronizeEvent.
-constexpr int32_t kDeviceBackendAbiVersion = 4;
+// 5: DeviceBackend's host evaluator.
+constexpr int32_t kDeviceBackendAbiVersion = 5;
 
 enum class CopyKind : int32_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
@@ -88,6 +89,15 @@ class DeviceBackend {
   virtual int64_t allocCount() const = 0;
   /// What Kiln holds on the device now.
   virtual DeviceResourceCounts outstanding() const = 0;
+
+  /// libkiln's host evaluator (the reference kernels), handed over by the loader before it registers the
+  /// library's tactics: device kernels that infer shapes while running (If/Loop subgraphs) evaluate shape
+  /// tensors with it, since the library carries no copy of the reference backend. Empty until set.
+  void setHostEvaluator(ir::HostEvaluator evaluator) { hostEvaluator_ = std::move(evaluator); }
+  ir::HostEvaluator const& hostEvaluator() const { return hostEvaluator_; }
+
+ private:
+  ir::HostEvaluator hostEvaluator_;
 };
 
 /// The stream of a device backend: wraps the user's native stream.
