@@ -93,7 +93,10 @@ class BuilderImpl final : public IBuilder {
     auto* cfg = dynamic_cast<BuilderConfigImpl*>(&config);
     if (!net) return invalidArgument("the network was not created by a Kiln builder");
     if (!cfg) return invalidArgument("the config was not created by a Kiln builder");
-    NetworkView view{&net->graph(), net->name(), net->stronglyTyped()};
+    NetworkView view{&net->graph(), net->name(), net->stronglyTyped(), {}};
+    for (auto const* list : {&net->graph().inputs(), &net->graph().outputs()})
+      for (ir::Value const* v : *list)
+        if (network::TensorImpl const* t = net->tensorOf(v)) view.allowedFormats[v->name] = t->getAllowedFormats();
     BuildEnv env{&reporter_, &budget_, maxThreads_};
     return buildPlanInfo(view, *cfg, env);
   }
