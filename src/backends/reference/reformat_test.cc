@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "backends/reference/kernel_test_util.h"
+#include "core/tensor_format.h"
 
 namespace kiln {
 namespace {
