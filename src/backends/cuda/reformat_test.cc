@@ -14,12 +14,12 @@ constexpr TensorFormat kFormats[] = {TensorFormat::kLINEAR, TensorFormat::kCHW2,
                                      TensorFormat::kHWC16,  TensorFormat::kHWC,   TensorFormat::kDHWC8,
                                      TensorFormat::kCDHW32, TensorFormat::kDHWC};
 
-ir::Node reformatNode(TensorFormat from, TensorFormat to) {
-  ir::Node n;
-  n.op = ir::OpType::kReformat;
-  n.name = "reformat";
-  n.attrs.setInt("from", static_cast<int64_t>(from));
-  n.attrs.setInt("to", static_cast<int64_t>(to));
+std::unique_ptr<ir::Node> reformatNode(TensorFormat from, TensorFormat to) {
+  auto n = std::make_unique<ir::Node>();
+  n->op = ir::OpType::kReformat;
+  n->name = "reformat";
+  n->attrs.setInt("from", static_cast<int64_t>(from));
+  n->attrs.setInt("to", static_cast<int64_t>(to));
   return n;
 }
 
@@ -90,9 +90,9 @@ TEST(CudaReformat, EveryLayoutPairMatchesTheReference) {
           size_t outBytes = static_cast<size_t>(*formatVolume(shape, *lt)) * e;
           std::vector<uint8_t> in(inBytes);
           for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 13 + 5);  // padding holds garbage
-          ir::Node n = reformatNode(from, to);
-          std::vector<uint8_t> want = runOnHost("reformat_reference", n, t, shape, in, outBytes);
-          std::vector<uint8_t> got = runOnDevice(n, t, shape, in, outBytes);
+          auto n = reformatNode(from, to);
+          std::vector<uint8_t> want = runOnHost("reformat_reference", *n, t, shape, in, outBytes);
+          std::vector<uint8_t> got = runOnDevice(*n, t, shape, in, outBytes);
           ASSERT_EQ(got, want);
         }
     }
@@ -108,21 +108,21 @@ TEST(CudaReformat, LargeTensorAndEmptyTensor) {
   size_t count = static_cast<size_t>(volume(shape)), padded = static_cast<size_t>(*formatVolume(shape, l8));
   std::vector<uint8_t> in(count * e);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 31 + 7);
-  ir::Node to8 = reformatNode(TensorFormat::kLINEAR, TensorFormat::kHWC8);
-  std::vector<uint8_t> packed = runOnDevice(to8, DataType::kHALF, shape, in, padded * e);
-  EXPECT_EQ(packed, runOnHost("reformat_reference", to8, DataType::kHALF, shape, in, padded * e));
-  ir::Node back = reformatNode(TensorFormat::kHWC8, TensorFormat::kLINEAR);
-  EXPECT_EQ(runOnDevice(back, DataType::kHALF, shape, packed, count * e), in);
+  auto to8 = reformatNode(TensorFormat::kLINEAR, TensorFormat::kHWC8);
+  std::vector<uint8_t> packed = runOnDevice(*to8, DataType::kHALF, shape, in, padded * e);
+  EXPECT_EQ(packed, runOnHost("reformat_reference", *to8, DataType::kHALF, shape, in, padded * e));
+  auto back = reformatNode(TensorFormat::kHWC8, TensorFormat::kLINEAR);
+  EXPECT_EQ(runOnDevice(*back, DataType::kHALF, shape, packed, count * e), in);
   Dims empty = makeDims({2, 0, 3, 3});
-  EXPECT_TRUE(runOnDevice(to8, DataType::kHALF, empty, {}, 0).empty());
+  EXPECT_TRUE(runOnDevice(*to8, DataType::kHALF, empty, {}, 0).empty());
 }
 
 TEST(CudaReformat, RefusesDlaFormats) {
   KILN_REQUIRE_GPU();
   ir::TensorInfo info{DataType::kHALF, makeDims({1, 3, 4, 4})};
   for (TensorFormat f : {TensorFormat::kDLA_LINEAR, TensorFormat::kDLA_HWC4}) {
-    ir::Node n = reformatNode(TensorFormat::kLINEAR, f);
-    for (auto const* c : backends::TacticRegistry::instance().candidates(n, {info}, {info}, DeviceType::kGPU, ~0u))
+    auto n = reformatNode(TensorFormat::kLINEAR, f);
+    for (auto const* c : backends::TacticRegistry::instance().candidates(*n, {info}, {info}, DeviceType::kGPU, ~0u))
       EXPECT_TRUE(backends::isHostFallback(*c) || c->name != "reformat_cuda_strided") << c->name;
   }
 }
