@@ -162,17 +162,39 @@ class KILN_API ICudaEngine : public INoCopy {
   /// Whether the tensor is an input or output; kNONE if it is neither.
   virtual TensorIOMode getTensorIOMode(char const* tensorName) const noexcept = 0;
 
-  /// Bytes per vector component in the tensor's format; -1 for an unknown name.
+  /// Bytes per vector component in the tensor's format (the size of its data type); -1 for an unknown name.
   virtual int32_t getTensorBytesPerComponent(char const* tensorName) const noexcept = 0;
 
-  /// Components (scalars) per vector in the tensor's format (1 for scalar formats); -1 for an unknown name.
+  /// As getTensorBytesPerComponent, for optimization profile `profileIndex` (-1 for an invalid index).
+  virtual int32_t getTensorBytesPerComponent(char const* tensorName, int32_t profileIndex) const noexcept = 0;
+
+  /// Components (scalars) per vector in the tensor's format (8 for kHWC8; 1 for scalar formats such as kLINEAR
+  /// and kHWC); -1 for an unknown name.
   virtual int32_t getTensorComponentsPerElement(char const* tensorName) const noexcept = 0;
 
-  /// Memory layout of the tensor; kLINEAR for an unknown name.
+  /// As getTensorComponentsPerElement, for optimization profile `profileIndex` (-1 for an invalid index).
+  virtual int32_t getTensorComponentsPerElement(char const* tensorName, int32_t profileIndex) const noexcept = 0;
+
+  /// Memory layout of the tensor's binding (chosen by the builder from ITensor::setAllowedFormats); kLINEAR for
+  /// an unknown name.
   virtual TensorFormat getTensorFormat(char const* tensorName) const noexcept = 0;
 
-  /// Human-readable description of the tensor's format, owned by the engine; nullptr for an unknown name.
+  /// As getTensorFormat, for optimization profile `profileIndex` (kLINEAR for an invalid index).
+  virtual TensorFormat getTensorFormat(char const* tensorName, int32_t profileIndex) const noexcept = 0;
+
+  /// Human-readable description of the tensor's format (order, vectorization, type), owned by the engine and
+  /// valid until the next call; nullptr for an unknown name.
   virtual char const* getTensorFormatDesc(char const* tensorName) const noexcept = 0;
+
+  /// As getTensorFormatDesc, for optimization profile `profileIndex` (nullptr for an invalid index).
+  virtual char const* getTensorFormatDesc(char const* tensorName, int32_t profileIndex) const noexcept = 0;
+
+  /// Index of the dimension the tensor's format vectorizes (1 for a 4-D kHWC8 or kCHW32 tensor); -1 when the
+  /// format has one scalar per vector (kLINEAR, kHWC, kDHWC) or for an unknown name.
+  virtual int32_t getTensorVectorizedDim(char const* tensorName) const noexcept = 0;
+
+  /// As getTensorVectorizedDim, for optimization profile `profileIndex` (-1 for an invalid index).
+  virtual int32_t getTensorVectorizedDim(char const* tensorName, int32_t profileIndex) const noexcept = 0;
 
   /// Whether the tensor's data must be in device or host memory.
   virtual TensorLocation getTensorLocation(char const* tensorName) const noexcept = 0;
@@ -256,7 +278,9 @@ class KILN_API IExecutionContext : public INoCopy {
   /// context). Reports kINVALID_ARGUMENT and keeps the previous memory if `size` is too small.
   virtual void setDeviceMemoryV2(void* memory, int64_t size) noexcept = 0;
 
-  /// Strides, in elements, of an I/O tensor for the current input shapes; nbDims == -1 if not computable yet.
+  /// Strides of an I/O tensor for the current input shapes, in elements of its format (for a vectorized format
+  /// such as kHWC8 one element is a vector of 8 scalars, and the vectorized dim's stride steps one vector);
+  /// nbDims == -1 if not computable yet.
   virtual Dims getTensorStrides(char const* tensorName) const noexcept = 0;
 
   /// Index of the selected optimization profile (0 by default).

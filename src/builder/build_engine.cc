@@ -12,6 +12,7 @@
 #include "backends/cpu_format.h"
 #include "backends/device.h"
 #include "builder/assign_formats.h"
+#include "builder/assign_io_formats.h"
 #include "builder/memory_planner.h"
 #include "builder/timing_cache.h"
 #include "builder/passes/pass.h"
@@ -19,6 +20,7 @@
 #include "builder/plugins.h"
 #include "builder/precision.h"
 #include "core/dims.h"
+#include "core/tensor_format.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln_version.h"
 
@@ -446,6 +448,15 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   std::unique_ptr<Graph> g = network.graph->clone();
   KILN_RETURN_IF_ERROR(clonePlugins(*g));
   isolateOutputs(*g);
+  // An output that is also an input left its binding to an Identity's output: that binding keeps the tensor's
+  // allowed formats.
+  std::map<std::string, TensorFormats> allowedFormats = network.allowedFormats;
+  for (Value* out : g->outputs())
+    if (!allowedFormats.count(out->name) && out->producer && out->producer->op == OpType::kIdentity &&
+        out->producer->inputs.size() == 1 && out->producer->inputs[0]->isInput) {
+      auto it = network.allowedFormats.find(out->producer->inputs[0]->name);
+      if (it != network.allowedFormats.end()) allowedFormats[out->name] = it->second;
+    }
   ir::HostEvaluator eval = backends::referenceEvaluator();
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   for (Value* out : g->outputs())
@@ -564,6 +575,14 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
       for (auto const& n : g->nodes()) reformats += n->op == OpType::kReformat;
       verbose(strCat("formats: ", hwc, " layers channels-last (kHWC), ", reformats, " reformat layers"));
     }
+  }
+
+  // Network I/O formats (ITensor::setAllowedFormats), on every target: a Reformat between each non-kLINEAR
+  // binding and the network, merged with the one the layout assignment may have put there.
+  KILN_ASSIGN_OR_RETURN(auto ioFormats, assignIOFormats(*g, allowedFormats));
+  if (!ioFormats.empty()) {
+    KILN_RETURN_IF_ERROR(recomputeStates());
+    for (auto const& [v, f] : ioFormats) verbose(strCat("I/O tensor '", v->name, "' is bound in ", formatName(f)));
   }
 
   // Tactics: level 0 takes the first supported by heuristic; above, candidates are timed at the first
@@ -717,6 +736,14 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
         bytes[v->id] = std::max<int64_t>(bytes[v->id], static_cast<int64_t>(b));
       }
   }
+  // A binding in a vectorized format is padded to whole vectors.
+  for (auto const& [v, f] : ioFormats)
+    for (auto const& st : states)
+      for (auto const& s : st) {
+        if (!dimsKnown(s.info[v->id].shape)) continue;
+        KILN_ASSIGN_OR_RETURN(int64_t b, formatBytes(s.info[v->id].shape, s.info[v->id].dtype, f));
+        bytes[v->id] = std::max(bytes[v->id], b);
+      }
   auto inArena = [&](Value const* v) {
     return !v->isInput && !v->isOutput && !dynamic[v->id] && v->producer && v->producer->op != OpType::kConstant;
   };
@@ -774,6 +801,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   for (auto const& v : g->values())
     if (info.placements[v->id].offset < 0) info.placements[v->id].size = dynamic[v->id] ? 0 : bytes[v->id];
   info.arenaSize = arena.size;
+  for (auto const& [v, f] : ioFormats) info.ioFormats[v->id] = f;
   info.graph = std::move(g);
   return info;
 }

@@ -93,7 +93,13 @@ class BuilderImpl final : public IBuilder {
     auto* cfg = dynamic_cast<BuilderConfigImpl*>(&config);
     if (!net) return invalidArgument("the network was not created by a Kiln builder");
     if (!cfg) return invalidArgument("the config was not created by a Kiln builder");
-    NetworkView view{&net->graph(), net->name(), net->stronglyTyped()};
+    NetworkView view{&net->graph(), net->name(), net->stronglyTyped(), {}};
+    // From the network's tensor objects: graph() hands out a lowered copy when there is control flow (and lowers
+    // anew on each call, so it is called once above).
+    for (int32_t i = 0; i < network.getNbInputs(); ++i)
+      if (ITensor const* t = network.getInput(i)) view.allowedFormats[t->getName()] = t->getAllowedFormats();
+    for (int32_t i = 0; i < network.getNbOutputs(); ++i)
+      if (ITensor const* t = network.getOutput(i)) view.allowedFormats[t->getName()] = t->getAllowedFormats();
     BuildEnv env{&reporter_, &budget_, maxThreads_};
     return buildPlanInfo(view, *cfg, env);
   }

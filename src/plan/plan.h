@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,8 +18,9 @@ namespace kiln::plan {
 
 inline constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'P', 'L', 'A', 'N'};
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 3;  // 1.1: Node.subgraphs (If/Loop); 1.2: Node.plugin;
-                                              // 1.3: V3 plugin attributes plugin_shapes, plugin_workspace
+inline constexpr uint16_t kFormatMinor = 4;  // 1.1: Node.subgraphs (If/Loop); 1.2: Node.plugin;
+                                              // 1.3: V3 plugin attributes plugin_shapes, plugin_workspace;
+                                              // 1.4: Plan.io_formats
 
 /// min/opt/max of one input for one optimization profile.
 struct ProfileShapes {
@@ -49,6 +51,8 @@ struct PlanInfo {
   std::vector<int64_t> workspaceOffsets;  // indexed by Node::id: scratch offset in the arena (-1: none)
   std::vector<int64_t> workspaceSizes;    // indexed by Node::id
   int64_t arenaSize = 0;                  // bytes of device memory a context needs
+  // Network inputs/outputs whose binding is not kLINEAR, by Value::id (a Reformat next to each converts).
+  std::map<int32_t, TensorFormat> ioFormats;
   std::unique_ptr<ir::Graph> graph;       // nodes carry tactic names; Constant nodes carry weights
 };
 

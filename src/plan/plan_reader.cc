@@ -459,6 +459,19 @@ Status readPlanFields(fb::Plan const& fp, PlanInfo& info) {
       info.placements.push_back({p->offset(), p->size()});
     }
   }
+  if (fp.io_formats()) {
+    for (fb::IOFormat const* f : *fp.io_formats()) {
+      if (f->value() < 0 || static_cast<size_t>(f->value()) >= nValues)
+        return invalidPlan("an I/O format names value ", f->value(), " of ", nValues);
+      ir::Value const* v = g.values()[static_cast<size_t>(f->value())].get();
+      if (!v->isInput && !v->isOutput)
+        return invalidPlan("value '", v->name, "' has an I/O format but is not a network input or output");
+      if (f->format() < 0 || f->format() >= EnumMax<TensorFormat>())
+        return invalidPlan("I/O tensor '", v->name, "' has unknown format ", f->format());
+      if (!info.ioFormats.emplace(f->value(), static_cast<TensorFormat>(f->format())).second)
+        return invalidPlan("I/O tensor '", v->name, "' has two formats");
+    }
+  }
   if (fp.workspace_offsets())
     info.workspaceOffsets.assign(fp.workspace_offsets()->begin(), fp.workspace_offsets()->end());
   if (fp.workspace_sizes())

@@ -252,6 +252,35 @@ TEST(Plan, RoundTripKeepsEveryField) {
   EXPECT_EQ(toBytes(*written), toBytes(*again));
 }
 
+TEST(Plan, IOFormatsRoundTripAndOlderPlansReadAsLinear) {
+  PlanInfo plan = makeSamplePlan();
+  ir::Value const* x = plan.graph->findValue("x");
+  ASSERT_NE(x, nullptr);
+  auto linear = writePlan(plan);
+  ASSERT_TRUE(linear.isOk());
+  auto r0 = readPlan(linear->data(), linear->size());
+  ASSERT_TRUE(r0.isOk()) << r0.status().toString();
+  EXPECT_TRUE(r0->ioFormats.empty());  // none written, as in plans before format 1.4
+  plan.ioFormats[x->id] = TensorFormat::kCHW32;
+  auto written = writePlan(plan);
+  ASSERT_TRUE(written.isOk()) << written.status().toString();
+  auto read = readPlan(written->data(), written->size());
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  ASSERT_EQ(read->ioFormats.size(), 1u);
+  EXPECT_EQ(read->ioFormats.at(x->id), TensorFormat::kCHW32);
+  // A value that is no binding cannot have an I/O format.
+  PlanInfo bad = makeSamplePlan();
+  ASSERT_NE(bad.graph->findNode("w"), nullptr);
+  ir::Value const* w = bad.graph->findNode("w")->output();
+  bad.ioFormats[w->id] = TensorFormat::kHWC8;
+  auto badBytes = writePlan(bad);
+  ASSERT_TRUE(badBytes.isOk());
+  auto refused = readPlan(badBytes->data(), badBytes->size());
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_NE(refused.status().message().find("not a network input or output"), std::string::npos)
+      << refused.status().toString();
+}
+
 TEST(Plan, ZeroByteAndScalarConstants) {
   auto plan = readBytes(samplePlanBytes());
   ASSERT_TRUE(plan.isOk()) << plan.status().toString();

@@ -339,6 +339,10 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
   auto placementsVec = fbb.CreateVectorOfStructs(placements);
   auto wsOffsets = fbb.CreateVector(plan.workspaceOffsets);
   auto wsSizes = fbb.CreateVector(plan.workspaceSizes);
+  std::vector<fb::IOFormat> ioFormats;
+  for (auto const& [id, f] : plan.ioFormats)
+    if (f != TensorFormat::kLINEAR) ioFormats.emplace_back(id, static_cast<int32_t>(f));
+  auto ioFormatsVec = fbb.CreateVectorOfStructs(ioFormats);
   fb::PlanBuilder pb(fbb);
   pb.add_graph(graph);
   pb.add_name(name);
@@ -351,6 +355,7 @@ Result<HostBuffer> writePlanWithLimit(PlanInfo const& plan, MemoryBudget* budget
   pb.add_workspace_offsets(wsOffsets);
   pb.add_workspace_sizes(wsSizes);
   pb.add_arena_size(plan.arenaSize);
+  if (!ioFormats.empty()) pb.add_io_formats(ioFormatsVec);
   fbb.Finish(pb.Finish());
 
   sections[0].size = fbb.GetSize();

@@ -91,10 +91,11 @@ class ContextImpl final : public IExecutionContext {
   }
   Dims getTensorStrides(char const* tensorName) const noexcept override {
     Dims s = getTensorShape(tensorName);
-    if (s.nbDims < 0) return s;
-    auto strides = rowMajorStrides(s);
-    for (int32_t i = 0; i < s.nbDims; ++i) s.d[i] = strides[i];
-    return s;
+    if (s.nbDims < 0 || !dimsKnown(s)) {
+      s.nbDims = -1;
+      return s;
+    }
+    return formatStrides(s, core_->findIO(tensorName)->layout);
   }
   int32_t getOptimizationProfile() const noexcept override { return profile_; }
 
@@ -396,7 +397,11 @@ class ContextImpl final : public IExecutionContext {
   Status provideMemory(Value const* v) {
     KILN_ASSIGN_OR_RETURN(size_t bytes, bytesOf(v));
     if (IOutputAllocator* a = allocatorOf(v)) {
+      // A vectorized output's buffer is padded to whole vectors.
       int32_t io = core_->ioByName.at(v->name);
+      KILN_ASSIGN_OR_RETURN(int64_t padded, formatBytes(state_.info[v->id].shape, state_.info[v->id].dtype,
+                                                        core_->io[static_cast<size_t>(io)].format));
+      bytes = static_cast<size_t>(padded);
       void* p = a->reallocateOutputAsync(v->name.c_str(), addresses_[io], bytes, 256, stream_);
       if (!p && bytes > 0)
         return errorStatus(StatusCode::kOutOfMemory, "the output allocator of '", v->name, "' returned no memory for ",

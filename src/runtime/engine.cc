@@ -99,13 +99,38 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
     core->kernels[n.id] = std::move(k).value();
   }
   if (core->device) KILN_RETURN_IF_ERROR(uploadConstants(*core));
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    ir::Value const* v = g.inputs()[i];
-    core->io.push_back({v->name, v->id, static_cast<int32_t>(i), TensorIOMode::kINPUT, v->dtype, v->shape});
+  // Padded (vectorized) layouts exist only at bindings: a Reformat reading or writing one must be at the binding
+  // that has that format, so that the user's buffer is the padded size the engine reports (a corrupt plan could
+  // otherwise make it read or write past the buffer).
+  auto ioFormatOf = [&](ir::Value const* v) {
+    auto it = p.ioFormats.find(v->id);
+    return it == p.ioFormats.end() ? TensorFormat::kLINEAR : it->second;
+  };
+  for (auto const& n : g.nodes()) {
+    if (n->op != ir::OpType::kReformat || n->inputs.size() != 1 || n->outputs.size() != 1 || !n->inputs[0]) continue;
+    for (bool in : {true, false}) {
+      auto f = static_cast<TensorFormat>(n->attrs.getInt(in ? "from" : "to", 0));
+      ir::Value const* v = in ? n->inputs[0] : n->outputs[0];
+      auto l = formatLayout(f, v->shape.nbDims);
+      if (l && l->components > 1 && ((in ? !v->isInput : !v->isOutput) || ioFormatOf(v) != f))
+        return invalidPlan(n->describe(), ": reformats ", in ? "from " : "to ", formatName(f), " at '", v->name,
+                           "', which is not ", in ? "an input" : "an output", " bound in that format");
+    }
   }
+  auto addIO = [&](ir::Value const* v, int32_t inputIndex, TensorIOMode mode) -> Status {
+    TensorFormat f = ioFormatOf(v);
+    Status ok = checkIOFormat(f, v->dtype, v->shape.nbDims);
+    if (!ok.isOk()) return invalidPlan("I/O tensor '", v->name, "': ", ok.message());
+    IOTensor t{v->name, v->id, inputIndex, mode, v->dtype, v->shape, f, {}};
+    KILN_ASSIGN_OR_RETURN(t.layout, formatLayout(f, v->shape.nbDims));
+    core->io.push_back(std::move(t));
+    return Status::ok();
+  };
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    KILN_RETURN_IF_ERROR(addIO(g.inputs()[i], static_cast<int32_t>(i), TensorIOMode::kINPUT));
   for (ir::Value const* v : g.outputs()) {
     if (v->isInput) return invalidPlan("output '", v->name, "' is also an input");
-    core->io.push_back({v->name, v->id, -1, TensorIOMode::kOUTPUT, v->dtype, v->shape});
+    KILN_RETURN_IF_ERROR(addIO(v, -1, TensorIOMode::kOUTPUT));
   }
   for (size_t i = 0; i < core->io.size(); ++i) {
     if (!core->ioByName.emplace(core->io[i].name, static_cast<int32_t>(i)).second)
@@ -186,15 +211,46 @@ int32_t EngineImpl::getTensorBytesPerComponent(char const* tensorName) const noe
   return t ? static_cast<int32_t>(dataTypeSize(t->dtype)) : -1;
 }
 
+int32_t EngineImpl::getTensorBytesPerComponent(char const* tensorName, int32_t profileIndex) const noexcept {
+  return validProfile(profileIndex) ? getTensorBytesPerComponent(tensorName) : -1;
+}
+
 int32_t EngineImpl::getTensorComponentsPerElement(char const* tensorName) const noexcept {
-  return core_->findIO(tensorName) ? 1 : -1;
+  IOTensor const* t = core_->findIO(tensorName);
+  return t ? t->layout.components : -1;
+}
+
+int32_t EngineImpl::getTensorComponentsPerElement(char const* tensorName, int32_t profileIndex) const noexcept {
+  return validProfile(profileIndex) ? getTensorComponentsPerElement(tensorName) : -1;
+}
+
+TensorFormat EngineImpl::getTensorFormat(char const* tensorName) const noexcept {
+  IOTensor const* t = core_->findIO(tensorName);
+  return t ? t->format : TensorFormat::kLINEAR;
+}
+
+TensorFormat EngineImpl::getTensorFormat(char const* tensorName, int32_t profileIndex) const noexcept {
+  return validProfile(profileIndex) ? getTensorFormat(tensorName) : TensorFormat::kLINEAR;
 }
 
 char const* EngineImpl::getTensorFormatDesc(char const* tensorName) const noexcept {
   IOTensor const* t = core_->findIO(tensorName);
   if (!t) return nullptr;
-  formatDesc_ = strCat("Row major linear ", dataTypeName(t->dtype), " format (kLINEAR)");
+  formatDesc_ = formatDescription(t->format, t->dtype);
   return formatDesc_.c_str();
+}
+
+char const* EngineImpl::getTensorFormatDesc(char const* tensorName, int32_t profileIndex) const noexcept {
+  return validProfile(profileIndex) ? getTensorFormatDesc(tensorName) : nullptr;
+}
+
+int32_t EngineImpl::getTensorVectorizedDim(char const* tensorName) const noexcept {
+  IOTensor const* t = core_->findIO(tensorName);
+  return t && t->layout.components > 1 ? t->layout.vecDim : -1;
+}
+
+int32_t EngineImpl::getTensorVectorizedDim(char const* tensorName, int32_t profileIndex) const noexcept {
+  return validProfile(profileIndex) ? getTensorVectorizedDim(tensorName) : -1;
 }
 
 TensorLocation EngineImpl::getTensorLocation(char const* tensorName) const noexcept {

@@ -12,6 +12,7 @@
 #include "backends/device.h"
 #include "core/logging.h"
 #include "core/memory.h"
+#include "core/tensor_format.h"
 #include "kiln/kiln_runtime.h"
 #include "plan/plan.h"
 
@@ -24,6 +25,8 @@ struct IOTensor {
   TensorIOMode mode = TensorIOMode::kNONE;
   DataType dtype = DataType::kFLOAT;
   Dims dims{};  // declared, -1 where dynamic
+  TensorFormat format = TensorFormat::kLINEAR;  // the binding's memory layout (the same for every profile)
+  FormatLayout layout;                          // format's layout at this rank
 };
 
 class EngineImpl;
@@ -78,9 +81,15 @@ class EngineImpl final : public ICudaEngine {
   bool isShapeInferenceIO(char const* tensorName) const noexcept override { return false; }
   TensorIOMode getTensorIOMode(char const* tensorName) const noexcept override;
   int32_t getTensorBytesPerComponent(char const* tensorName) const noexcept override;
+  int32_t getTensorBytesPerComponent(char const* tensorName, int32_t profileIndex) const noexcept override;
   int32_t getTensorComponentsPerElement(char const* tensorName) const noexcept override;
-  TensorFormat getTensorFormat(char const* tensorName) const noexcept override { return TensorFormat::kLINEAR; }
+  int32_t getTensorComponentsPerElement(char const* tensorName, int32_t profileIndex) const noexcept override;
+  TensorFormat getTensorFormat(char const* tensorName) const noexcept override;
+  TensorFormat getTensorFormat(char const* tensorName, int32_t profileIndex) const noexcept override;
   char const* getTensorFormatDesc(char const* tensorName) const noexcept override;
+  char const* getTensorFormatDesc(char const* tensorName, int32_t profileIndex) const noexcept override;
+  int32_t getTensorVectorizedDim(char const* tensorName) const noexcept override;
+  int32_t getTensorVectorizedDim(char const* tensorName, int32_t profileIndex) const noexcept override;
   TensorLocation getTensorLocation(char const* tensorName) const noexcept override;
   int32_t getNbOptimizationProfiles() const noexcept override {
     return static_cast<int32_t>(core_->plan.profiles.size());
@@ -104,6 +113,11 @@ class EngineImpl final : public ICudaEngine {
   std::shared_ptr<EngineCore> const& core() const { return core_; }
 
  private:
+  // Every profile of an engine binds its I/O in one format: the per-profile queries check the index only.
+  bool validProfile(int32_t profileIndex) const {
+    return profileIndex >= 0 && profileIndex < static_cast<int32_t>(core_->plan.profiles.size());
+  }
+
   std::shared_ptr<EngineCore> core_;
   bool owning_;
   Reporter reporter_;

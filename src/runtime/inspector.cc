@@ -112,8 +112,12 @@ class InspectorImpl final : public IEngineInspector {
   }
 
   std::string tensorJson(ir::Value const* v) const {
+    // A binding in another layout (ITensor::setAllowedFormats) is described as the engine's queries describe it.
+    auto f = core_->plan.ioFormats.find(v->id);
+    std::string format = f == core_->plan.ioFormats.end() ? strCat("Row major linear ", dataTypeName(v->dtype))
+                                                          : formatDescription(f->second, v->dtype);
     return strCat("{\"Name\": \"", jsonEscape(v->name), "\", \"Location\": \"Device\", \"Dimensions\": ", jsonDims(shapeOf(v)),
-                  ", \"Format/Datatype\": \"Row major linear ", dataTypeName(v->dtype), "\"}");
+                  ", \"Format/Datatype\": \"", jsonEscape(format), "\"}");
   }
 
   std::string layerInfo(int32_t index, LayerInformationFormat format) const {

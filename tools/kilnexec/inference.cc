@@ -348,6 +348,14 @@ bool Runner::setup(kiln::ICudaEngine& engine, std::vector<Tensor> const& inputs,
     io.name = engine.getIOTensorName(i);
     io.input = engine.getTensorIOMode(io.name.c_str()) == kiln::TensorIOMode::kINPUT;
     io.type = engine.getTensorDataType(io.name.c_str());
+    // Its inputs, --loadInputs files, --exportOutput and --check all read and write row-major data; a binding in
+    // a vectorized or channels-last layout (ITensor::setAllowedFormats) would need a conversion it does not have.
+    if (engine.getTensorFormat(io.name.c_str()) != kiln::TensorFormat::kLINEAR) {
+      char const* desc = engine.getTensorFormatDesc(io.name.c_str());
+      error = "I/O tensor '" + io.name + "' is bound in " + (desc ? desc : "a non-linear format") +
+              ": kilnexec runs engines whose inputs and outputs are kLINEAR only";
+      return false;
+    }
     impl_->io.push_back(std::move(io));
   }
   for (auto& io : impl_->io) {

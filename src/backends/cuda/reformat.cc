@@ -1,6 +1,10 @@
-// Reformat on the GPU: a 4-D [N, C, H, W] tensor between row-major (kLINEAR) and channels-last (kHWC) memory,
-// as one strided copy (any 1/2/4/8-byte type), walking the output in its memory order.
+// Reformat on the GPU: the same logical tensor between two memory layouts (any 1/2/4/8-byte type). kLINEAR <->
+// kHWC of a 4-D tensor (the channels-last moves inside GPU engines) is one strided copy walking the output in its
+// memory order; every other pair (kDHWC and the vectorized kCHW2/4/16/32, kHWC8/16, kDHWC8, kCDHW32 at network
+// I/O) runs the position-decoding kernel of reformat.cu, which writes padding channels as zeros.
 #include "backends/cuda/copy_host.h"
+#include "backends/cuda/reformat_kernels.h"
+#include "core/tensor_format.h"
 
 namespace kiln::cuda {
 namespace {
@@ -14,33 +18,62 @@ class ReformatKernel final : public backends::Kernel {
     auto const& y = ctx.outputs[0];
     if (x.dtype != y.dtype || !dimsEqual(x.shape, y.shape))
       return invalidArgument(what_, ": output ", dimsToString(y.shape), " differs from input ", dimsToString(x.shape));
-    int64_t count = x.count();
-    if (count == 0) return Status::ok();
+    Dims const& shape = x.shape;
+    auto lin = formatLayout(from_, shape.nbDims);
+    if (!lin) return lin.status().withContext(strCat(what_, ", shape ", dimsToString(shape)));
+    auto lout = formatLayout(to_, shape.nbDims);
+    if (!lout) return lout.status().withContext(strCat(what_, ", shape ", dimsToString(shape)));
+    KILN_ASSIGN_OR_RETURN(int64_t inCount, formatVolume(shape, *lin));
+    KILN_ASSIGN_OR_RETURN(int64_t outCount, formatVolume(shape, *lout));
     cudaStream_t stream = streamOf(ctx);
+    size_t elem = dataTypeSize(x.dtype);
     if (from_ == to_) {
-      if (x.data != y.data)
-        KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(y.data, x.data, static_cast<size_t>(count) * dataTypeSize(x.dtype),
-                                                  cudaMemcpyDeviceToDevice, stream),
-                                  what_);
+      if (inCount && x.data != y.data)
+        KILN_CUDA_RETURN_IF_ERROR(
+            cudaMemcpyAsync(y.data, x.data, static_cast<size_t>(inCount) * elem, cudaMemcpyDeviceToDevice, stream), what_);
       return Status::ok();
     }
-    if (x.shape.nbDims != 4) return invalidArgument(what_, ": kHWC needs a 4-D tensor, got ", dimsToString(x.shape));
-    int64_t n = x.shape.d[0], c = x.shape.d[1], h = x.shape.d[2], w = x.shape.d[3];
+    if (outCount == 0) return Status::ok();
+    if (x.data == y.data) return invalidArgument(what_, ": cannot reformat in place");
+    bool linearHwc = (from_ == TensorFormat::kLINEAR && to_ == TensorFormat::kHWC) ||
+                     (from_ == TensorFormat::kHWC && to_ == TensorFormat::kLINEAR);
+    if (linearHwc && shape.nbDims == 4) return linearHwc4d(x.data, y.data, x.dtype, shape, stream);
+    ReformatPlan p;
+    p.rank = shape.nbDims;
+    for (int32_t i = 0; i < shape.nbDims; ++i) p.dims[i] = shape.d[i];
+    p.in = side(*lin);
+    p.out = side(*lout);
+    p.outCount = outCount;
+    KILN_CUDA_RETURN_IF_ERROR(launchReformat(x.data, y.data, static_cast<int32_t>(elem), p, stream), what_);
+    return Status::ok();
+  }
+
+ private:
+  static ReformatSide side(FormatLayout const& l) {
+    ReformatSide s;
+    s.vecDim = l.vecDim;
+    s.components = l.components;
+    s.minor = l.vectorMinor ? 1 : 0;
+    return s;
+  }
+
+  Status linearHwc4d(void const* in, void* out, DataType t, Dims const& shape, cudaStream_t stream) const {
+    int64_t n = shape.d[0], c = shape.d[1], h = shape.d[2], w = shape.d[3];
     CopyPlan p;
     p.rank = 4;
     if (to_ == TensorFormat::kHWC) {
       // Output order n, h, w, c; the input is row-major [N, C, H, W].
-      int64_t dims[4] = {n, h, w, c}, in[4] = {c * h * w, w, 1, h * w};
+      int64_t dims[4] = {n, h, w, c}, strides[4] = {c * h * w, w, 1, h * w};
       for (int i = 0; i < 4; ++i) {
         p.dims[i] = dims[i];
-        p.inStrides[i] = in[i];
+        p.inStrides[i] = strides[i];
       }
     } else {
       // Output order n, c, h, w; the input is [N, H, W, C].
-      int64_t dims[4] = {n, c, h, w}, in[4] = {h * w * c, 1, w * c, c};
+      int64_t dims[4] = {n, c, h, w}, strides[4] = {h * w * c, 1, w * c, c};
       for (int i = 0; i < 4; ++i) {
         p.dims[i] = dims[i];
-        p.inStrides[i] = in[i];
+        p.inStrides[i] = strides[i];
       }
     }
     int64_t s = 1;
@@ -48,16 +81,16 @@ class ReformatKernel final : public backends::Kernel {
       p.outStrides[i] = s;
       s *= p.dims[i];
     }
-    return runCopyPlan(x.data, y.data, x.dtype, p, stream, what_);
+    return runCopyPlan(in, out, t, p, stream, what_);
   }
 
- private:
   TensorFormat from_, to_;
   std::string what_;
 };
 
+// Every layout but the DLA ones (no DLA) and values outside the enum.
 bool isSupportedFormat(int64_t f) {
-  return f == static_cast<int64_t>(TensorFormat::kLINEAR) || f == static_cast<int64_t>(TensorFormat::kHWC);
+  return f >= 0 && f < EnumMax<TensorFormat>() && formatLayout(static_cast<TensorFormat>(f), Dims::MAX_DIMS).isOk();
 }
 
 backends::Tactic makeReformat() {
@@ -66,8 +99,13 @@ backends::Tactic makeReformat() {
   t.op = ir::OpType::kReformat;
   t.source = TacticSource::kKILN;
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    return in.size() == 1 && out.size() == 1 && in[0].dtype == out[0].dtype && isByteCopyable(in[0].dtype) &&
-           isSupportedFormat(node.attrs.getInt("from", 0)) && isSupportedFormat(node.attrs.getInt("to", 0));
+    if (in.size() != 1 || out.size() != 1 || in[0].dtype != out[0].dtype || !isByteCopyable(in[0].dtype)) return false;
+    int64_t from = node.attrs.getInt("from", 0), to = node.attrs.getInt("to", 0);
+    if (!isSupportedFormat(from) || !isSupportedFormat(to)) return false;
+    // Unknown ranks are checked when the kernel runs.
+    int32_t rank = in[0].shape.nbDims;
+    return rank < 0 || (formatLayout(static_cast<TensorFormat>(from), rank).isOk() &&
+                        formatLayout(static_cast<TensorFormat>(to), rank).isOk());
   };
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     return std::unique_ptr<backends::Kernel>(new ReformatKernel(static_cast<TensorFormat>(node.attrs.getInt("from", 0)),

@@ -1,9 +1,11 @@
-// Reference kernel of Reformat: the same logical [N, C, H, W] tensor moved between row-major (kLINEAR) and
-// channels-last (kHWC) memory, as byte moves (any storable type). It also packs weights for channels-last
-// convolutions when the builder folds a Reformat of a constant.
+// Reference kernel of Reformat: the same logical tensor moved between two memory layouts (kLINEAR, kHWC, kDHWC
+// and the vectorized kCHW2/4/16/32, kHWC8/16, kDHWC8, kCDHW32; core/tensor_format.h), as byte moves (any
+// storable type). Padding channels of a vectorized output are written as zeros. It also packs weights for
+// channels-last convolutions when the builder folds a Reformat of a constant.
 #include <cstring>
 
 #include "backends/reference/reference_util.h"
+#include "core/tensor_format.h"
 
 namespace kiln::backends::reference {
 namespace {
@@ -15,33 +17,43 @@ Tactic reformatTactic() {
         auto from = static_cast<TensorFormat>(node.attrs.getInt("from", 0));
         auto to = static_cast<TensorFormat>(node.attrs.getInt("to", 0));
         std::string what = node.describe();
-        for (TensorFormat f : {from, to})
-          if (f != TensorFormat::kLINEAR && f != TensorFormat::kHWC)
-            return unsupported(what, ": only kLINEAR and kHWC layouts are implemented, not format ", static_cast<int>(f));
+        // The rank is only known at run time; the DLA and unknown formats are refused now (rank 8 takes all).
+        for (TensorFormat f : {from, to}) {
+          auto l = formatLayout(f, Dims::MAX_DIMS);
+          if (!l) return l.status().withContext(what);
+        }
         return makeKernel([from, to, what](LaunchContext const& ctx) -> Status {
           TensorView const& x = ctx.inputs[0];
           TensorView const& y = ctx.outputs[0];
           if (x.dtype != y.dtype || !dimsEqual(x.shape, y.shape))
             return invalidArgument(what, ": output ", dimsToString(y.shape), " differs from input ", dimsToString(x.shape));
+          Dims const& shape = x.shape;
+          auto lin = formatLayout(from, shape.nbDims);
+          if (!lin) return lin.status().withContext(strCat(what, ", shape ", dimsToString(shape)));
+          auto lout = formatLayout(to, shape.nbDims);
+          if (!lout) return lout.status().withContext(strCat(what, ", shape ", dimsToString(shape)));
           size_t elem = dataTypeSize(x.dtype);
-          size_t bytes = static_cast<size_t>(x.count()) * elem;
+          KILN_ASSIGN_OR_RETURN(int64_t inCount, formatVolume(shape, *lin));
+          KILN_ASSIGN_OR_RETURN(int64_t outCount, formatVolume(shape, *lout));
+          int64_t count = x.count();
           if (from == to) {
-            if (bytes && x.data != y.data) std::memmove(y.data, x.data, bytes);
+            if (inCount && x.data != y.data) std::memmove(y.data, x.data, static_cast<size_t>(inCount) * elem);
             return Status::ok();
           }
-          if (x.shape.nbDims != 4) return invalidArgument(what, ": kHWC needs a 4-D tensor, got ", dimsToString(x.shape));
-          if (x.data == y.data && bytes) return invalidArgument(what, ": cannot reformat in place");
-          int64_t n = x.shape.d[0], c = x.shape.d[1], hw = x.shape.d[2] * x.shape.d[3];
+          if (x.data == y.data && count) return invalidArgument(what, ": cannot reformat in place");
           auto const* src = static_cast<unsigned char const*>(x.data);
           auto* dst = static_cast<unsigned char*>(y.data);
-          bool toHwc = to == TensorFormat::kHWC;
-          for (int64_t b = 0; b < n; ++b)
-            for (int64_t ch = 0; ch < c; ++ch)
-              for (int64_t s = 0; s < hw; ++s) {
-                int64_t linear = (b * c + ch) * hw + s, hwc = (b * hw + s) * c + ch;
-                int64_t i = toHwc ? linear : hwc, o = toHwc ? hwc : linear;
-                std::memcpy(dst + static_cast<size_t>(o) * elem, src + static_cast<size_t>(i) * elem, elem);
-              }
+          if (outCount > count) std::memset(dst, 0, static_cast<size_t>(outCount) * elem);  // padding channels
+          if (count == 0) return Status::ok();
+          int64_t coord[Dims::MAX_DIMS] = {};
+          for (int64_t i = 0; i < count; ++i) {
+            int64_t o = formatOffset(shape, *lout, coord), s = formatOffset(shape, *lin, coord);
+            std::memcpy(dst + static_cast<size_t>(o) * elem, src + static_cast<size_t>(s) * elem, elem);
+            for (int32_t d = shape.nbDims - 1; d >= 0; --d) {  // next coordinate, row-major
+              if (++coord[d] < shape.d[d]) break;
+              coord[d] = 0;
+            }
+          }
           return Status::ok();
         });
       },

@@ -1,8 +1,13 @@
-// Tests of the Reformat reference kernel: kLINEAR <-> kHWC by hand-computed positions, a round trip in every
-// storable type, same-format copies, and refusals (ranks, unknown formats).
+// Tests of the Reformat reference kernel: kLINEAR <-> kHWC by hand-computed positions, and for every layout
+// (kHWC, kDHWC, kCHW2/4/16/32, kHWC8/16, kDHWC8, kCDHW32) and element size (1, 2, 4, 8 bytes) over odd channel
+// counts, batches and 5-D tensors: the packed buffer against an independent decoding of each memory position,
+// zeroed padding, round trips, direct moves between two vectorized layouts, and refusals.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "backends/reference/kernel_test_util.h"
+#include "core/tensor_format.h"
 
 namespace kiln {
 namespace {
@@ -35,7 +40,123 @@ TEST(ReformatReference, LinearToHwcAndBack) {
   EXPECT_EQ(doubles(back.out), v);
 }
 
-TEST(ReformatReference, EveryTypeRoundTrips) {
+// The layouts as the test knows them: the vectorized dim counted from the last, V, and vector-minor.
+struct Layout {
+  TensorFormat f;
+  int32_t fromLast;
+  int64_t v;
+  bool minor;
+};
+constexpr Layout kLayouts[] = {
+    {TensorFormat::kCHW2, 3, 2, false},   {TensorFormat::kCHW4, 3, 4, false},  {TensorFormat::kCHW16, 3, 16, false},
+    {TensorFormat::kCHW32, 3, 32, false}, {TensorFormat::kHWC8, 3, 8, true},   {TensorFormat::kHWC16, 3, 16, true},
+    {TensorFormat::kHWC, 3, 1, true},     {TensorFormat::kDHWC8, 4, 8, true},  {TensorFormat::kCDHW32, 4, 32, false},
+    {TensorFormat::kDHWC, 4, 1, true},
+};
+
+// Memory positions of `layout` over `shape`, each decoded into the row-major index of its logical element (-1 for
+// a padding channel): the inverse of what the kernel computes, written from the memory side.
+std::vector<int64_t> decode(Layout const& l, std::vector<int64_t> const& shape) {
+  int32_t r = static_cast<int32_t>(shape.size()), k = r - l.fromLast;
+  int64_t cp = (shape[k] + l.v - 1) / l.v * l.v;
+  std::vector<int64_t> mem;  // memory axes, innermost last
+  for (int32_t i = 0; i < r; ++i)
+    if (!l.minor || i != k) mem.push_back(i == k ? cp / l.v : shape[i]);
+  mem.push_back(l.minor ? cp : l.v);
+  int64_t total = 1;
+  for (int64_t m : mem) total *= m;
+  std::vector<int64_t> out(static_cast<size_t>(total));
+  for (int64_t p = 0; p < total; ++p) {
+    std::vector<int64_t> idx(mem.size());
+    int64_t rest = p;
+    for (size_t a = mem.size(); a-- > 0;) {
+      idx[a] = rest % mem[a];
+      rest /= mem[a];
+    }
+    std::vector<int64_t> coord(static_cast<size_t>(r));
+    size_t a = 0;
+    for (int32_t i = 0; i < r; ++i) {
+      if (l.minor && i == k) continue;
+      coord[static_cast<size_t>(i)] = idx[a++];
+    }
+    coord[static_cast<size_t>(k)] = l.minor ? idx.back() : coord[static_cast<size_t>(k)] * l.v + idx.back();
+    int64_t lin = 0;
+    for (int32_t i = 0; i < r; ++i) lin = lin * shape[static_cast<size_t>(i)] + coord[static_cast<size_t>(i)];
+    out[static_cast<size_t>(p)] = coord[static_cast<size_t>(k)] < shape[static_cast<size_t>(k)] ? lin : -1;
+  }
+  return out;
+}
+
+// Runs the reference Reformat on raw bytes; `out` is poisoned (0xAB) before the run.
+Status reformat(DataType t, std::vector<int64_t> const& shape, TensorFormat from, TensorFormat to,
+                std::vector<uint8_t> const& in, std::vector<uint8_t>& out, size_t outBytes) {
+  backends::Tactic const* tactic = backends::TacticRegistry::instance().find("reformat_reference");
+  if (!tactic) return internalError("no reformat_reference tactic");
+  ir::Node n;
+  n.op = OpType::kReformat;
+  n.name = "reformat";
+  n.attrs = formats(from, to);
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<backends::Kernel> k, tactic->create(n));
+  out.assign(outBytes, 0xAB);
+  Dims d = makeDims(shape);
+  backends::CpuStream stream;
+  backends::LaunchContext ctx;
+  ctx.stream = &stream;
+  ctx.inputs.push_back({const_cast<uint8_t*>(in.data()), t, d});
+  ctx.outputs.push_back({out.data(), t, d});
+  return k->enqueue(ctx);
+}
+
+TEST(ReformatReference, EveryLayoutAndElementSize) {
+  std::vector<std::vector<int64_t>> shapes = {{2, 3, 5, 7}, {1, 5, 3, 3}, {2, 33, 2, 3}, {4, 1, 1},
+                                              {2, 5, 2, 3, 4}, {1, 17, 1, 2, 3}, {2, 0, 2, 2}};
+  for (DataType t : {DataType::kINT8, DataType::kHALF, DataType::kFLOAT, DataType::kINT64}) {
+    size_t e = dataTypeSize(t);
+    for (Layout const& l : kLayouts)
+      for (auto const& shape : shapes) {
+        if (static_cast<int32_t>(shape.size()) < l.fromLast) continue;
+        SCOPED_TRACE(strCat(dataTypeName(t), " ", formatName(l.f), " ", dimsToString(makeDims(shape))));
+        int64_t count = volume(makeDims(shape));
+        std::vector<uint8_t> lin(static_cast<size_t>(count) * e);
+        for (size_t i = 0; i < lin.size(); ++i) lin[i] = static_cast<uint8_t>(i * 7 + 1);  // distinct per byte
+        std::vector<int64_t> pos = decode(l, shape);
+        std::vector<uint8_t> packed;
+        Status s = reformat(t, shape, TensorFormat::kLINEAR, l.f, lin, packed, pos.size() * e);
+        ASSERT_TRUE(s.isOk()) << s.toString();
+        for (size_t p = 0; p < pos.size(); ++p)
+          for (size_t b = 0; b < e; ++b)
+            ASSERT_EQ(packed[p * e + b], pos[p] < 0 ? 0 : lin[static_cast<size_t>(pos[p]) * e + b])
+                << "memory position " << p << (pos[p] < 0 ? " (padding)" : "");
+        std::vector<uint8_t> back;
+        s = reformat(t, shape, l.f, TensorFormat::kLINEAR, packed, back, lin.size());
+        ASSERT_TRUE(s.isOk()) << s.toString();
+        EXPECT_EQ(back, lin);
+        // Directly into every other layout of this rank equals going through kLINEAR.
+        for (Layout const& m : kLayouts) {
+          if (static_cast<int32_t>(shape.size()) < m.fromLast || m.f == l.f) continue;
+          std::vector<int64_t> mpos = decode(m, shape);
+          std::vector<uint8_t> direct, viaLinear;
+          ASSERT_TRUE(reformat(t, shape, l.f, m.f, packed, direct, mpos.size() * e).isOk()) << formatName(m.f);
+          ASSERT_TRUE(reformat(t, shape, TensorFormat::kLINEAR, m.f, lin, viaLinear, mpos.size() * e).isOk());
+          EXPECT_EQ(direct, viaLinear) << formatName(l.f) << " -> " << formatName(m.f);
+        }
+      }
+  }
+}
+
+TEST(ReformatReference, PaddingInTheInputIsIgnored) {
+  std::vector<int64_t> shape = {1, 3, 2, 2};
+  std::vector<uint8_t> lin(12 * 2);
+  for (size_t i = 0; i < lin.size(); ++i) lin[i] = static_cast<uint8_t>(i + 1);
+  std::vector<uint8_t> packed, back;
+  ASSERT_TRUE(reformat(DataType::kHALF, shape, TensorFormat::kLINEAR, TensorFormat::kHWC8, lin, packed, 32 * 2).isOk());
+  for (size_t p = 0; p < packed.size(); ++p)
+    if ((p / 2) % 8 >= 3) packed[p] = 0x5A;  // garbage in the padding channels
+  ASSERT_TRUE(reformat(DataType::kHALF, shape, TensorFormat::kHWC8, TensorFormat::kLINEAR, packed, back, lin.size()).isOk());
+  EXPECT_EQ(back, lin);
+}
+
+TEST(ReformatReference, EveryTypeRoundTripsThroughHwc) {
   for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16, DataType::kINT8, DataType::kINT32,
                      DataType::kINT64, DataType::kBOOL, DataType::kUINT8}) {
     std::vector<double> v;
@@ -53,11 +174,19 @@ TEST(ReformatReference, EveryTypeRoundTrips) {
 }
 
 TEST(ReformatReference, Refusals) {
-  HostTensor x3 = tensor(DataType::kFLOAT, {2, 3, 4}, std::vector<double>(24, 1.0));
-  EXPECT_FALSE(runNode(OpType::kReformat, formats(TensorFormat::kLINEAR, TensorFormat::kHWC), {var(x3)}).status.isOk());
-  HostTensor x4 = tensor(DataType::kFLOAT, {1, 2, 2, 2}, std::vector<double>(8, 1.0));
-  RunResult bad = runNode(OpType::kReformat, formats(TensorFormat::kLINEAR, TensorFormat::kCHW32), {var(x4)});
-  EXPECT_FALSE(bad.status.isOk());
+  // Rank below what the layout needs.
+  HostTensor x2 = tensor(DataType::kFLOAT, {3, 4}, std::vector<double>(12, 1.0));
+  EXPECT_FALSE(runNode(OpType::kReformat, formats(TensorFormat::kLINEAR, TensorFormat::kHWC), {var(x2)}).status.isOk());
+  std::vector<uint8_t> in(2 * 3 * 4 * 2), out;
+  EXPECT_FALSE(reformat(DataType::kHALF, {2, 3, 4}, TensorFormat::kLINEAR, TensorFormat::kDHWC8, in, out, 64).isOk());
+  // DLA layouts: there is no DLA.
+  Status dla = reformat(DataType::kHALF, {1, 3, 2, 2}, TensorFormat::kLINEAR, TensorFormat::kDLA_HWC4, in, out, 64);
+  ASSERT_FALSE(dla.isOk());
+  EXPECT_NE(dla.message().find("DLA"), std::string::npos) << dla.toString();
+  EXPECT_FALSE(reformat(DataType::kHALF, {1, 3, 2, 2}, TensorFormat::kDLA_LINEAR, TensorFormat::kLINEAR, in, out, 64).isOk());
+  // Outside the enum.
+  EXPECT_FALSE(
+      reformat(DataType::kHALF, {1, 3, 2, 2}, static_cast<TensorFormat>(40), TensorFormat::kLINEAR, in, out, 64).isOk());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Shape inference of Constant, Identity, Cast, Reformat and Shape.
+#include "core/tensor_format.h"
 #include "ir/shape_inference.h"
 
 namespace kiln::ir {
@@ -28,8 +29,8 @@ Status inferReformat(InferContext& ctx) {
   if (ctx.numInputs() != 1 || !ctx.present(0)) return ctx.error("needs exactly one input");
   for (char const* a : {"from", "to"}) {
     auto f = static_cast<TensorFormat>(ctx.node.attrs.getInt(a, 0));
-    if (f != TensorFormat::kLINEAR && f != TensorFormat::kHWC) return ctx.error("cannot reformat ", a, " format ", static_cast<int>(f));
-    if (f == TensorFormat::kHWC && ctx.in[0].shape.nbDims != 4) return ctx.error("kHWC needs a 4-D tensor, got rank ", ctx.in[0].shape.nbDims);
+    auto l = formatLayout(f, ctx.in[0].shape.nbDims);
+    if (!l) return ctx.error("cannot reformat ", a, " format ", static_cast<int>(f), ": ", l.status().message());
   }
   ctx.out[0] = ctx.in[0];
   return Status::ok();

@@ -1,0 +1,35 @@
+// The Reformat family's vectorized-layout kernel: any two of kLINEAR, kHWC, kDHWC and the vectorized TensorFormat
+// layouts (core/tensor_format.h) over elements of 1/2/4/8 bytes. Plain signatures, so both nvcc and the host
+// compiler include this header.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace kiln::cuda {
+
+constexpr int32_t kReformatMaxRank = 8;
+
+/// One side's layout: vecDim -1 is row-major (kLINEAR); else `components` channels of dim `vecDim` per vector,
+/// vector-major ([..][ceil(C/V)][..][V]) or, with `minor`, vector-minor ([..][..][ceil(C/V)*V]).
+struct ReformatSide {
+  int32_t vecDim = -1;
+  int32_t components = 1;
+  int32_t minor = 0;
+};
+
+/// Writes every position of the output layout (padding included, as zeros) from the input layout: one thread
+/// per output position, so the writes are coalesced.
+struct ReformatPlan {
+  int32_t rank = 0;
+  int64_t dims[kReformatMaxRank] = {};
+  ReformatSide in, out;
+  int64_t outCount = 0;  // output positions (padded)
+};
+
+/// Launches the reformat on `stream`; returns the launch error (cudaSuccess with nothing launched when outCount
+/// is 0; cudaErrorInvalidValue for another element size).
+cudaError_t launchReformat(void const* in, void* out, int32_t elemSize, ReformatPlan const& plan, cudaStream_t stream);
+
+}  // namespace kiln::cuda
