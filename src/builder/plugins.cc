@@ -162,6 +162,29 @@ IPluginV3OneRuntime* runtimeOf(IPluginV3* p) {
   return k && std::string(k) == "PLUGIN_V3ONE_RUNTIME" ? static_cast<IPluginV3OneRuntime*>(c) : nullptr;
 }
 
+// Int32/int64 contents of a host tensor (a constant shape input), or nullopt for other types.
+std::optional<std::vector<int64_t>> intValues(HostTensor const& t) {
+  if (t.dtype() != DataType::kINT32 && t.dtype() != DataType::kINT64) return std::nullopt;
+  std::vector<int64_t> r;
+  int64_t count = volume(t.shape());
+  for (int64_t k = 0; k < count; ++k)
+    r.push_back(t.dtype() == DataType::kINT32 ? static_cast<int32_t const*>(t.data())[k]
+                                              : static_cast<int64_t const*>(t.data())[k]);
+  return r;
+}
+
+// A plugin node's inputs at one bound of a profile, for its shape program.
+ir::EvalInputs evalInputs(Node const& n, ir::ShapeState const& st) {
+  ir::EvalInputs ev;
+  size_t nIn = regularInputs(n);
+  for (size_t i = 0; i < nIn; ++i) ev.inputs.push_back(st.info[n.inputs[i]->id].shape);
+  for (size_t i = nIn; i < n.inputs.size(); ++i) {
+    auto const& v = st.values[n.inputs[i]->id];
+    ev.shapeValues.push_back(v ? intValues(*v) : std::nullopt);
+  }
+  return ev;
+}
+
 // The buffers, descriptions and pointers of one timing run of a plugin node at shapes `st`.
 struct PluginIo {
   std::vector<PluginTensorDesc> in, out;
@@ -170,24 +193,54 @@ struct PluginIo {
   std::vector<void*> outPtrs;
 };
 
-// Fills `io`'s descriptions at `st`, with `make(value, bytes, isInput)` giving each tensor's memory.
+// The dims each output of `n` has in a timing run at shapes `st`: its shape, or for an output sized by a size tensor
+// its declared upper bound (the shape program at SizeTensorMode::kUpper): the memory and the description
+// enqueueDataDependent gives the plugin at run time.
+Result<std::vector<Dims>> timingOutputDims(Node const& n, ir::ShapeState const& st, std::string const& what) {
+  std::vector<Dims> dims;
+  bool unknown = false;
+  for (Value const* v : n.outputs) {
+    dims.push_back(st.info[v->id].shape);
+    unknown = unknown || !dimsKnown(dims.back());
+  }
+  std::shared_ptr<ir::PluginShapeProgram const> program = n.plugin->shapeProgram();
+  if (!unknown || !program || !program->hasDataDependentOutputs()) return dims;
+  ir::EvalInputs ev = evalInputs(n, st);
+  ev.sizeMode = ir::SizeTensorMode::kUpper;
+  KILN_ASSIGN_OR_RETURN(std::vector<Dims> upper, ir::withContext(program->evaluate(ev), what));
+  for (size_t o = 0; o < dims.size() && o < upper.size(); ++o)
+    if (!dimsKnown(dims[o])) dims[o] = upper[o];
+  return dims;
+}
+
+// Fills `io`'s descriptions at `st`, with `make(value, bytes, isInput)` giving each tensor's memory; outputs sized by
+// size tensors at their upper bound (timingOutputDims).
 Status describePluginIo(Node const& n, ir::ShapeState const& st, std::string const& what, PluginIo& io,
                         std::function<Result<void*>(Value const*, size_t, bool)> const& make) {
   size_t nIn = regularInputs(n);
+  KILN_ASSIGN_OR_RETURN(std::vector<Dims> outDims, timingOutputDims(n, st, what));
   for (size_t k = 0; k < nIn + n.outputs.size(); ++k) {
     bool isIn = k < nIn;
     Value const* v = isIn ? n.inputs[k] : n.outputs[k - nIn];
-    auto const& info = st.info[v->id];
-    if (!dimsKnown(info.shape)) return unsupported(what, ": shapes known only at run time");
-    KILN_ASSIGN_OR_RETURN(int64_t count, checkedVolume(info.shape));
-    KILN_ASSIGN_OR_RETURN(size_t bytes, checkedBytes(count, dataTypeSize(info.dtype)));
+    DataType type = st.info[v->id].dtype;
+    Dims const& shape = isIn ? st.info[v->id].shape : outDims[k - nIn];
+    if (!dimsKnown(shape)) return unsupported(what, ": shapes known only at run time");
+    KILN_ASSIGN_OR_RETURN(int64_t count, checkedVolume(shape));
+    KILN_ASSIGN_OR_RETURN(size_t bytes, checkedBytes(count, dataTypeSize(type)));
     KILN_ASSIGN_OR_RETURN(void* p, make(v, bytes, isIn));
-    (isIn ? io.in : io.out).push_back(linearDesc(info.dtype, info.shape));
-    (isIn ? io.din : io.dout).push_back(dynDesc(info.dtype, info.shape));
+    (isIn ? io.in : io.out).push_back(linearDesc(type, shape));
+    (isIn ? io.din : io.dout).push_back(dynDesc(type, shape));
     if (isIn) io.inPtrs.push_back(p);
     else io.outPtrs.push_back(p);
   }
   return Status::ok();
+}
+
+// The workspace of a timing run: the one the run time gives the node (attribute plugin_workspace, sized over every
+// profile's bounds by sizePluginWorkspaces), else getWorkspaceSize at the run's shapes.
+size_t timingWorkspace(Node const& n, PluginIo const& io) {
+  if (n.attrs.has("plugin_workspace")) return static_cast<size_t>(std::max<int64_t>(0, n.attrs.getInt("plugin_workspace", 0)));
+  return n.plugin->workspaceSize(io.din, io.dout);
 }
 
 // A context copy of the node's V3 plugin (as an execution context makes it) with `tactic` set.
@@ -199,7 +252,8 @@ Result<std::unique_ptr<ir::PluginInstance>> tacticCopy(Node const& n, int32_t ta
   return copy;
 }
 
-// Median milliseconds of enqueueHost with `tactic` on a context copy of the node's plugin, at shapes `st`.
+// Median milliseconds of enqueueHost with `tactic` on a context copy of the node's plugin, at shapes `st` (outputs
+// sized by size tensors at their upper bound, as at run time).
 Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t tactic) {
   std::string what = strCat(n.describe(), " (", n.plugin->describe(), "), tactic ", tactic);
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::PluginInstance> copy, tacticCopy(n, tactic, what));
@@ -212,7 +266,7 @@ Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t
     return p;
   };
   KILN_RETURN_IF_ERROR(describePluginIo(n, st, what, io, make));
-  size_t ws = n.plugin->workspaceSize(io.din, io.dout);
+  size_t ws = timingWorkspace(n, io);
   KILN_ASSIGN_OR_RETURN(HostBuffer wsBuf, HostBuffer::allocate(ws, "plugin tactic timing workspace"));
   std::vector<double> times;
   for (int i = 0; i < 6; ++i) {
@@ -229,8 +283,9 @@ Result<double> timePluginTactic(Node const& n, ir::ShapeState const& st, int32_t
 // Median milliseconds of the plugin's enqueue with `tactic` on the GPU, as the builder times GPU tactics
 // (build_engine.cc timeTacticOnDevice): a context copy (attachToContext, setTactic; its first run calls
 // onShapeChange with the opt shapes), inputs in device memory (host-known values as they are, activations filled
-// with bytes 0x3c), outputs and the getWorkspaceSize workspace in device memory, a warm-up run timed with events
-// on `stream`, then the median of up to `iterations` runs; timing stops after 100 ms.
+// with bytes 0x3c), outputs (those sized by size tensors at their upper bound) and the node's workspace in device
+// memory, a warm-up run timed with events on `stream`, then the median of up to `iterations` runs; timing stops
+// after 100 ms.
 Result<double> timePluginTacticOnDevice(backends::DeviceBackend* dev, void* stream, Node const& n,
                                         ir::ShapeState const& st, int32_t tactic, int32_t iterations) {
   std::string what = strCat(n.describe(), " (", n.plugin->describe(), "), tactic ", tactic);
@@ -253,7 +308,7 @@ Result<double> timePluginTacticOnDevice(backends::DeviceBackend* dev, void* stre
     return p;
   };
   KILN_RETURN_IF_ERROR(describePluginIo(n, st, what, io, make));
-  size_t ws = n.plugin->workspaceSize(io.din, io.dout);
+  size_t ws = timingWorkspace(n, io);
   KILN_ASSIGN_OR_RETURN(auto wsBuf, backends::DeviceBuffer::allocate(dev, ws, "plugin tactic timing workspace"));
   KILN_RETURN_IF_ERROR(dev->synchronize(stream));
   KILN_ASSIGN_OR_RETURN(void* e0, dev->createEvent());
@@ -289,29 +344,6 @@ Result<double> timePluginTacticOnDevice(backends::DeviceBackend* dev, void* stre
   KILN_RETURN_IF_ERROR(sy.withContext(strCat(what, ": after its enqueue on the GPU")));
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
-}
-
-// Int32/int64 contents of a host tensor (a constant shape input), or nullopt for other types.
-std::optional<std::vector<int64_t>> intValues(HostTensor const& t) {
-  if (t.dtype() != DataType::kINT32 && t.dtype() != DataType::kINT64) return std::nullopt;
-  std::vector<int64_t> r;
-  int64_t count = volume(t.shape());
-  for (int64_t k = 0; k < count; ++k)
-    r.push_back(t.dtype() == DataType::kINT32 ? static_cast<int32_t const*>(t.data())[k]
-                                              : static_cast<int64_t const*>(t.data())[k]);
-  return r;
-}
-
-// A plugin node's inputs at one bound of a profile, for its shape program.
-ir::EvalInputs evalInputs(Node const& n, ir::ShapeState const& st) {
-  ir::EvalInputs ev;
-  size_t nIn = regularInputs(n);
-  for (size_t i = 0; i < nIn; ++i) ev.inputs.push_back(st.info[n.inputs[i]->id].shape);
-  for (size_t i = nIn; i < n.inputs.size(); ++i) {
-    auto const& v = st.values[n.inputs[i]->id];
-    ev.shapeValues.push_back(v ? intValues(*v) : std::nullopt);
-  }
-  return ev;
 }
 
 // What configurePlugin and getWorkspaceSize see of a profile: desc.dims the build's dims (-1 where profiles vary),

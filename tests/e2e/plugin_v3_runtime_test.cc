@@ -1,7 +1,8 @@
 // V3 plugins at run time, public API only, on the CPU target: created for TensorRTPhase::kRUNTIME without a build
 // capability, their shapes come from the expressions the build stored in the plan (every DimensionOperation, with
 // dynamic shapes); a plugin with a size tensor (IExprBuilder::declareSizeTensor) gives a data-dependent output, as a
-// network output through an IOutputAllocator and feeding another layer; a size past its upper bound is refused.
+// network output through an IOutputAllocator and feeding another layer; a size past its upper bound is refused; its
+// tactics are timed above level 0 with upper-bound outputs and the fast one is chosen.
 #include <gtest/gtest.h>
 #include <kiln/kiln.h>
 
@@ -28,15 +29,20 @@ class Logger : public kiln::ILogger {
   void log(Severity s, char const* msg) noexcept override {
     std::lock_guard<std::mutex> lock(mu_);
     if (s <= Severity::kERROR) errors_ += std::string(msg) + "\n";
+    all_ += std::string(msg) + "\n";
   }
   std::string errors() {
     std::lock_guard<std::mutex> lock(mu_);
     return errors_;
   }
+  std::string all() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return all_;
+  }
 
  private:
   std::mutex mu_;
-  std::string errors_;
+  std::string errors_, all_;
 };
 
 Dims dims(std::vector<int64_t> const& v) {
@@ -71,8 +77,9 @@ kiln::IPluginV3* makePlugin(char const* name, int32_t mode) {
 
 // Builds `net` for the CPU with one profile for input "x" and loads the plan.
 std::unique_ptr<kiln::ICudaEngine> buildAndLoad(kiln::IBuilder& builder, kiln::INetworkDefinition& net, Dims mn, Dims opt,
-                                                Dims mx, Logger& logger, kiln::IRuntime& runtime) {
+                                                Dims mx, Logger& logger, kiln::IRuntime& runtime, int32_t level = -1) {
   std::unique_ptr<kiln::IBuilderConfig> config(builder.createBuilderConfig());
+  if (level >= 0) config->setBuilderOptimizationLevel(level);
   kiln::IOptimizationProfile* p = builder.createOptimizationProfile();
   p->setDimensions("x", kiln::OptProfileSelector::kMIN, mn);
   p->setDimensions("x", kiln::OptProfileSelector::kOPT, opt);
@@ -223,6 +230,53 @@ TEST(PluginV3Runtime, SizePastTheUpperBoundIsRefusedNamingThePlugin) {
   EXPECT_NE(e.find("'select'"), std::string::npos) << e;
   EXPECT_NE(e.find("holds 17, outside [0, 8]"), std::string::npos) << e;
   EXPECT_EQ(alloc.calls, 0);  // nothing was allocated for the refused output
+}
+
+// Mode 4: two tactics, 1 slow, 2 fast. At level 3 the CPU build times both on context copies whose data-dependent
+// output is the upper-bound allocation (the plugin refuses anything smaller), picks tactic 2 and logs it; the engine
+// runs tactic 2 and computes the selection. At level 0 nothing is timed and tactic 1 runs.
+TEST(PluginV3Runtime, SizeTensorPluginTacticsAreTimedAtTheUpperBound) {
+  for (int32_t level : {3, 0}) {
+    SCOPED_TRACE(level);
+    Logger logger;
+    std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+    SelectNet s = selectNet(*builder, 4, logger);
+    std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+    auto engine = buildAndLoad(*builder, *s.net, dims({1, 4}), dims({2, 4}), dims({8, 4}), logger, *runtime, level);
+    ASSERT_NE(engine, nullptr) << logger.errors();
+    std::string log = logger.all();
+    if (level > 0) {
+      EXPECT_NE(log.find("plugin tactic 1 "), std::string::npos) << log;
+      EXPECT_NE(log.find("plugin tactic 2 chosen"), std::string::npos) << log;
+    } else {
+      EXPECT_EQ(log.find("plugin tactic 2 chosen"), std::string::npos) << log;
+    }
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.errors();
+    HostOutputAllocator alloc;
+    ASSERT_TRUE(ctx->setOutputAllocator("pos", &alloc));
+    std::vector<float> xs = {1.5f, -2, 0, 3, -1, 4.25f, -0.5f, 7, 2, -3, -4, 0.125f};
+    std::vector<float> want;
+    float sum = 0;
+    for (float v : xs)
+      if (v > 0) want.push_back(v), sum += v;
+    int32_t k = -1;
+    float got = -1;
+    kiln_test::selectLastTactic() = 0;
+    ASSERT_TRUE(ctx->setInputShape("x", dims({3, 4})));
+    ASSERT_TRUE(ctx->setTensorAddress("x", xs.data()));
+    ASSERT_TRUE(ctx->setTensorAddress("k", &k));
+    ASSERT_TRUE(ctx->setTensorAddress("sum", &got));
+    ASSERT_TRUE(ctx->enqueueV3(nullptr)) << logger.errors();
+    EXPECT_EQ(kiln_test::selectLastTactic().load(), level > 0 ? 2 : 1);
+    EXPECT_EQ(k, static_cast<int32_t>(want.size()));
+    ASSERT_EQ(alloc.shape.nbDims, 1);
+    ASSERT_EQ(alloc.shape.d[0], static_cast<int64_t>(want.size()));
+    auto const* p = reinterpret_cast<float const*>(alloc.buf.data());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(p[i], want[i]) << i;
+    EXPECT_FLOAT_EQ(got, sum);
+    EXPECT_EQ(kiln_test::runtimeBuildCalls().load(), 0);
+  }
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // V3 plugins for the run-time tests, written as TensorRT users write them: created for TensorRTPhase::kRUNTIME they
 // offer no build capability (and count any build call anyway); one computes its second output's shape with every
-// DimensionOperation, one selects the positive elements of its input (a size tensor and a data-dependent output).
+// DimensionOperation, one selects the positive elements of its input (a size tensor and a data-dependent output;
+// optionally with two tactics, one slow).
 #pragma once
 
 #include <kiln/kiln_plugin.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -16,6 +18,12 @@ namespace kiln_test {
 inline std::atomic<int>& runtimeBuildCalls() {
   static std::atomic<int> n{0};
   return n;
+}
+
+/// The tactic of the last SelectPositive run (0: the default).
+inline std::atomic<int>& selectLastTactic() {
+  static std::atomic<int> t{0};
+  return t;
 }
 
 inline int64_t countOf(kiln::Dims const& d) {
@@ -146,7 +154,9 @@ class RuntimeShapesV3 final : public RuntimeV3Base<RuntimeShapesV3> {
 //
 // "KilnTestSelectPositive" version "1": input x float32 (any shape); out0 [K] float32: the positive elements of x
 // in order; out1: K, a 0-D size tensor (int32, or int64 with mode bit 1) declared with opt = n / 2 and upper = n,
-// the element count of x. Mode bit 2 makes the plugin report K + n + 1 (past the upper bound). SelectPositiveT
+// the element count of x. Mode bit 2 makes the plugin report K + n + 1 (past the upper bound). Mode bit 4 offers
+// tactics 1 (slow: it waits 2 ms before selecting) and 2 (fast); each run records its tactic in selectLastTactic().
+// The plugin checks that it is given the upper-bound allocation (outputDesc[0] holds n elements). SelectPositiveT
 // holds the build side and the math; the final classes run it on the host (here) or the GPU (tests/gpu).
 //
 template <typename Self>
@@ -180,6 +190,22 @@ class SelectPositiveT : public RuntimeV3Base<Self> {
     out[1].nbDims = 0;
     return 0;
   }
+  int32_t getNbTactics() noexcept override {
+    this->build("getNbTactics");
+    return (this->mode_ & 4) ? 2 : 0;
+  }
+  int32_t getValidTactics(int32_t* tactics, int32_t n) noexcept override {
+    this->build("getValidTactics");
+    if (!(this->mode_ & 4) || n != 2) return 1;
+    tactics[0] = 1;  // the slow one first: level 0 takes it
+    tactics[1] = 2;
+    return 0;
+  }
+  int32_t setTactic(int32_t tactic) noexcept override {
+    if (tactic != 0 && (!(this->mode_ & 4) || (tactic != 1 && tactic != 2))) return 1;
+    tactic_ = tactic;
+    return 0;
+  }
 
  protected:
   // The selection on host memory: y gets the positive elements of x[0..n), *size the count (as mode says).
@@ -187,6 +213,12 @@ class SelectPositiveT : public RuntimeV3Base<Self> {
                  void* size) const {
     int64_t n = countOf(inDesc[0].dims);
     if (outDesc[0].dims.nbDims != 1 || outDesc[0].dims.d[0] < n) return 3;  // the upper-bound allocation
+    selectLastTactic() = tactic_;
+    if (tactic_ == 1) {
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
     int64_t k = 0;
     for (int64_t i = 0; i < n; ++i)
       if (x[i] > 0) y[k++] = x[i];
@@ -195,6 +227,8 @@ class SelectPositiveT : public RuntimeV3Base<Self> {
     else *static_cast<int32_t*>(size) = static_cast<int32_t>(k);
     return 0;
   }
+
+  int32_t tactic_ = 0;  // set on context copies (attachToContext clones, then setTactic)
 };
 
 class SelectPositiveV3 final : public SelectPositiveT<SelectPositiveV3> {

@@ -3,7 +3,8 @@
 // deserialized through the registry, run with device pointers on a user stream, captured into a CUDA graph, and
 // run from several contexts on several threads and streams; a V3 plugin with a size tensor (its data-dependent
 // output staged at its upper bound on the device, then moved to the user's output allocator) created at run time
-// without a build capability. Skips where no CUDA device is present.
+// without a build capability, and with two tactics timed on the device at level 3 (upper-bound outputs). Skips
+// where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <kiln/kiln.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -384,6 +386,91 @@ TEST(PluginGpu, SizeTensorDataDependentOutput) {
     cudaFree(dsum);
     cudaStreamDestroy(stream);
   }
+}
+
+// Keeps every message (the builder's verbose tactic log).
+class TextLogger : public kiln::ILogger {
+ public:
+  void log(Severity s, char const* msg) noexcept override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (s <= Severity::kERROR) std::fprintf(stderr, "[kiln error] %s\n", msg);
+    text_ += std::string(msg) + "\n";
+  }
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return text_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string text_;
+};
+
+// GpuSelectPositive with tactics (mode 4: tactic 1 waits 2 ms, tactic 2 does not), built for kGPU at level 3: both
+// are timed through enqueue on the device with the data-dependent output at its upper bound (the plugin refuses a
+// smaller one), tactic 2 is chosen, and the engine runs it and selects right.
+TEST(PluginGpu, SizeTensorPluginTacticsTimedOnTheDevice) {
+  if (!gpuPresent()) GTEST_SKIP() << "no CUDA device";
+  TextLogger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> net(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  kiln::ITensor* x = net->addInput("x", kiln::DataType::kFLOAT, dims2(-1, 4));
+  GpuSelectPositive plugin(4, false);
+  kiln::ITensor* ins[] = {x};
+  kiln::IPluginV3Layer* l = net->addPluginV3(ins, 1, nullptr, 0, plugin);
+  ASSERT_NE(l, nullptr);
+  l->getOutput(0)->setName("pos");
+  l->getOutput(1)->setName("k");
+  net->markOutput(*l->getOutput(0));
+  net->markOutput(*l->getOutput(1));
+  kiln::IOptimizationProfile* p = builder->createOptimizationProfile();
+  p->setDimensions("x", kiln::OptProfileSelector::kMIN, dims2(1, 4));
+  p->setDimensions("x", kiln::OptProfileSelector::kOPT, dims2(2, 4));
+  p->setDimensions("x", kiln::OptProfileSelector::kMAX, dims2(8, 4));
+  config->addOptimizationProfile(p);
+  config->setDefaultDeviceType(kiln::DeviceType::kGPU);
+  config->setBuilderOptimizationLevel(3);
+  std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*net, *config));
+  ASSERT_NE(plan, nullptr) << logger.text();
+  std::string log = logger.text();
+  EXPECT_NE(log.find("plugin tactic 1 "), std::string::npos) << log;
+  EXPECT_NE(log.find("on the GPU"), std::string::npos) << log;
+  EXPECT_NE(log.find("plugin tactic 2 chosen"), std::string::npos) << log;
+  std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+  std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+  ASSERT_NE(engine, nullptr);
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_NE(ctx, nullptr);
+  DeviceOutputAllocator alloc;
+  ASSERT_TRUE(ctx->setOutputAllocator("pos", &alloc));
+  std::vector<float> xs = {1.5f, -2, 0, 3, -1, 4.25f, -0.5f, 7, 2, -3, -4, 0.125f}, want;
+  for (float v : xs)
+    if (v > 0) want.push_back(v);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  void *dx = nullptr, *dk = nullptr;
+  ASSERT_EQ(cudaMalloc(&dx, xs.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dk, 4), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dx, xs.data(), xs.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  kiln_test::selectLastTactic() = 0;
+  ASSERT_TRUE(ctx->setInputShape("x", dims2(3, 4)));
+  ASSERT_TRUE(ctx->setTensorAddress("x", dx));
+  ASSERT_TRUE(ctx->setTensorAddress("k", dk));
+  EXPECT_TRUE(ctx->enqueueV3(stream));
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(kiln_test::selectLastTactic().load(), 2);
+  int32_t k = -1;
+  ASSERT_EQ(cudaMemcpy(&k, dk, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(k, static_cast<int32_t>(want.size()));
+  ASSERT_EQ(alloc.shape.nbDims, 1);
+  ASSERT_EQ(alloc.shape.d[0], static_cast<int64_t>(want.size()));
+  std::vector<float> pos(want.size());
+  ASSERT_EQ(cudaMemcpy(pos.data(), alloc.buf, pos.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(pos, want);
+  cudaFree(dx);
+  cudaFree(dk);
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace

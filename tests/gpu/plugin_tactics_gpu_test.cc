@@ -68,9 +68,10 @@ class CopyTactics final : public kiln::IPluginV3,
     return inOut[pos].desc.type == kiln::DataType::kFLOAT && inOut[pos].desc.format == kiln::TensorFormat::kLINEAR;
   }
   int32_t getNbOutputs() const noexcept override { return 1; }
+  // From the bounds' max: desc.dims has -1 where the profile varies (the builder sizes the run-time workspace so).
   size_t getWorkspaceSize(kiln::DynamicPluginTensorDesc const* inputs, int32_t, kiln::DynamicPluginTensorDesc const*,
                           int32_t) const noexcept override {
-    return bytes(inputs[0].desc.dims);
+    return bytes(inputs[0].max);
   }
   int32_t getNbTactics() noexcept override { return 2; }
   int32_t getValidTactics(int32_t* tactics, int32_t n) noexcept override {

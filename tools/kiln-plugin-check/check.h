@@ -35,7 +35,10 @@ Report checkCreator(IPluginCreator& creator, PluginFieldCollection const* fields
 /// Runs every check on a V3 creator: the plugin from `fields` (TensorRTPhase::kBUILD), inputs from `sample`; each
 /// of its tactics (getValidTactics) runs on a context copy (attachToContext, setTactic, onShapeChange) and must
 /// compute what the first does; getFieldsToSerialize() -> createPlugin(kRUNTIME) and clone() must compute the same
-/// outputs and give the same fields. Shape inputs are not exercised.
+/// outputs and give the same fields. Outputs sized by size tensors (IExprBuilder::declareSizeTensor) are written
+/// into buffers of their declared upper bound; the size read back must lie in [0, upper], the actual shape must fit
+/// the upper-bound shape, and runs are compared on the size and the first `size` elements. Shape inputs are not
+/// exercised.
 Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const* fields, Sample const& sample,
                       Options const& options);
 

@@ -1,14 +1,20 @@
 // Tests of kiln-plugin-check's checks themselves: a correct plugin passes, and plugins with one defect each
 // (unwritten output bytes, symbolic shapes that disagree with constant ones, a clone or a deserialized copy that
 // computes something else, output types that contradict the accepted formats) are reported; the same for V3
-// plugins (fields that do not rebuild the plugin, a tactic that computes something else, ...).
+// plugins (fields that do not rebuild the plugin, a tactic that computes something else, ...), including V3 plugins
+// with a size tensor (a correct one passes; a size past its upper bound, an actual shape that does not fit the
+// declared upper-bound shape are reported).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "check.h"
 #include "device.h"
 #include "plugins/builtin/common/plugin_common.h"
+#include "plugins/builtin/common/testing.h"
 
 namespace kiln::plugincheck {
 namespace {
@@ -256,6 +262,201 @@ TEST(PluginCheck, ReportsEachV3Defect) {
     EXPECT_NE(r.failures[0].find(c.expect), std::string::npos)
         << "defect " << static_cast<int>(c.defect) << ": " << r.failures[0];
   }
+}
+
+// V3 with a size tensor: x [a, b] float32 -> out0 [K] float32, the positive elements of x in order, and out1, K as a
+// 0-D int32 size tensor declared with opt n / 2 and upper bound n = a * b. Two tactics (tactic 2 counts first, then
+// fills backwards: another order, the same result). Defects: the size written is past the upper bound; out0 is
+// declared [n - K] (the non-positive elements), a shape that is empty at the upper bound K = n, so the actual shape
+// does not fit it.
+enum class SelectDefect : int32_t { kNone, kSizeAboveUpper, kShapeExceedsUpper };
+
+class SelectV3 final : public IPluginV3,
+                       public IPluginV3OneCore,
+                       public IPluginV3OneBuild,
+                       public IPluginV3OneRuntime,
+                       public IPluginHostExecution {
+ public:
+  explicit SelectV3(SelectDefect d) : defect_(d) {}
+  IPluginCapability* getCapabilityInterface(PluginCapabilityType type) noexcept override {
+    switch (type) {
+      case PluginCapabilityType::kCORE: return static_cast<IPluginV3OneCore*>(this);
+      case PluginCapabilityType::kBUILD: return static_cast<IPluginV3OneBuild*>(this);
+      case PluginCapabilityType::kRUNTIME: return static_cast<IPluginV3OneRuntime*>(this);
+    }
+    return nullptr;
+  }
+  IPluginV3* clone() noexcept override {
+    auto* c = new SelectV3(defect_);
+    c->tactic_ = tactic_;
+    return c;
+  }
+  char const* getPluginName() const noexcept override { return "KilnCheckSelectV3"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  char const* getPluginNamespace() const noexcept override { return ""; }
+  int32_t configurePlugin(DynamicPluginTensorDesc const*, int32_t, DynamicPluginTensorDesc const* out,
+                          int32_t nbOut) noexcept override {
+    // Kiln's build describes the data-dependent output with -1 and its upper bound as max.
+    if (nbOut != 2 || out[0].desc.dims.nbDims != 1 || out[0].desc.dims.d[0] != -1 || out[0].max.d[0] < 0) return 1;
+    return 0;
+  }
+  int32_t getOutputDataTypes(DataType* out, int32_t n, DataType const*, int32_t) const noexcept override {
+    if (n != 2) return 1;
+    out[0] = DataType::kFLOAT;
+    out[1] = DataType::kINT32;
+    return 0;
+  }
+  int32_t getOutputShapes(DimsExprs const* in, int32_t nbIn, DimsExprs const*, int32_t, DimsExprs* out, int32_t nbOut,
+                          IExprBuilder& b) noexcept override {
+    if (nbIn != 1 || nbOut != 2) return 1;
+    IDimensionExpr const* n = b.constant(1);
+    for (int32_t i = 0; i < in[0].nbDims; ++i) n = b.operation(DimensionOperation::kPROD, *n, *in[0].d[i]);
+    IDimensionExpr const* k =
+        b.declareSizeTensor(1, *b.operation(DimensionOperation::kFLOOR_DIV, *n, *b.constant(2)), *n);
+    if (!k) return 2;
+    out[0].nbDims = 1;
+    out[0].d[0] = defect_ == SelectDefect::kShapeExceedsUpper ? b.operation(DimensionOperation::kSUB, *n, *k) : k;
+    out[1].nbDims = 0;
+    return 0;
+  }
+  bool supportsFormatCombination(int32_t pos, DynamicPluginTensorDesc const* io, int32_t, int32_t) noexcept override {
+    return io[pos].desc.format == TensorFormat::kLINEAR &&
+           io[pos].desc.type == (pos == 2 ? DataType::kINT32 : DataType::kFLOAT);
+  }
+  int32_t getNbOutputs() const noexcept override { return 2; }
+  int32_t getNbTactics() noexcept override { return 2; }
+  int32_t getValidTactics(int32_t* t, int32_t n) noexcept override {
+    if (n != 2) return 1;
+    t[0] = 1;
+    t[1] = 2;
+    return 0;
+  }
+  int32_t setTactic(int32_t tactic) noexcept override {
+    tactic_ = tactic;
+    return tactic == 1 || tactic == 2 ? 0 : 1;
+  }
+  int32_t onShapeChange(PluginTensorDesc const*, int32_t, PluginTensorDesc const*, int32_t) noexcept override { return 0; }
+  int32_t enqueue(PluginTensorDesc const*, PluginTensorDesc const*, void const* const*, void* const*, void*,
+                  cudaStream_t) noexcept override {
+    return 1;  // host only
+  }
+  int32_t enqueueHost(PluginTensorDesc const* in, PluginTensorDesc const* outDesc, void const* const* inputs,
+                      void* const* outputs, void*) noexcept override {
+    int64_t n = plugin::volume(in[0].dims);
+    if (outDesc[0].dims.nbDims != 1 || outDesc[0].dims.d[0] < 0) return 3;
+    bool positives = defect_ != SelectDefect::kShapeExceedsUpper;
+    auto const* x = static_cast<float const*>(inputs[0]);
+    std::vector<float> picked;
+    if (tactic_ == 2) {
+      for (int64_t i = n; i-- > 0;)
+        if ((x[i] > 0) == positives) picked.push_back(x[i]);
+      std::reverse(picked.begin(), picked.end());
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        if ((x[i] > 0) == positives) picked.push_back(x[i]);
+    }
+    // Never past the buffer, even when defective: the checker must see the defect, not a heap overrun.
+    size_t fits = std::min(picked.size(), static_cast<size_t>(outDesc[0].dims.d[0]));
+    if (fits) std::memcpy(outputs[0], picked.data(), fits * sizeof(float));
+    auto k = static_cast<int64_t>(picked.size());
+    if (!positives) k = n - k;  // the size tensor is K, the count of positives
+    if (defect_ == SelectDefect::kSizeAboveUpper) k = n + 1;
+    *static_cast<int32_t*>(outputs[1]) = static_cast<int32_t>(k);
+    return 0;
+  }
+  IPluginV3* attachToContext(IPluginResourceContext*) noexcept override { return clone(); }
+  PluginFieldCollection const* getFieldsToSerialize() noexcept override {
+    defectValue_ = static_cast<int32_t>(defect_);
+    field_ = PluginField("defect", &defectValue_, PluginFieldType::kINT32, 1);
+    fc_.nbFields = 1;
+    fc_.fields = &field_;
+    return &fc_;
+  }
+
+ private:
+  SelectDefect defect_;
+  int32_t defectValue_ = 0;
+  int32_t tactic_ = 0;
+  PluginField field_{};
+  PluginFieldCollection fc_{};
+};
+
+class SelectV3Creator final : public IPluginCreatorV3One {
+ public:
+  IPluginV3* createPlugin(char const*, PluginFieldCollection const* fc, TensorRTPhase) noexcept override {
+    int32_t defect = 0;
+    for (int32_t i = 0; fc && i < fc->nbFields; ++i)
+      if (!std::strcmp(fc->fields[i].name, "defect")) defect = *static_cast<int32_t const*>(fc->fields[i].data);
+    return new SelectV3(static_cast<SelectDefect>(defect));
+  }
+  PluginFieldCollection const* getFieldNames() noexcept override { return &fc_; }
+  char const* getPluginName() const noexcept override { return "KilnCheckSelectV3"; }
+  char const* getPluginVersion() const noexcept override { return "1"; }
+  char const* getPluginNamespace() const noexcept override { return ""; }
+
+ private:
+  PluginFieldCollection fc_{};
+};
+
+Report checkSelect(SelectDefect d) {
+  SelectV3Creator creator;
+  FieldSet fields;
+  fields.add("defect", static_cast<int32_t>(d));
+  Sample sample;
+  std::string err;
+  EXPECT_TRUE(sampleFromSpec("2-5x3", sample, err)) << err;
+  Options options;
+  options.shapes = 3;
+  return checkCreatorV3(creator, fields.get(), sample, options);
+}
+
+TEST(PluginCheck, CorrectSizeTensorV3PluginPasses) {
+  Report r = checkSelect(SelectDefect::kNone);
+  EXPECT_TRUE(r.passed()) << (r.failures.empty() ? "" : r.failures[0]);
+  EXPECT_EQ(r.combinations, 1);
+  bool noted = false;
+  for (auto const& n : r.notes) noted = noted || n.find("size tensor") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(PluginCheck, ReportsEachSizeTensorDefect) {
+  struct Case {
+    SelectDefect defect;
+    char const* expect;  // part of the first failure
+  };
+  for (Case c : {Case{SelectDefect::kSizeAboveUpper, "outside [0, "},
+                 Case{SelectDefect::kShapeExceedsUpper, "does not fit its declared upper bound [0]"}}) {
+    Report r = checkSelect(c.defect);
+    ASSERT_FALSE(r.passed()) << "defect " << static_cast<int>(c.defect) << " not reported";
+    EXPECT_NE(r.failures[0].find(c.expect), std::string::npos)
+        << "defect " << static_cast<int>(c.defect) << ": " << r.failures[0];
+  }
+}
+
+// An expression builder misuse is reported: a size tensor declared twice.
+TEST(PluginCheck, ExprBuilderRecordsSizeTensorMisuse) {
+  plugin::ShapeExprBuilder b;
+  auto const* n = b.symbol(0, 0);
+  auto const* k = b.declareSizeTensor(1, *n, *n);
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->isSizeTensor());
+  EXPECT_FALSE(k->isConstant());
+  EXPECT_EQ(b.error(), "");
+  b.declareSizeTensor(2, *k, *n);  // an opt over a size tensor
+  EXPECT_NE(b.error().find("depends on a size tensor"), std::string::npos) << b.error();
+  plugin::ShapeExprBuilder c;
+  auto const* m = c.constant(4);
+  c.declareSizeTensor(0, *m, *m);
+  c.declareSizeTensor(0, *m, *m);
+  EXPECT_NE(c.error().find("twice"), std::string::npos) << c.error();
+  plugin::SizeValues v;
+  v.mode = plugin::SizeValues::Mode::kValue;
+  v.values = {-1, 3};
+  auto const* sum = b.operation(DimensionOperation::kSUM, *k, *b.constant(1));
+  EXPECT_EQ(plugin::ShapeExprBuilder::evaluate(sum, {}, v), 4);
+  v.mode = plugin::SizeValues::Mode::kUpper;
+  EXPECT_EQ(plugin::ShapeExprBuilder::evaluate(sum, {plugin::testing::dims({7})}, v), 8);
+  EXPECT_EQ(plugin::ShapeExprBuilder::evaluate(sum, {plugin::testing::dims({7})}), std::nullopt);
 }
 
 TEST(PluginCheck, CudaBackendWithoutDeviceIsAFailure) {

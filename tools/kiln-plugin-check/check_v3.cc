@@ -1,10 +1,14 @@
 // kiln-plugin-check's checks on one IPluginCreatorV3One creator (see check.h): the plugin created from fields
-// (kBUILD), its output shapes symbolic vs actual, every accepted format combination, each of its tactics on a
-// context copy (attachToContext, setTactic, onShapeChange), the fields round trip (getFieldsToSerialize ->
-// createPlugin(kRUNTIME)) and clone computing the same outputs, and with the cuda backend GPU vs host and CUDA graphs.
+// (kBUILD), its output shapes symbolic vs actual (size tensors: data-dependent dims, run into upper-bound buffers and
+// checked at the sizes written), every accepted format combination, each of its tactics on a context copy
+// (attachToContext, setTactic, onShapeChange), the fields round trip (getFieldsToSerialize -> createPlugin(kRUNTIME))
+// and clone computing the same outputs, and with the cuda backend GPU vs host and CUDA graphs.
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "check.h"
 #include "check_internal.h"
@@ -14,6 +18,7 @@ namespace kiln::plugincheck {
 namespace {
 
 using namespace detail;  // NOLINT(google-build-using-namespace): the helpers shared with check.cc
+using plugin::ShapeExpr;
 using plugin::ShapeExprBuilder;
 
 struct V3Deleter {
@@ -111,19 +116,79 @@ DynamicPluginTensorDesc dynamic(PluginTensorDesc const& d) {
   return x;
 }
 
-// Output shapes from constant (or symbolic) input dimensions evaluated at `inputs`; empty when getOutputShapes fails.
-std::vector<Dims> outputShapes(IPluginV3OneBuild& b, std::vector<Dims> const& inputs, bool symbolic, int32_t& rc) {
-  ShapeExprBuilder eb;
+int64_t volumeOf(Dims const& d) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < d.nbDims; ++i) n *= d.d[i] > 0 ? d.d[i] : 0;
+  return n;
+}
+
+// getOutputShapes asked through constant (or symbolic) input dims, evaluated at the sample's input dims. Outputs
+// whose dims use a size tensor (IExprBuilder::declareSizeTensor) are data-dependent: `upper` has every output at the
+// size tensors' declared upper bounds (the allocation the plugin writes into, as Kiln's run time gives it),
+// `dependent` marks the dims that are known only once the plugin has run.
+struct Shapes {
+  std::unique_ptr<ShapeExprBuilder> eb = std::make_unique<ShapeExprBuilder>();
+  std::vector<DimsExprs> exprs;
+  std::vector<Dims> upper;
+  std::vector<std::vector<bool>> dependent;
+  int32_t rc = 0;
+
+  bool dataDependent(size_t o) const {
+    for (bool d : dependent[o])
+      if (d) return true;
+    return false;
+  }
+  bool hasSizeTensors() const { return !eb->sizeTensors().empty(); }
+  // Output `o` with size tensors valued as `sizes` says.
+  Dims at(size_t o, std::vector<Dims> const& inputs, plugin::SizeValues const& sizes) const {
+    return ShapeExprBuilder::evaluate(exprs[o], inputs, sizes);
+  }
+};
+
+Shapes outputShapes(IPluginV3OneBuild& b, std::vector<Dims> const& inputs, bool symbolic) {
+  Shapes s;
   std::vector<DimsExprs> in;
   for (size_t i = 0; i < inputs.size(); ++i)
-    in.push_back(symbolic ? eb.symbols(static_cast<int32_t>(i), inputs[i].nbDims) : eb.constants(inputs[i]));
+    in.push_back(symbolic ? s.eb->symbols(static_cast<int32_t>(i), inputs[i].nbDims) : s.eb->constants(inputs[i]));
   int32_t n = b.getNbOutputs();
-  std::vector<DimsExprs> out(static_cast<size_t>(n > 0 ? n : 0));
-  rc = b.getOutputShapes(in.data(), static_cast<int32_t>(in.size()), nullptr, 0, out.data(), n, eb);
-  std::vector<Dims> shapes;
-  if (rc != 0) return shapes;
-  for (auto const& e : out) shapes.push_back(ShapeExprBuilder::evaluate(e, inputs));
-  return shapes;
+  s.exprs.assign(static_cast<size_t>(n > 0 ? n : 0), DimsExprs{});
+  s.rc = b.getOutputShapes(in.data(), static_cast<int32_t>(in.size()), nullptr, 0, s.exprs.data(), n, *s.eb);
+  if (s.rc != 0) return s;
+  plugin::SizeValues upper;
+  upper.mode = plugin::SizeValues::Mode::kUpper;
+  for (auto const& e : s.exprs) {
+    s.upper.push_back(ShapeExprBuilder::evaluate(e, inputs, upper));
+    std::vector<bool> dep;
+    for (int32_t k = 0; k >= 0 && k < e.nbDims && k < Dims::MAX_DIMS; ++k)
+      dep.push_back(ShapeExprBuilder::sizeDependent(e.d[k]));
+    s.dependent.push_back(std::move(dep));
+  }
+  return s;
+}
+
+// Constant and symbolic shapes agree: the same size tensors with the same opt and upper bound, the same
+// data-dependent dims, the same upper-bound shapes (so every other dim). "" or what differs.
+std::string compareShapes(Shapes const& a, Shapes const& s, std::vector<Dims> const& inputs) {
+  auto const& da = a.eb->sizeTensors();
+  auto const& ds = s.eb->sizeTensors();
+  if (da.size() != ds.size())
+    return std::to_string(da.size()) + " size tensor(s) declared for constant dims but " + std::to_string(ds.size()) +
+           " for symbolic dims";
+  for (size_t k = 0; k < da.size(); ++k) {
+    auto value = [&](ShapeExpr const* e) { return ShapeExprBuilder::evaluate(e, inputs); };
+    if (da[k].output != ds[k].output || value(da[k].opt) != value(ds[k].opt) || value(da[k].upper) != value(ds[k].upper))
+      return "size tensor " + std::to_string(k) + " (output " + std::to_string(da[k].output) +
+             ") is declared with another output, opt or upper bound for symbolic dims";
+  }
+  for (size_t o = 0; o < a.upper.size(); ++o) {
+    std::string out = "output " + std::to_string(o);
+    if (a.dependent[o] != s.dependent[o])
+      return out + " has other data-dependent dims (size tensors) for constant dims than for symbolic dims";
+    if (!sameDims(a.upper[o], s.upper[o]))
+      return out + " is " + dimsText(a.upper[o]) + " from constant dims but " + dimsText(s.upper[o]) +
+             " from symbolic dims" + (a.dataDependent(o) ? " (at the size tensors' upper bounds)" : "");
+  }
+  return "";
 }
 
 // Every combination supportsFormatCombination accepts, position by position (as the builder asks).
@@ -152,6 +217,11 @@ struct RunnerV3 {
   Options const& options;
   IPluginV3OneBuild& sizer;  // the kBUILD plugin: getWorkspaceSize, as Kiln sizes a layer's workspace
   Resources resources;
+  // The trial's shapes (size tensors, data-dependent outputs), its input dims, and the outputs' bounds as
+  // configurePlugin got them (data-dependent outputs: -1 dims, min with sizes 0, opt, max at the upper bound).
+  Shapes const* shapes = nullptr;
+  std::vector<Dims> inputDims;
+  std::vector<DynamicPluginTensorDesc> outBounds;
 
   void fail(std::string const& m) {
     if (report.failures.size() < 20) report.failures.push_back(m);
@@ -181,8 +251,57 @@ struct RunnerV3 {
   size_t workspace(std::vector<HostTensor> const& in, std::vector<HostTensor> const& out) {
     std::vector<DynamicPluginTensorDesc> i, o;
     for (auto const& t : in) i.push_back(dynamic(t.desc));
-    for (auto const& t : out) o.push_back(dynamic(t.desc));
+    for (size_t k = 0; k < out.size(); ++k)
+      o.push_back(k < outBounds.size() && shapes && shapes->dataDependent(k) ? outBounds[k] : dynamic(out[k].desc));
     return sizer.getWorkspaceSize(i.data(), static_cast<int32_t>(i.size()), o.data(), static_cast<int32_t>(o.size()));
+  }
+
+  // After a run into upper-bound outputs: reads each size tensor, checks it lies in [0, upper], and cuts every
+  // data-dependent output to its actual shape (which must fit the declared upper-bound shape), so that runs compare
+  // on the size and the first `size` elements only. False after a failure.
+  bool settle(std::vector<HostTensor>& out, std::string const& what) {
+    if (!shapes || !shapes->hasSizeTensors()) return true;
+    plugin::SizeValues sizes;
+    sizes.mode = plugin::SizeValues::Mode::kValue;
+    sizes.values.assign(out.size(), -1);
+    for (auto const& d : shapes->eb->sizeTensors()) {
+      HostTensor const& t = out[static_cast<size_t>(d.output)];
+      int64_t v = 0;
+      if (t.desc.type == DataType::kINT32 && t.bytes.size() == 4) v = *t.as<int32_t>();
+      else if (t.desc.type == DataType::kINT64 && t.bytes.size() == 8) v = *t.as<int64_t>();
+      else {
+        fail(what + ": size tensor output " + std::to_string(d.output) + " is not one int32 or int64 value");
+        return false;
+      }
+      std::optional<int64_t> upper = ShapeExprBuilder::evaluate(d.upper, inputDims);
+      if (!upper || v < 0 || v > *upper) {
+        fail(what + ": size tensor output " + std::to_string(d.output) + " holds " + std::to_string(v) +
+             ", outside [0, " + (upper ? std::to_string(*upper) : std::string("unknown")) +
+             "] (the upper bound given to IExprBuilder::declareSizeTensor)");
+        return false;
+      }
+      sizes.values[static_cast<size_t>(d.output)] = v;
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      if (!shapes->dataDependent(o)) continue;
+      Dims actual = shapes->at(o, inputDims, sizes);
+      bool valid = actual.nbDims >= 0;
+      for (int32_t k = 0; valid && k < actual.nbDims; ++k) valid = actual.d[k] >= 0;
+      if (!valid) {
+        fail(what + ": output " + std::to_string(o) + " has no valid shape (" + dimsText(actual) +
+             ") once its size tensors were read");
+        return false;
+      }
+      if (volumeOf(actual) > volumeOf(shapes->upper[o])) {
+        fail(what + ": output " + std::to_string(o) + " of actual shape " + dimsText(actual) +
+             " does not fit its declared upper bound " + dimsText(shapes->upper[o]));
+        return false;
+      }
+      HostTensor cut(actual, out[o].desc.type);
+      std::memcpy(cut.bytes.data(), out[o].bytes.data(), cut.bytes.size());
+      out[o] = std::move(cut);
+    }
+    return true;
   }
 
   // onShapeChange, then enqueueHost on the copy into outputs shaped like `like`, pre-filled with `pattern`.
@@ -215,7 +334,7 @@ struct RunnerV3 {
     std::vector<char> ws(workspace(in, out));
     int32_t s = h->enqueueHost(id.data(), od.data(), ip.data(), op.data(), ws.empty() ? nullptr : ws.data());
     if (s != 0) fail(what + ": enqueueHost returned " + std::to_string(s));
-    return s == 0;
+    return s == 0 && settle(out, what);
   }
 
   // The copy's enqueue on the GPU (plain, or captured into a CUDA graph and replayed).
@@ -226,14 +345,15 @@ struct RunnerV3 {
                         void* w, cudaStream_t s) { return rt->enqueue(i, o, ip, op, w, s); };
     std::string err = runOnDevice(enqueue, workspace(in, like), in, like, out, graph);
     if (!err.empty()) fail(what + err);
-    return err.empty();
+    return err.empty() && settle(out, what);
   }
 
-  // `copy` (attached, tactic set) computes `want` (exactly: the same plugin's host path).
-  void sameAs(IPluginV3& copy, std::vector<HostTensor> const& in, std::vector<HostTensor> const& want,
-              std::string const& which, std::string const& what) {
+  // `copy` (attached, tactic set) computes `want` (exactly: the same plugin's host path), run into outputs shaped
+  // like `like`.
+  void sameAs(IPluginV3& copy, std::vector<HostTensor> const& in, std::vector<HostTensor> const& like,
+              std::vector<HostTensor> const& want, std::string const& which, std::string const& what) {
     std::vector<HostTensor> e;
-    if (!host(copy, in, want, e, 0x33, what + " (" + which + ")")) return;
+    if (!host(copy, in, like, e, 0x33, what + " (" + which + ")")) return;
     for (size_t i = 0; i < e.size(); ++i)
       if (e[i].bytes != want[i].bytes) fail(what + ": the " + which + " computes other output " + std::to_string(i));
   }
@@ -256,7 +376,7 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
   if (!core || !build || !runtime)
     return early("the plugin lacks a capability (core, build and runtime are needed): " +
                  std::string(!core ? "IPluginV3OneCore" : !build ? "IPluginV3OneBuild" : "IPluginV3OneRuntime"));
-  RunnerV3 r{creator, report, options, *build, {}};
+  RunnerV3 r{creator, report, options, *build, {}, nullptr, {}, {}};
   if (std::strcmp(core->getPluginName(), creator.getPluginName()) != 0 ||
       std::strcmp(core->getPluginVersion(), creator.getPluginVersion()) != 0)
     r.fail(std::string("the plugin calls itself ") + core->getPluginName() + " version " + core->getPluginVersion() +
@@ -296,24 +416,48 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
       at += " " + dimsText(t.desc.dims);
     }
 
-    // Symbolic vs actual output shapes.
-    int32_t rcActual = 0, rcSymbolic = 0;
-    std::vector<Dims> actual = outputShapes(*build, shapes, false, rcActual);
-    std::vector<Dims> symbolic = outputShapes(*build, shapes, true, rcSymbolic);
-    if (rcActual != 0 || rcSymbolic != 0) {
-      r.fail(at + ": getOutputShapes returned " + std::to_string(rcActual != 0 ? rcActual : rcSymbolic) +
-             (rcActual != 0 ? " for constant dims" : " for symbolic dims"));
+    // Symbolic vs actual output shapes (data-dependent dims at the size tensors' upper bounds).
+    Shapes actualShapes = outputShapes(*build, shapes, false);
+    Shapes symbolicShapes = outputShapes(*build, shapes, true);
+    if (actualShapes.rc != 0 || symbolicShapes.rc != 0) {
+      r.fail(at + ": getOutputShapes returned " + std::to_string(actualShapes.rc != 0 ? actualShapes.rc : symbolicShapes.rc) +
+             (actualShapes.rc != 0 ? " for constant dims" : " for symbolic dims"));
       break;
     }
+    for (Shapes const* s : {&actualShapes, &symbolicShapes})
+      if (!s->eb->error().empty())
+        r.fail(at + ": getOutputShapes " + s->eb->error() + (s == &actualShapes ? " (constant dims)" : " (symbolic dims)"));
+    if (!report.failures.empty()) break;
+    std::vector<Dims> const& actual = actualShapes.upper;
     for (size_t i = 0; i < actual.size(); ++i) {
       bool valid = actual[i].nbDims >= 0;
       for (int32_t k = 0; valid && k < actual[i].nbDims; ++k) valid = actual[i].d[k] >= 0;
-      if (!valid) r.fail(at + ": output " + std::to_string(i) + " has no valid shape (" + dimsText(actual[i]) + ")");
-      if (!sameDims(actual[i], symbolic[i]))
-        r.fail(at + ": output " + std::to_string(i) + " is " + dimsText(actual[i]) + " from constant dims but " +
-               dimsText(symbolic[i]) + " from symbolic dims");
+      if (!valid)
+        r.fail(at + ": output " + std::to_string(i) + " has no valid shape (" + dimsText(actual[i]) + ")" +
+               (actualShapes.dataDependent(i) ? " at the size tensors' upper bounds" : ""));
+    }
+    if (std::string diff = compareShapes(actualShapes, symbolicShapes, shapes); !diff.empty()) r.fail(at + ": " + diff);
+    for (auto const& d : actualShapes.eb->sizeTensors()) {
+      std::string o = "size tensor output " + std::to_string(d.output);
+      if (d.output >= nbOut) {
+        r.fail(at + ": " + o + " does not exist (" + std::to_string(nbOut) + " outputs)");
+        continue;
+      }
+      if (actual[static_cast<size_t>(d.output)].nbDims != 0)
+        r.fail(at + ": " + o + " must be 0-D (getOutputShapes gives it " + dimsText(actual[static_cast<size_t>(d.output)]) + ")");
+      std::optional<int64_t> opt = ShapeExprBuilder::evaluate(d.opt, shapes);
+      std::optional<int64_t> upper = ShapeExprBuilder::evaluate(d.upper, shapes);
+      if (!upper || *upper < 0 || !opt || *opt < 0)
+        r.fail(at + ": " + o + " is declared with opt " + (opt ? std::to_string(*opt) : std::string("?")) +
+               " and upper bound " + (upper ? std::to_string(*upper) : std::string("?")) + " (both must be >= 0)");
     }
     if (!report.failures.empty()) break;
+    if (trial == 0 && actualShapes.hasSizeTensors())
+      report.notes.push_back(std::to_string(actualShapes.eb->sizeTensors().size()) +
+                             " size tensor(s): data-dependent outputs run into upper-bound buffers, checked and "
+                             "compared at the sizes written");
+    r.shapes = &actualShapes;
+    r.inputDims = shapes;
 
     // Format combinations.
     auto nbIn = static_cast<int32_t>(sampleIn.size());
@@ -352,6 +496,13 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
         r.fail(at + ": combination " + ct + " is accepted but getOutputDataTypes gives other output types");
         continue;
       }
+      for (auto const& d : actualShapes.eb->sizeTensors()) {
+        DataType t = outTypes[static_cast<size_t>(d.output)];
+        if (t != DataType::kINT32 && t != DataType::kINT64)
+          r.fail(at + " [" + ct + "]: size tensor output " + std::to_string(d.output) + " is " + typeName(t) +
+                 ", not int32 or int64");
+      }
+      if (!report.failures.empty()) break;
       std::vector<HostTensor> in(sampleIn.size());
       bool convertible = true;
       for (int32_t i = 0; i < nbIn; ++i) convertible = convertible && convert(sampleIn[i], combo[i].type, in[i]);
@@ -363,9 +514,24 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
       std::vector<HostTensor> like;
       for (int32_t o = 0; o < nbOut; ++o) like.emplace_back(actual[o], outTypes[o]);
       // configurePlugin with the exact shapes, as a build whose profile is this one shape.
+      // Data-dependent outputs as Kiln's build describes them: -1 where a size tensor decides, min with every size
+      // 0, opt with the declared opt, max at the upper bound.
       std::vector<DynamicPluginTensorDesc> ci, co;
       for (auto const& t : in) ci.push_back(dynamic(t.desc));
-      for (auto const& t : like) co.push_back(dynamic(t.desc));
+      for (size_t o = 0; o < like.size(); ++o) {
+        DynamicPluginTensorDesc d = dynamic(like[o].desc);
+        if (actualShapes.dataDependent(o)) {
+          plugin::SizeValues zero, opt;
+          zero.mode = plugin::SizeValues::Mode::kZero;
+          opt.mode = plugin::SizeValues::Mode::kOpt;
+          d.min = actualShapes.at(o, shapes, zero);
+          d.opt = actualShapes.at(o, shapes, opt);
+          for (int32_t k = 0; k < d.desc.dims.nbDims; ++k)
+            if (actualShapes.dependent[o][static_cast<size_t>(k)]) d.desc.dims.d[k] = -1;
+        }
+        co.push_back(d);
+      }
+      r.outBounds = co;
       if (int32_t rc = build->configurePlugin(ci.data(), nbIn, co.data(), nbOut); rc != 0) {
         r.fail(at + " [" + ct + "]: configurePlugin returned " + std::to_string(rc));
         break;
@@ -429,7 +595,7 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
         PluginFieldCollection const* qf = qr ? qr->getFieldsToSerialize() : nullptr;
         if (!qf || CopiedFields(*qf).bytes() != saved.bytes()) r.fail(what + ": the " + which + " serializes other fields");
         V3Ptr copy = r.attach(*q, tactics.front(), what + " (" + which + ")");
-        if (copy) r.sameAs(*copy, in, reference, which, what);
+        if (copy) r.sameAs(*copy, in, like, reference, which, what);
       }
       if (!report.failures.empty()) break;
     }
