@@ -239,7 +239,8 @@ Status describePluginIo(Node const& n, ir::ShapeState const& st, std::string con
 // The workspace of a timing run: the one the run time gives the node (attribute plugin_workspace, sized over every
 // profile's bounds by sizePluginWorkspaces), else getWorkspaceSize at the run's shapes.
 size_t timingWorkspace(Node const& n, PluginIo const& io) {
-  if (n.attrs.has("plugin_workspace")) return static_cast<size_t>(std::max<int64_t>(0, n.attrs.getInt("plugin_workspace", 0)));
+  if (n.attrs.has("plugin_workspace"))
+    return static_cast<size_t>(std::max<int64_t>(0, n.attrs.getInt("plugin_workspace", 0)));
   return n.plugin->workspaceSize(io.din, io.dout);
 }
 

@@ -67,11 +67,12 @@ struct PluginTacticOptions {
 /// each is timed on a context copy (attachToContext, setTactic, onShapeChange) at the first profile's opt shapes
 /// and the fastest kept: through enqueueHost on kCPU builds, through enqueue on the device (event-timed, median)
 /// on kGPU builds. Outputs sized by size tensors get memory and descriptions of their declared upper bound (the
-/// shape program at kUpper), and every run the node's stored workspace (plugin_workspace), as at run time. A tactic whose run fails is an error naming the layer, the plugin and the tactic. The choice
-/// becomes the node's plugin_tactic attribute, which each execution context's copy gets through setTactic(). A
-/// plugin whose getTimingCacheID() is not null has its choice kept in `options.cache` under the target, the
-/// plugin's identity, its I/O types and opt shapes, its tactics and that ID, and a later build with the same key
-/// takes it without timing. `log` (may be null) receives the timings, the choice and cache hits.
+/// shape program at kUpper), and every run the node's stored workspace (plugin_workspace), as at run time. A tactic
+/// whose run fails is an error naming the layer, the plugin and the tactic. The choice becomes the node's plugin_tactic
+/// attribute, which each execution context's copy gets through setTactic(). A plugin whose getTimingCacheID() is not
+/// null has its choice kept in `options.cache` under the target, the plugin's identity, its I/O types and opt shapes,
+/// its tactics and that ID, and a later build with the same key takes it without timing. `log` (may be null) receives
+/// the timings, the choice and cache hits.
 Status choosePluginTactics(ir::Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states,
                            PluginTacticOptions const& options, std::vector<std::string>* log);
 

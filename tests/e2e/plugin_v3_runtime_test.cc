@@ -76,8 +76,9 @@ kiln::IPluginV3* makePlugin(char const* name, int32_t mode) {
 }
 
 // Builds `net` for the CPU with one profile for input "x" and loads the plan.
-std::unique_ptr<kiln::ICudaEngine> buildAndLoad(kiln::IBuilder& builder, kiln::INetworkDefinition& net, Dims mn, Dims opt,
-                                                Dims mx, Logger& logger, kiln::IRuntime& runtime, int32_t level = -1) {
+std::unique_ptr<kiln::ICudaEngine> buildAndLoad(kiln::IBuilder& builder, kiln::INetworkDefinition& net, Dims mn,
+                                                Dims opt, Dims mx, Logger& logger, kiln::IRuntime& runtime,
+                                                int32_t level = -1) {
   std::unique_ptr<kiln::IBuilderConfig> config(builder.createBuilderConfig());
   if (level >= 0) config->setBuilderOptimizationLevel(level);
   kiln::IOptimizationProfile* p = builder.createOptimizationProfile();

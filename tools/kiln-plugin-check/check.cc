@@ -144,7 +144,8 @@ double valueAt(HostTensor const& t, int64_t i) {
 
 // "" when a and b agree within `tol` (relative + absolute; exact for integer types), else the first difference.
 std::string compare(HostTensor const& a, HostTensor const& b, float tol) {
-  if (a.bytes.size() != b.bytes.size()) return "shapes differ: " + dimsText(a.desc.dims) + " vs " + dimsText(b.desc.dims);
+  if (a.bytes.size() != b.bytes.size())
+    return "shapes differ: " + dimsText(a.desc.dims) + " vs " + dimsText(b.desc.dims);
   bool isFloat = a.desc.type == DataType::kFLOAT || a.desc.type == DataType::kHALF;
   double t = a.desc.type == DataType::kHALF ? std::max(tol, 1e-2f) : tol;
   for (int64_t i = 0; i < a.count(); ++i) {

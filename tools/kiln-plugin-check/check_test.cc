@@ -280,9 +280,12 @@ class SelectV3 final : public IPluginV3,
   explicit SelectV3(SelectDefect d) : defect_(d) {}
   IPluginCapability* getCapabilityInterface(PluginCapabilityType type) noexcept override {
     switch (type) {
-      case PluginCapabilityType::kCORE: return static_cast<IPluginV3OneCore*>(this);
-      case PluginCapabilityType::kBUILD: return static_cast<IPluginV3OneBuild*>(this);
-      case PluginCapabilityType::kRUNTIME: return static_cast<IPluginV3OneRuntime*>(this);
+      case PluginCapabilityType::kCORE:
+        return static_cast<IPluginV3OneCore*>(this);
+      case PluginCapabilityType::kBUILD:
+        return static_cast<IPluginV3OneBuild*>(this);
+      case PluginCapabilityType::kRUNTIME:
+        return static_cast<IPluginV3OneRuntime*>(this);
     }
     return nullptr;
   }
@@ -335,7 +338,9 @@ class SelectV3 final : public IPluginV3,
     tactic_ = tactic;
     return tactic == 1 || tactic == 2 ? 0 : 1;
   }
-  int32_t onShapeChange(PluginTensorDesc const*, int32_t, PluginTensorDesc const*, int32_t) noexcept override { return 0; }
+  int32_t onShapeChange(PluginTensorDesc const*, int32_t, PluginTensorDesc const*, int32_t) noexcept override {
+    return 0;
+  }
   int32_t enqueue(PluginTensorDesc const*, PluginTensorDesc const*, void const* const*, void* const*, void*,
                   cudaStream_t) noexcept override {
     return 1;  // host only

@@ -176,7 +176,8 @@ std::string compareShapes(Shapes const& a, Shapes const& s, std::vector<Dims> co
            " for symbolic dims";
   for (size_t k = 0; k < da.size(); ++k) {
     auto value = [&](ShapeExpr const* e) { return ShapeExprBuilder::evaluate(e, inputs); };
-    if (da[k].output != ds[k].output || value(da[k].opt) != value(ds[k].opt) || value(da[k].upper) != value(ds[k].upper))
+    if (da[k].output != ds[k].output || value(da[k].opt) != value(ds[k].opt) ||
+        value(da[k].upper) != value(ds[k].upper))
       return "size tensor " + std::to_string(k) + " (output " + std::to_string(da[k].output) +
              ") is declared with another output, opt or upper bound for symbolic dims";
   }
@@ -267,8 +268,10 @@ struct RunnerV3 {
     for (auto const& d : shapes->eb->sizeTensors()) {
       HostTensor const& t = out[static_cast<size_t>(d.output)];
       int64_t v = 0;
-      if (t.desc.type == DataType::kINT32 && t.bytes.size() == 4) v = *t.as<int32_t>();
-      else if (t.desc.type == DataType::kINT64 && t.bytes.size() == 8) v = *t.as<int64_t>();
+      if (t.desc.type == DataType::kINT32 && t.bytes.size() == 4)
+        v = *t.as<int32_t>();
+      else if (t.desc.type == DataType::kINT64 && t.bytes.size() == 8)
+        v = *t.as<int64_t>();
       else {
         fail(what + ": size tensor output " + std::to_string(d.output) + " is not one int32 or int64 value");
         return false;
@@ -420,13 +423,15 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
     Shapes actualShapes = outputShapes(*build, shapes, false);
     Shapes symbolicShapes = outputShapes(*build, shapes, true);
     if (actualShapes.rc != 0 || symbolicShapes.rc != 0) {
-      r.fail(at + ": getOutputShapes returned " + std::to_string(actualShapes.rc != 0 ? actualShapes.rc : symbolicShapes.rc) +
+      r.fail(at + ": getOutputShapes returned " +
+             std::to_string(actualShapes.rc != 0 ? actualShapes.rc : symbolicShapes.rc) +
              (actualShapes.rc != 0 ? " for constant dims" : " for symbolic dims"));
       break;
     }
     for (Shapes const* s : {&actualShapes, &symbolicShapes})
       if (!s->eb->error().empty())
-        r.fail(at + ": getOutputShapes " + s->eb->error() + (s == &actualShapes ? " (constant dims)" : " (symbolic dims)"));
+        r.fail(at + ": getOutputShapes " + s->eb->error() +
+               (s == &actualShapes ? " (constant dims)" : " (symbolic dims)"));
     if (!report.failures.empty()) break;
     std::vector<Dims> const& actual = actualShapes.upper;
     for (size_t i = 0; i < actual.size(); ++i) {
@@ -444,7 +449,8 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
         continue;
       }
       if (actual[static_cast<size_t>(d.output)].nbDims != 0)
-        r.fail(at + ": " + o + " must be 0-D (getOutputShapes gives it " + dimsText(actual[static_cast<size_t>(d.output)]) + ")");
+        r.fail(at + ": " + o + " must be 0-D (getOutputShapes gives it " +
+               dimsText(actual[static_cast<size_t>(d.output)]) + ")");
       std::optional<int64_t> opt = ShapeExprBuilder::evaluate(d.opt, shapes);
       std::optional<int64_t> upper = ShapeExprBuilder::evaluate(d.upper, shapes);
       if (!upper || *upper < 0 || !opt || *opt < 0)

@@ -26,7 +26,7 @@ class ShapeExpr final : public IDimensionExpr {
   DimensionOperation op{};         // kOp
   ShapeExpr const* a = nullptr;    // kOp operands; kSizeTensor: a = opt, b = upper
   ShapeExpr const* b = nullptr;
-  bool sizeDependent = false;      // a size tensor or an operation on one
+  bool sizeDependent = false;  // a size tensor or an operation on one
 
   bool isConstant() const noexcept override { return kind == Kind::kConst; }
   int64_t getConstantValue() const noexcept override {
@@ -171,10 +171,14 @@ class ShapeExprBuilder final : public IExprBuilder {
     switch (x.kind) {
       case ShapeExpr::Kind::kSizeTensor:
         switch (sizes.mode) {
-          case SizeValues::Mode::kUnknown: return std::nullopt;
-          case SizeValues::Mode::kZero: return 0;
-          case SizeValues::Mode::kOpt: return evaluate(x.a, inputs, sizes);
-          case SizeValues::Mode::kUpper: return evaluate(x.b, inputs, sizes);
+          case SizeValues::Mode::kUnknown:
+            return std::nullopt;
+          case SizeValues::Mode::kZero:
+            return 0;
+          case SizeValues::Mode::kOpt:
+            return evaluate(x.a, inputs, sizes);
+          case SizeValues::Mode::kUpper:
+            return evaluate(x.b, inputs, sizes);
           case SizeValues::Mode::kValue:
             if (x.input < 0 || static_cast<size_t>(x.input) >= sizes.values.size() || sizes.values[x.input] < 0)
               return std::nullopt;
@@ -218,9 +222,7 @@ class ShapeExprBuilder final : public IExprBuilder {
   }
 
   /// True when `e` is (or is an operation on) a size tensor: a data-dependent extent.
-  static bool sizeDependent(IDimensionExpr const* e) {
-    return e && static_cast<ShapeExpr const*>(e)->sizeDependent;
-  }
+  static bool sizeDependent(IDimensionExpr const* e) { return e && static_cast<ShapeExpr const*>(e)->sizeDependent; }
 
  private:
   ShapeExpr& add() {
