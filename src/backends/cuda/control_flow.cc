@@ -8,27 +8,13 @@
 #include "backends/cuda/control_flow_kernels.h"
 #include "backends/cuda/copy_host.h"
 #include "backends/cuda/subgraph.h"
+#include "ir/loop_limits.h"
 
 namespace kiln::cuda {
 namespace {
 
 // Tensors handed on as views into another tensor keep the pool's alignment (kernels may assume 64 bytes).
 constexpr uintptr_t kViewAlignment = 256;
-
-// The most iterations one Loop may run: 2^24 unless KILN_MAX_LOOP_ITERATIONS (a positive integer) says otherwise,
-// as in the reference kernel.
-int64_t maxLoopIterations() {
-  static int64_t const limit = [] {
-    int64_t v = int64_t{1} << 24;
-    if (char const* env = std::getenv("KILN_MAX_LOOP_ITERATIONS"); env && *env) {
-      char* end = nullptr;
-      long long parsed = std::strtoll(env, &end, 10);
-      if (end && *end == '\0' && parsed > 0) v = parsed;
-    }
-    return v;
-  }();
-  return limit;
-}
 
 // The per-context state of an If/Loop kernel: one SubgraphState per subgraph.
 struct ControlFlowState final : backends::KernelContextState {
@@ -326,7 +312,7 @@ Status LoopKernel::enqueue(backends::LaunchContext const& ctx) const {
   size_t const s0 = c0 + static_cast<size_t>(a_.numCarried);
   size_t const x0 = s0 + static_cast<size_t>(a_.numScanned);
   if (ctx.inputs.size() < x0) return internalError(what_, ": too few inputs");
-  int64_t const maxIterations = maxLoopIterations();
+  int64_t const maxIterations = ir::maxLoopIterations();
   int64_t limit = maxIterations;
   bool bounded = false;
   if (ctx.inputs[0].data) {

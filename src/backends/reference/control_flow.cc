@@ -6,27 +6,12 @@
 #include <cstring>
 
 #include "backends/reference/reference_util.h"
+#include "ir/loop_limits.h"
 #include "ir/shape_inference.h"
 
 namespace kiln::backends::reference {
 namespace {
 
-// Most iterations a Loop may run (a guard against loops whose condition never turns false).
-// The most iterations one Loop may run: 2^24 unless KILN_MAX_LOOP_ITERATIONS (a positive integer) says otherwise.
-// A safety net against loops whose condition never turns false; the fuzz targets lower it so that such an input
-// ends in an error quickly instead of running for minutes.
-int64_t maxLoopIterations() {
-  static int64_t const limit = [] {
-    int64_t v = int64_t{1} << 24;
-    if (char const* env = std::getenv("KILN_MAX_LOOP_ITERATIONS"); env && *env) {
-      char* end = nullptr;
-      long long parsed = std::strtoll(env, &end, 10);
-      if (end && *end == '\0' && parsed > 0) v = parsed;
-    }
-    return v;
-  }();
-  return limit;
-}
 // Deepest nesting of control-flow nodes (as in shape inference).
 constexpr int kMaxControlFlowDepth = 16;
 
@@ -41,8 +26,8 @@ int nestingDepth(ir::Node const& n) {
 Status checkDepth(ir::Node const& n) {
   int depth = nestingDepth(n);
   if (depth > kMaxControlFlowDepth)
-    return unsupported(n.describe(), ": control flow is nested ", depth, " levels deep; at most ",
-                       kMaxControlFlowDepth, " are supported");
+    return unsupported(n.describe(), ": control flow is nested ", depth, " levels deep; at most ", kMaxControlFlowDepth,
+                       " are supported");
   return Status::ok();
 }
 
@@ -177,8 +162,8 @@ Status writeOutput(std::string const& name, LaunchContext const& ctx, size_t i, 
       return internalError(name, ": output ", i, " has a data-dependent shape but no allocateOutput");
     KILN_ASSIGN_OR_RETURN(dst, ctx.allocateOutput(i, t.shape()));
   } else if (!dimsEqual(o.shape, t.shape())) {
-    return invalidArgument(name, ": output ", i, " has shape ", dimsToString(t.shape()), " but ",
-                           dimsToString(o.shape), " was expected");
+    return invalidArgument(name, ": output ", i, " has shape ", dimsToString(t.shape()), " but ", dimsToString(o.shape),
+                           " was expected");
   }
   if (t.bytes()) {
     if (!dst) return internalError(name, ": no memory for output ", i);
@@ -230,8 +215,10 @@ Result<HostTensor> sliceAlong(HostTensor const& t, int32_t axis, int64_t k) {
   for (int32_t d = 0, j = 0; d < s.nbDims; ++d) {
     if (d == axis) continue;
     r.d[j++] = s.d[d];
-    if (d < axis) outer *= s.d[d];
-    else inner *= s.d[d];
+    if (d < axis)
+      outer *= s.d[d];
+    else
+      inner *= s.d[d];
   }
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(t.dtype(), r, "loop slice"));
   size_t esz = dataTypeSize(t.dtype());
@@ -256,8 +243,10 @@ Result<HostTensor> stackAlong(std::vector<HostTensor> const& items, Dims const& 
       continue;
     }
     s.d[d] = elem.d[j];
-    if (d < axis) outer *= elem.d[j];
-    else inner *= elem.d[j];
+    if (d < axis)
+      outer *= elem.d[j];
+    else
+      inner *= elem.d[j];
     ++j;
   }
   KILN_ASSIGN_OR_RETURN(HostTensor out, HostTensor::allocate(dtype, s, "loop output"));
@@ -276,8 +265,7 @@ Result<HostTensor> stackAlong(std::vector<HostTensor> const& items, Dims const& 
 
 class LoopKernel final : public Kernel {
  public:
-  LoopKernel(ir::Node const& n, std::unique_ptr<ir::Graph> body)
-      : name_(n.describe()), body_(std::move(body)) {
+  LoopKernel(ir::Node const& n, std::unique_ptr<ir::Graph> body) : name_(n.describe()), body_(std::move(body)) {
     numCarried_ = n.attrs.getInt("num_carried", 0);
     numScanned_ = n.attrs.getInt("num_scanned", 0);
     scanAxes_ = n.attrs.getInts("scan_axes");
@@ -294,7 +282,7 @@ class LoopKernel final : public Kernel {
     size_t s0 = c0 + static_cast<size_t>(numCarried_);
     size_t x0 = s0 + static_cast<size_t>(numScanned_);
     if (ctx.inputs.size() < x0) return internalError(name_, ": too few inputs");
-    int64_t const maxIterations = maxLoopIterations();
+    int64_t const maxIterations = ir::maxLoopIterations();
     int64_t limit = maxIterations;
     bool bounded = false;
     if (ctx.inputs[0].data) {
@@ -331,8 +319,10 @@ class LoopKernel final : public Kernel {
     int64_t it = 0;
     for (;; ++it) {
       if (it >= limit) {
-        if (!bounded) return invalidArgument(name_, ": the loop ran ", maxIterations,
-                                             " iterations without its condition turning false; giving up (KILN_MAX_LOOP_ITERATIONS)");
+        if (!bounded)
+          return invalidArgument(
+              name_, ": the loop ran ", maxIterations,
+              " iterations without its condition turning false; giving up (KILN_MAX_LOOP_ITERATIONS)");
         break;
       }
       std::vector<HostTensor> in;
@@ -355,8 +345,10 @@ class LoopKernel final : public Kernel {
       for (size_t o = 0; o < nOut; ++o) {
         size_t src = static_cast<size_t>(sources_[o]);
         if (src >= out.size()) return internalError(name_, ": output source out of range");
-        if (kinds_[o] == 0) last[o] = out[src];
-        else stacked[o].push_back(out[src]);
+        if (kinds_[o] == 0)
+          last[o] = out[src];
+        else
+          stacked[o].push_back(out[src]);
       }
       for (size_t c = 0; c < carried.size(); ++c) {
         HostTensor const& next = out[condOut + c];
