@@ -301,7 +301,7 @@ struct RunnerV3 {
         return false;
       }
       HostTensor cut(actual, out[o].desc.type);
-      std::memcpy(cut.bytes.data(), out[o].bytes.data(), cut.bytes.size());
+      if (!cut.bytes.empty()) std::memcpy(cut.bytes.data(), out[o].bytes.data(), cut.bytes.size());
       out[o] = std::move(cut);
     }
     return true;
@@ -317,7 +317,8 @@ struct RunnerV3 {
       return false;
     }
     out = like;
-    for (auto& t : out) std::memset(t.bytes.data(), pattern, t.bytes.size());
+    for (auto& t : out)  // an empty tensor's data() may be null, which memset must not get
+      if (!t.bytes.empty()) std::memset(t.bytes.data(), pattern, t.bytes.size());
     std::vector<PluginTensorDesc> id, od;
     std::vector<void const*> ip;
     std::vector<void*> op;
