@@ -41,13 +41,11 @@ class CudaPluginHandles final : public backends::PluginHandles {
 };
 
 // Device memory for plugin outputs sized by size tensors (backends::PluginKernel::enqueueDataDependent).
+// Through the backend's tracked allocations, so that the device fault hook and the resource accounting see them.
 Result<void*> pluginAllocate(size_t bytes, void* stream) {
-  void* p = nullptr;
-  KILN_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream)),
-                            "plugin output scratch allocation");
-  return p;
+  return trackedMallocAsync(bytes, static_cast<cudaStream_t>(stream), false, "plugin output scratch allocation");
 }
-void pluginRelease(void* p, void* stream) { (void)cudaFreeAsync(p, static_cast<cudaStream_t>(stream)); }
+void pluginRelease(void* p, void* stream) { trackedFreeAsync(p, static_cast<cudaStream_t>(stream)); }
 Status pluginCopy(void* dst, void const* src, size_t bytes, bool toHost, void* stream) {
   KILN_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, toHost ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice,
                                             static_cast<cudaStream_t>(stream)),
