@@ -12,8 +12,9 @@
 namespace kiln::cuda {
 namespace {
 
-// One execution context's handles for one V2 plugin layer. Kiln's own per-thread handles (cuda_libs.h) cannot serve: a context may run on
-// any thread, and what a plugin sets on its handles (math mode, pointer mode) must not leak into Kiln's tactics.
+// One execution context's handles for one V2 plugin layer. Kiln's own per-thread handles (cuda_libs.h) cannot serve: a
+// context may run on any thread, and what a plugin sets on its handles (math mode, pointer mode) must not leak into
+// Kiln's tactics.
 class CudaPluginHandles final : public backends::PluginHandles {
  public:
   ~CudaPluginHandles() override {
@@ -23,7 +24,8 @@ class CudaPluginHandles final : public backends::PluginHandles {
   static Result<std::unique_ptr<backends::PluginHandles>> make(bool cudnn, bool cublas) {
     auto h = std::make_unique<CudaPluginHandles>();
     if (cudnn) KILN_CUDNN_RETURN_IF_ERROR(cudnnCreate(&h->cudnn_), "creating the execution context's cuDNN handle");
-    if (cublas) KILN_CUBLAS_RETURN_IF_ERROR(cublasCreate(&h->cublas_), "creating the execution context's cuBLAS handle");
+    if (cublas)
+      KILN_CUBLAS_RETURN_IF_ERROR(cublasCreate(&h->cublas_), "creating the execution context's cuBLAS handle");
     return std::unique_ptr<backends::PluginHandles>(std::move(h));
   }
   cudnnContext* cudnn() const override { return cudnn_; }
@@ -31,7 +33,8 @@ class CudaPluginHandles final : public backends::PluginHandles {
   Status setStream(void* stream) override {
     auto* s = static_cast<cudaStream_t>(stream);
     if (cudnn_) KILN_CUDNN_RETURN_IF_ERROR(cudnnSetStream(cudnn_, s), "cudnnSetStream on the context's cuDNN handle");
-    if (cublas_) KILN_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, s), "cublasSetStream on the context's cuBLAS handle");
+    if (cublas_)
+      KILN_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, s), "cublasSetStream on the context's cuBLAS handle");
     return Status::ok();
   }
 
@@ -53,7 +56,8 @@ Status pluginCopy(void* dst, void const* src, size_t bytes, bool toHost, void* s
   return Status::ok();
 }
 Status pluginSynchronize(void* stream) {
-  KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "waiting for a plugin's size tensor");
+  KILN_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
+                            "waiting for a plugin's size tensor");
   return Status::ok();
 }
 constexpr backends::PluginDeviceOps kCudaPluginOps{pluginAllocate, pluginRelease, pluginCopy, pluginSynchronize};
