@@ -14,10 +14,9 @@ using ir::Node;
 using ir::OpType;
 using ir::Value;
 
-constexpr TensorFormat kPreference[] = {TensorFormat::kHWC8,  TensorFormat::kHWC16, TensorFormat::kDHWC8,
-                                        TensorFormat::kCHW32, TensorFormat::kCHW16, TensorFormat::kCHW4,
-                                        TensorFormat::kCHW2,  TensorFormat::kCDHW32, TensorFormat::kHWC,
-                                        TensorFormat::kDHWC};
+constexpr TensorFormat kPreference[] = {
+    TensorFormat::kHWC8, TensorFormat::kHWC16, TensorFormat::kDHWC8,  TensorFormat::kCHW32, TensorFormat::kCHW16,
+    TensorFormat::kCHW4, TensorFormat::kCHW2,  TensorFormat::kCDHW32, TensorFormat::kHWC,   TensorFormat::kDHWC};
 
 int64_t formatAttr(Node const& n, char const* key) { return n.attrs.getInt(key, 0); }
 
@@ -47,7 +46,8 @@ void convertInput(Graph& g, Value* x, TensorFormat f) {
       u->attrs.setInt("from", static_cast<int64_t>(f));
       continue;
     }
-    if (!linear) linear = newReformat(g, x, f, TensorFormat::kLINEAR, x->name + "_from_" + lower(formatName(f).substr(1)));
+    if (!linear)
+      linear = newReformat(g, x, f, TensorFormat::kLINEAR, x->name + "_from_" + lower(formatName(f).substr(1)));
     for (Value*& in : u->inputs)
       if (in == x) in = linear;
   }

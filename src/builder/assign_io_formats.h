@@ -20,6 +20,7 @@ Result<TensorFormat> chooseIOFormat(std::string const& tensor, TensorFormats all
 /// output is written by a Reformat into its format (the one converting it to kLINEAR, if any, converts to the
 /// binding's format instead). Returns the bindings that are not kLINEAR. Shapes must be inferred; the caller
 /// renumbers the graph and infers it again.
-Result<std::map<ir::Value*, TensorFormat>> assignIOFormats(ir::Graph& g, std::map<std::string, TensorFormats> const& allowed);
+Result<std::map<ir::Value*, TensorFormat>> assignIOFormats(ir::Graph& g,
+                                                           std::map<std::string, TensorFormats> const& allowed);
 
 }  // namespace kiln::builder

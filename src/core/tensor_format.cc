@@ -17,19 +17,32 @@ struct FormatInfo {
 
 FormatInfo infoOf(TensorFormat f) {
   switch (f) {
-    case TensorFormat::kLINEAR: return {true, 1, false, 0};
-    case TensorFormat::kCHW2: return {true, 2, false, 3};
-    case TensorFormat::kHWC8: return {true, 8, true, 3};
-    case TensorFormat::kCHW4: return {true, 4, false, 3};
-    case TensorFormat::kCHW16: return {true, 16, false, 3};
-    case TensorFormat::kCHW32: return {true, 32, false, 3};
-    case TensorFormat::kDHWC8: return {true, 8, true, 4};
-    case TensorFormat::kCDHW32: return {true, 32, false, 4};
-    case TensorFormat::kHWC: return {true, 1, true, 3};
-    case TensorFormat::kDLA_LINEAR: return {};
-    case TensorFormat::kDLA_HWC4: return {};
-    case TensorFormat::kHWC16: return {true, 16, true, 3};
-    case TensorFormat::kDHWC: return {true, 1, true, 4};
+    case TensorFormat::kLINEAR:
+      return {true, 1, false, 0};
+    case TensorFormat::kCHW2:
+      return {true, 2, false, 3};
+    case TensorFormat::kHWC8:
+      return {true, 8, true, 3};
+    case TensorFormat::kCHW4:
+      return {true, 4, false, 3};
+    case TensorFormat::kCHW16:
+      return {true, 16, false, 3};
+    case TensorFormat::kCHW32:
+      return {true, 32, false, 3};
+    case TensorFormat::kDHWC8:
+      return {true, 8, true, 4};
+    case TensorFormat::kCDHW32:
+      return {true, 32, false, 4};
+    case TensorFormat::kHWC:
+      return {true, 1, true, 3};
+    case TensorFormat::kDLA_LINEAR:
+      return {};
+    case TensorFormat::kDLA_HWC4:
+      return {};
+    case TensorFormat::kHWC16:
+      return {true, 16, true, 3};
+    case TensorFormat::kDHWC:
+      return {true, 1, true, 4};
   }
   return {};
 }
@@ -56,19 +69,32 @@ std::string typeWord(DataType t) {
 
 std::string formatName(TensorFormat f) {
   switch (f) {
-    case TensorFormat::kLINEAR: return "kLINEAR";
-    case TensorFormat::kCHW2: return "kCHW2";
-    case TensorFormat::kHWC8: return "kHWC8";
-    case TensorFormat::kCHW4: return "kCHW4";
-    case TensorFormat::kCHW16: return "kCHW16";
-    case TensorFormat::kCHW32: return "kCHW32";
-    case TensorFormat::kDHWC8: return "kDHWC8";
-    case TensorFormat::kCDHW32: return "kCDHW32";
-    case TensorFormat::kHWC: return "kHWC";
-    case TensorFormat::kDLA_LINEAR: return "kDLA_LINEAR";
-    case TensorFormat::kDLA_HWC4: return "kDLA_HWC4";
-    case TensorFormat::kHWC16: return "kHWC16";
-    case TensorFormat::kDHWC: return "kDHWC";
+    case TensorFormat::kLINEAR:
+      return "kLINEAR";
+    case TensorFormat::kCHW2:
+      return "kCHW2";
+    case TensorFormat::kHWC8:
+      return "kHWC8";
+    case TensorFormat::kCHW4:
+      return "kCHW4";
+    case TensorFormat::kCHW16:
+      return "kCHW16";
+    case TensorFormat::kCHW32:
+      return "kCHW32";
+    case TensorFormat::kDHWC8:
+      return "kDHWC8";
+    case TensorFormat::kCDHW32:
+      return "kCDHW32";
+    case TensorFormat::kHWC:
+      return "kHWC";
+    case TensorFormat::kDLA_LINEAR:
+      return "kDLA_LINEAR";
+    case TensorFormat::kDLA_HWC4:
+      return "kDLA_HWC4";
+    case TensorFormat::kHWC16:
+      return "kHWC16";
+    case TensorFormat::kDHWC:
+      return "kDHWC";
   }
   return strCat("TensorFormat(", static_cast<int32_t>(f), ")");
 }
@@ -102,7 +128,8 @@ Status checkIOFormat(TensorFormat f, DataType t, int32_t rank) {
   char const* needs = "";
   switch (f) {
     case TensorFormat::kLINEAR:
-    case TensorFormat::kCHW32: break;
+    case TensorFormat::kCHW32:
+      break;
     case TensorFormat::kCHW2:
     case TensorFormat::kHWC8:
     case TensorFormat::kDHWC8:
@@ -128,7 +155,9 @@ Status checkIOFormat(TensorFormat f, DataType t, int32_t rank) {
       needs = "FP32";
       break;
     case TensorFormat::kDLA_LINEAR:
-    case TensorFormat::kDLA_HWC4: ok = false; break;  // refused by formatLayout above
+    case TensorFormat::kDLA_HWC4:
+      ok = false;
+      break;  // refused by formatLayout above
   }
   if (!ok) return invalidArgument(formatName(f), " requires ", needs, ", not ", dataTypeName(t));
   if (dataTypeSize(t) == 0) return invalidArgument(formatName(f), " cannot hold ", dataTypeName(t), " elements");
@@ -185,7 +214,8 @@ int64_t formatOffset(Dims const& shape, FormatLayout const& l, int64_t const* co
       if (i != k) idx = idx * shape.d[i] + coord[i];
     return idx * (ceilDiv(shape.d[k], v) * v) + coord[k];
   }
-  for (int32_t i = 0; i < shape.nbDims; ++i) idx = i == k ? idx * ceilDiv(shape.d[i], v) + coord[i] / v : idx * shape.d[i] + coord[i];
+  for (int32_t i = 0; i < shape.nbDims; ++i)
+    idx = i == k ? idx * ceilDiv(shape.d[i], v) + coord[i] / v : idx * shape.d[i] + coord[i];
   return k >= 0 ? idx * v + coord[k] % v : idx;
 }
 
@@ -193,23 +223,45 @@ std::string formatDescription(TensorFormat f, DataType dtype) {
   std::string t = typeWord(dtype);
   std::string what;
   switch (f) {
-    case TensorFormat::kLINEAR: what = strCat("Row major linear ", t, " format"); break;
-    case TensorFormat::kCHW2: what = strCat("Two wide channel vectorized row major ", t, " format"); break;
-    case TensorFormat::kCHW4: what = strCat("Four wide channel vectorized row major ", t, " format"); break;
-    case TensorFormat::kCHW16: what = strCat("Sixteen wide channel vectorized row major ", t, " format"); break;
-    case TensorFormat::kCHW32: what = strCat("Thirty-two wide channel vectorized row major ", t, " format"); break;
+    case TensorFormat::kLINEAR:
+      what = strCat("Row major linear ", t, " format");
+      break;
+    case TensorFormat::kCHW2:
+      what = strCat("Two wide channel vectorized row major ", t, " format");
+      break;
+    case TensorFormat::kCHW4:
+      what = strCat("Four wide channel vectorized row major ", t, " format");
+      break;
+    case TensorFormat::kCHW16:
+      what = strCat("Sixteen wide channel vectorized row major ", t, " format");
+      break;
+    case TensorFormat::kCHW32:
+      what = strCat("Thirty-two wide channel vectorized row major ", t, " format");
+      break;
     case TensorFormat::kCDHW32:
       what = strCat("Thirty-two wide channel vectorized row major ", t, " format with 3 spatial dimensions");
       break;
-    case TensorFormat::kHWC8: what = strCat("Channel major ", t, " format where channel % 8 == 0"); break;
-    case TensorFormat::kHWC16: what = strCat("Channel major ", t, " format where channel % 16 == 0"); break;
+    case TensorFormat::kHWC8:
+      what = strCat("Channel major ", t, " format where channel % 8 == 0");
+      break;
+    case TensorFormat::kHWC16:
+      what = strCat("Channel major ", t, " format where channel % 16 == 0");
+      break;
     case TensorFormat::kDHWC8:
       what = strCat("Channel major ", t, " format with 3 spatial dimensions where channel % 8 == 0");
       break;
-    case TensorFormat::kHWC: what = strCat("Channel major ", t, " format"); break;
-    case TensorFormat::kDHWC: what = strCat("Channel major ", t, " format with 3 spatial dimensions"); break;
-    case TensorFormat::kDLA_LINEAR: what = strCat("DLA planar ", t, " format"); break;
-    case TensorFormat::kDLA_HWC4: what = strCat("DLA image ", t, " format"); break;
+    case TensorFormat::kHWC:
+      what = strCat("Channel major ", t, " format");
+      break;
+    case TensorFormat::kDHWC:
+      what = strCat("Channel major ", t, " format with 3 spatial dimensions");
+      break;
+    case TensorFormat::kDLA_LINEAR:
+      what = strCat("DLA planar ", t, " format");
+      break;
+    case TensorFormat::kDLA_HWC4:
+      what = strCat("DLA image ", t, " format");
+      break;
   }
   if (what.empty()) what = strCat("Unknown ", t, " format");
   return strCat(what, " (", formatName(f), ")");

@@ -67,10 +67,10 @@ TEST(TensorFormat, OffsetsMatchTheLayoutFormulas) {
     int64_t v;
     bool minor;
   };
-  for (Case k : {Case{TensorFormat::kCHW2, 2, false}, Case{TensorFormat::kCHW4, 4, false},
-                 Case{TensorFormat::kCHW16, 16, false}, Case{TensorFormat::kCHW32, 32, false},
-                 Case{TensorFormat::kHWC8, 8, true}, Case{TensorFormat::kHWC16, 16, true},
-                 Case{TensorFormat::kHWC, 1, true}, Case{TensorFormat::kLINEAR, 1, false}}) {
+  for (Case k :
+       {Case{TensorFormat::kCHW2, 2, false}, Case{TensorFormat::kCHW4, 4, false}, Case{TensorFormat::kCHW16, 16, false},
+        Case{TensorFormat::kCHW32, 32, false}, Case{TensorFormat::kHWC8, 8, true}, Case{TensorFormat::kHWC16, 16, true},
+        Case{TensorFormat::kHWC, 1, true}, Case{TensorFormat::kLINEAR, 1, false}}) {
     FormatLayout l = layout(k.f, 4);
     for (int64_t n = 0; n < 2; ++n)
       for (int64_t c = 0; c < 5; ++c)

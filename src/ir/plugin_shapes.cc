@@ -16,13 +16,17 @@ Result<int64_t> applyDimensionOperation(DimensionOperation op, int64_t x, int64_
     case DimensionOperation::kPROD:
       if (__builtin_mul_overflow(x, y, &r)) break;
       return r;
-    case DimensionOperation::kMAX: return std::max(x, y);
-    case DimensionOperation::kMIN: return std::min(x, y);
+    case DimensionOperation::kMAX:
+      return std::max(x, y);
+    case DimensionOperation::kMIN:
+      return std::min(x, y);
     case DimensionOperation::kSUB:
       if (__builtin_sub_overflow(x, y, &r)) break;
       return r;
-    case DimensionOperation::kEQUAL: return x == y ? 1 : 0;
-    case DimensionOperation::kLESS: return x < y ? 1 : 0;
+    case DimensionOperation::kEQUAL:
+      return x == y ? 1 : 0;
+    case DimensionOperation::kLESS:
+      return x < y ? 1 : 0;
     case DimensionOperation::kFLOOR_DIV:
     case DimensionOperation::kCEIL_DIV: {
       if (y == 0) return invalidArgument("divides a dimension expression by zero");
@@ -113,7 +117,8 @@ Status PluginShapeProgram::validate() const {
   for (size_t i = 0; i < nodes.size(); ++i) {
     ShapeExprNode const& n = nodes[i];
     switch (n.kind) {
-      case Kind::kConstant: break;
+      case Kind::kConstant:
+        break;
       case Kind::kInputDim:
         if (n.a < 0 || n.a >= nbInputs || n.b < 0 || n.b >= Dims::MAX_DIMS)
           return invalidArgument("node ", i, " reads dimension ", n.b, " of input ", n.a, " (", nbInputs, " inputs)");
@@ -172,7 +177,9 @@ Result<std::vector<std::optional<int64_t>>> PluginShapeProgram::evaluateNodes(Ev
   for (size_t i = 0; i < nodes.size(); ++i) {
     ShapeExprNode const& n = nodes[i];
     switch (n.kind) {
-      case Kind::kConstant: v[i] = n.a; break;
+      case Kind::kConstant:
+        v[i] = n.a;
+        break;
       case Kind::kInputDim: {
         if (static_cast<size_t>(n.a) >= in.inputs.size()) return invalidArgument("input ", n.a, " is missing");
         Dims const& d = in.inputs[n.a];
@@ -206,10 +213,17 @@ Result<std::vector<std::optional<int64_t>>> PluginShapeProgram::evaluateNodes(Ev
       }
       case Kind::kSizeTensor:
         switch (in.sizeMode) {
-          case SizeTensorMode::kUnknown: break;
-          case SizeTensorMode::kZero: v[i] = 0; break;
-          case SizeTensorMode::kOpt: v[i] = v[n.b]; break;
-          case SizeTensorMode::kUpper: v[i] = v[n.c]; break;
+          case SizeTensorMode::kUnknown:
+            break;
+          case SizeTensorMode::kZero:
+            v[i] = 0;
+            break;
+          case SizeTensorMode::kOpt:
+            v[i] = v[n.b];
+            break;
+          case SizeTensorMode::kUpper:
+            v[i] = v[n.c];
+            break;
           case SizeTensorMode::kValue:
             if (static_cast<size_t>(n.a) < in.sizes.size()) v[i] = in.sizes[n.a];
             break;
@@ -245,9 +259,7 @@ class SymbolicExprBuilder::Node final : public IDimensionExpr {
   Node(int32_t id, std::optional<int64_t> value, bool size, bool sizeDependent)
       : id_(id), value_(value), size_(size), sizeDependent_(sizeDependent) {}
   bool isConstant() const noexcept override { return value_.has_value(); }
-  int64_t getConstantValue() const noexcept override {
-    return value_ ? *value_ : std::numeric_limits<int64_t>::min();
-  }
+  int64_t getConstantValue() const noexcept override { return value_ ? *value_ : std::numeric_limits<int64_t>::min(); }
   bool isSizeTensor() const noexcept override { return size_; }
   int32_t id() const { return id_; }
   std::optional<int64_t> value() const { return value_; }
@@ -328,7 +340,8 @@ IDimensionExpr const* SymbolicExprBuilder::declareSizeTensor(int32_t outputIndex
     return constant(0);
   }
   if (o->sizeDependent() || u->sizeDependent())
-    fail(strCat("declares size tensor output ", outputIndex, " with an opt or upper bound that depends on a size tensor"));
+    fail(strCat("declares size tensor output ", outputIndex,
+                " with an opt or upper bound that depends on a size tensor"));
   return add({Kind::kSizeTensor, outputIndex, o->id(), u->id()}, std::nullopt, true);
 }
 

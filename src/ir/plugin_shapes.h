@@ -47,7 +47,7 @@ enum class SizeTensorMode {
 
 /// What a program is evaluated over.
 struct EvalInputs {
-  std::vector<Dims> inputs;                                   ///< the plugin inputs' dims (-1: unknown)
+  std::vector<Dims> inputs;                                      ///< the plugin inputs' dims (-1: unknown)
   std::vector<std::optional<std::vector<int64_t>>> shapeValues;  ///< per shape input, its values when known
   SizeTensorMode sizeMode = SizeTensorMode::kUnknown;
   std::vector<int64_t> sizes;  ///< kValue: per output, the size tensor's value (others ignored)
@@ -113,8 +113,8 @@ class SymbolicExprBuilder final : public IExprBuilder {
   void fail(std::string m);
 
   int32_t nbInputs_, nbShapeInputs_;
-  std::vector<std::unique_ptr<Node>> nodes_;            // the expressions handed out, by id
-  std::vector<ShapeExprNode> table_;                      // what each stands for, by id
+  std::vector<std::unique_ptr<Node>> nodes_;  // the expressions handed out, by id
+  std::vector<ShapeExprNode> table_;          // what each stands for, by id
   std::unordered_map<IDimensionExpr const*, Node const*> index_;
   std::string error_;
 };

@@ -40,10 +40,10 @@ TEST(PluginShapes, EveryDimensionOperationEvaluates) {
     int64_t a, b, want;
   };
   Case const cases[] = {
-      {Op::kSUM, 7, 3, 10},       {Op::kPROD, 7, 3, 21},     {Op::kMAX, 7, 3, 7},       {Op::kMIN, 7, 3, 3},
-      {Op::kSUB, 3, 7, -4},       {Op::kEQUAL, 4, 4, 1},     {Op::kEQUAL, 4, 5, 0},     {Op::kLESS, 4, 5, 1},
-      {Op::kLESS, 5, 4, 0},       {Op::kFLOOR_DIV, 7, 2, 3}, {Op::kFLOOR_DIV, -7, 2, -4}, {Op::kFLOOR_DIV, 6, 3, 2},
-      {Op::kCEIL_DIV, 7, 2, 4},   {Op::kCEIL_DIV, -7, 2, -3}, {Op::kCEIL_DIV, 6, 3, 2},  {Op::kFLOOR_DIV, 7, -2, -4},
+      {Op::kSUM, 7, 3, 10},       {Op::kPROD, 7, 3, 21},      {Op::kMAX, 7, 3, 7},         {Op::kMIN, 7, 3, 3},
+      {Op::kSUB, 3, 7, -4},       {Op::kEQUAL, 4, 4, 1},      {Op::kEQUAL, 4, 5, 0},       {Op::kLESS, 4, 5, 1},
+      {Op::kLESS, 5, 4, 0},       {Op::kFLOOR_DIV, 7, 2, 3},  {Op::kFLOOR_DIV, -7, 2, -4}, {Op::kFLOOR_DIV, 6, 3, 2},
+      {Op::kCEIL_DIV, 7, 2, 4},   {Op::kCEIL_DIV, -7, 2, -3}, {Op::kCEIL_DIV, 6, 3, 2},    {Op::kFLOOR_DIV, 7, -2, -4},
       {Op::kCEIL_DIV, 7, -2, -3},
   };
   for (auto const& c : cases) {

@@ -34,13 +34,15 @@ struct Case {
 
 TEST(IOFormats, VectorizedInputsAndOutputsMatchTheLinearEngine) {
   Layout const chw4{4, false};
-  for (Case k : {Case{DataType::kHALF, TensorFormat::kHWC8, {8, true}}, Case{DataType::kFLOAT, TensorFormat::kCHW32, {32, false}}})
+  for (Case k : {Case{DataType::kHALF, TensorFormat::kHWC8, {8, true}},
+                 Case{DataType::kFLOAT, TensorFormat::kCHW32, {32, false}}})
     for (BuildOptions options : {BuildOptions{0, true}, BuildOptions{3, false}}) {
       SCOPED_TRACE(std::string(k.in == DataType::kHALF ? "fp16 kHWC8" : "fp32 kCHW32") + " level " +
                    std::to_string(options.optimizationLevel));
       CapturingLogger logger;
       std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
-      auto linear = build(*rt, logger, convNet(k.in, only(TensorFormat::kLINEAR), only(TensorFormat::kLINEAR)), options);
+      auto linear =
+          build(*rt, logger, convNet(k.in, only(TensorFormat::kLINEAR), only(TensorFormat::kLINEAR)), options);
       auto vect = build(*rt, logger, convNet(k.in, only(k.inFormat), only(TensorFormat::kCHW4)), options);
       ASSERT_NE(linear, nullptr);
       ASSERT_NE(vect, nullptr);

@@ -69,7 +69,8 @@ inline std::vector<uint8_t> pack(std::vector<uint8_t> const& lin, size_t e, Layo
     for (int64_t c = 0; c < channels; ++c)
       for (int64_t h = 0; h < kH; ++h)
         for (int64_t w = 0; w < kW; ++w)
-          std::memcpy(&out[position(l, n, c, h, w, channels) * e], &lin[static_cast<size_t>(((n * channels + c) * kH + h) * kW + w) * e], e);
+          std::memcpy(&out[position(l, n, c, h, w, channels) * e],
+                      &lin[static_cast<size_t>(((n * channels + c) * kH + h) * kW + w) * e], e);
   return out;
 }
 inline std::vector<uint8_t> unpack(std::vector<uint8_t> const& packed, size_t e, Layout l, int64_t channels) {
@@ -78,7 +79,8 @@ inline std::vector<uint8_t> unpack(std::vector<uint8_t> const& packed, size_t e,
     for (int64_t c = 0; c < channels; ++c)
       for (int64_t h = 0; h < kH; ++h)
         for (int64_t w = 0; w < kW; ++w)
-          std::memcpy(&out[static_cast<size_t>(((n * channels + c) * kH + h) * kW + w) * e], &packed[position(l, n, c, h, w, channels) * e], e);
+          std::memcpy(&out[static_cast<size_t>(((n * channels + c) * kH + h) * kW + w) * e],
+                      &packed[position(l, n, c, h, w, channels) * e], e);
   return out;
 }
 

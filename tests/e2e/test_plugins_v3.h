@@ -43,14 +43,16 @@ class RuntimeV3Base : public kiln::IPluginV3,
   RuntimeV3Base(int32_t mode, bool runtimeOnly) : mode_(mode), runtimeOnly_(runtimeOnly) {}
   kiln::IPluginCapability* getCapabilityInterface(kiln::PluginCapabilityType type) noexcept override {
     switch (type) {
-      case kiln::PluginCapabilityType::kCORE: return static_cast<kiln::IPluginV3OneCore*>(this);
+      case kiln::PluginCapabilityType::kCORE:
+        return static_cast<kiln::IPluginV3OneCore*>(this);
       case kiln::PluginCapabilityType::kBUILD:
         if (runtimeOnly_) {
           ++runtimeBuildCalls();
           return nullptr;
         }
         return static_cast<kiln::IPluginV3OneBuild*>(this);
-      case kiln::PluginCapabilityType::kRUNTIME: return static_cast<kiln::IPluginV3OneRuntime*>(this);
+      case kiln::PluginCapabilityType::kRUNTIME:
+        return static_cast<kiln::IPluginV3OneRuntime*>(this);
     }
     return nullptr;
   }
@@ -67,7 +69,8 @@ class RuntimeV3Base : public kiln::IPluginV3,
     return inOut[pos].desc.format == kiln::TensorFormat::kLINEAR &&
            inOut[pos].desc.type == static_cast<Self const*>(this)->typeAt(pos - nbInputs);
   }
-  int32_t onShapeChange(kiln::PluginTensorDesc const*, int32_t, kiln::PluginTensorDesc const*, int32_t) noexcept override {
+  int32_t onShapeChange(kiln::PluginTensorDesc const*, int32_t, kiln::PluginTensorDesc const*,
+                        int32_t) noexcept override {
     return 0;
   }
   int32_t enqueue(kiln::PluginTensorDesc const*, kiln::PluginTensorDesc const*, void const* const*, void* const*, void*,
@@ -125,8 +128,8 @@ class RuntimeShapesV3 final : public RuntimeV3Base<RuntimeShapesV3> {
     auto const* two = eb.constant(2);
     out[0] = in[0];
     out[1].nbDims = 2;
-    out[1].d[0] = eb.operation(Op::kSUM, *eb.operation(Op::kSUB, *eb.operation(Op::kMAX, a, b), *eb.operation(Op::kMIN, a, b)),
-                               *one);
+    out[1].d[0] = eb.operation(
+        Op::kSUM, *eb.operation(Op::kSUB, *eb.operation(Op::kMAX, a, b), *eb.operation(Op::kMIN, a, b)), *one);
     auto const* half = eb.operation(Op::kFLOOR_DIV, *eb.operation(Op::kPROD, a, b), *two);
     auto const* ceil = eb.operation(Op::kCEIL_DIV, a, *two);
     auto const* flags = eb.operation(Op::kSUM, *eb.operation(Op::kEQUAL, a, b), *eb.operation(Op::kLESS, a, b));
@@ -138,8 +141,8 @@ class RuntimeShapesV3 final : public RuntimeV3Base<RuntimeShapesV3> {
     build("getWorkspaceSize");
     return static_cast<size_t>(countOf(in[0].max)) * sizeof(float);
   }
-  int32_t enqueueHost(kiln::PluginTensorDesc const* inDesc, kiln::PluginTensorDesc const* outDesc, void const* const* inputs,
-                      void* const* outputs, void* workspace) noexcept override {
+  int32_t enqueueHost(kiln::PluginTensorDesc const* inDesc, kiln::PluginTensorDesc const* outDesc,
+                      void const* const* inputs, void* const* outputs, void* workspace) noexcept override {
     int64_t n = countOf(inDesc[0].dims);
     if (n > 0 && !workspace) return 2;
     auto* ws = static_cast<float*>(workspace);
@@ -223,8 +226,10 @@ class SelectPositiveT : public RuntimeV3Base<Self> {
     for (int64_t i = 0; i < n; ++i)
       if (x[i] > 0) y[k++] = x[i];
     if (this->mode_ & 2) k += n + 1;
-    if (this->mode_ & 1) *static_cast<int64_t*>(size) = k;
-    else *static_cast<int32_t*>(size) = static_cast<int32_t>(k);
+    if (this->mode_ & 1)
+      *static_cast<int64_t*>(size) = k;
+    else
+      *static_cast<int32_t*>(size) = static_cast<int32_t>(k);
     return 0;
   }
 
@@ -235,8 +240,8 @@ class SelectPositiveV3 final : public SelectPositiveT<SelectPositiveV3> {
  public:
   using SelectPositiveT::SelectPositiveT;
   char const* getPluginName() const noexcept override { return "KilnTestSelectPositive"; }
-  int32_t enqueueHost(kiln::PluginTensorDesc const* inDesc, kiln::PluginTensorDesc const* outDesc, void const* const* inputs,
-                      void* const* outputs, void*) noexcept override {
+  int32_t enqueueHost(kiln::PluginTensorDesc const* inDesc, kiln::PluginTensorDesc const* outDesc,
+                      void const* const* inputs, void* const* outputs, void*) noexcept override {
     return select(inDesc, outDesc, static_cast<float const*>(inputs[0]), static_cast<float*>(outputs[0]), outputs[1]);
   }
 };
@@ -250,7 +255,8 @@ class RuntimeV3Creator final : public kiln::IPluginCreatorV3One {
     fc_.nbFields = 1;
     fc_.fields = &field_;
   }
-  kiln::IPluginV3* createPlugin(char const*, kiln::PluginFieldCollection const* fc, kiln::TensorRTPhase phase) noexcept override {
+  kiln::IPluginV3* createPlugin(char const*, kiln::PluginFieldCollection const* fc,
+                                kiln::TensorRTPhase phase) noexcept override {
     int32_t mode = 0;
     for (int32_t i = 0; fc && i < fc->nbFields; ++i)
       if (!std::strcmp(fc->fields[i].name, "mode") && fc->fields[i].type == kiln::PluginFieldType::kINT32)
@@ -270,7 +276,8 @@ class RuntimeV3Creator final : public kiln::IPluginCreatorV3One {
 
 class RuntimeShapesV3Creator final : public kiln::IPluginCreatorV3One {
  public:
-  kiln::IPluginV3* createPlugin(char const* n, kiln::PluginFieldCollection const* fc, kiln::TensorRTPhase p) noexcept override {
+  kiln::IPluginV3* createPlugin(char const* n, kiln::PluginFieldCollection const* fc,
+                                kiln::TensorRTPhase p) noexcept override {
     return inner_.createPlugin(n, fc, p);
   }
   kiln::PluginFieldCollection const* getFieldNames() noexcept override { return inner_.getFieldNames(); }
@@ -284,7 +291,8 @@ class RuntimeShapesV3Creator final : public kiln::IPluginCreatorV3One {
 
 class SelectPositiveV3Creator final : public kiln::IPluginCreatorV3One {
  public:
-  kiln::IPluginV3* createPlugin(char const* n, kiln::PluginFieldCollection const* fc, kiln::TensorRTPhase p) noexcept override {
+  kiln::IPluginV3* createPlugin(char const* n, kiln::PluginFieldCollection const* fc,
+                                kiln::TensorRTPhase p) noexcept override {
     return inner_.createPlugin(n, fc, p);
   }
   kiln::PluginFieldCollection const* getFieldNames() noexcept override { return inner_.getFieldNames(); }

@@ -69,7 +69,8 @@ TEST(GpuIOFormats, Hwc8InputAndChw4OutputMatchTheCpuEngine) {
       config->clearFlag(kiln::BuilderFlag::kTF32);
       if (fp16) config->setFlag(kiln::BuilderFlag::kFP16);
       config->setBuilderOptimizationLevel(level);
-      ASSERT_TRUE(convNet(DataType::kHALF, only(TensorFormat::kHWC8), only(TensorFormat::kCHW4))(*builder, *network, *config));
+      ASSERT_TRUE(
+          convNet(DataType::kHALF, only(TensorFormat::kHWC8), only(TensorFormat::kCHW4))(*builder, *network, *config));
       std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
       ASSERT_NE(plan, nullptr) << logger.lastError();
       std::unique_ptr<kiln::ICudaEngine> gpu(rt->deserializeCudaEngine(plan->data(), plan->size()));

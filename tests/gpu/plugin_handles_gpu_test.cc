@@ -79,7 +79,8 @@ class BlasDnn final : public kiln::IPluginV2DynamicExt {
   kiln::DataType getOutputDataType(int32_t, kiln::DataType const*, int32_t) const noexcept override {
     return kiln::DataType::kFLOAT;
   }
-  kiln::DimsExprs getOutputDimensions(int32_t, kiln::DimsExprs const* in, int32_t, kiln::IExprBuilder& eb) noexcept override {
+  kiln::DimsExprs getOutputDimensions(int32_t, kiln::DimsExprs const* in, int32_t,
+                                      kiln::IExprBuilder& eb) noexcept override {
     kiln::DimsExprs o = in[0];
     o.d[1] = eb.constant(kM);
     return o;
@@ -89,7 +90,8 @@ class BlasDnn final : public kiln::IPluginV2DynamicExt {
   }
   void configurePlugin(kiln::DynamicPluginTensorDesc const*, int32_t, kiln::DynamicPluginTensorDesc const*,
                        int32_t) noexcept override {}
-  size_t getWorkspaceSize(kiln::PluginTensorDesc const*, int32_t, kiln::PluginTensorDesc const*, int32_t) const noexcept override {
+  size_t getWorkspaceSize(kiln::PluginTensorDesc const*, int32_t, kiln::PluginTensorDesc const*,
+                          int32_t) const noexcept override {
     return 0;
   }
   void attachToContext(cudnnContext* cudnn, cublasContext* cublas, kiln::IGpuAllocator*) noexcept override {
@@ -118,7 +120,8 @@ class BlasDnn final : public kiln::IPluginV2DynamicExt {
       return 13;
     cudnnTensorDescriptor_t bd = nullptr, yd = nullptr;
     int rc = 0;
-    if (cudnnCreateTensorDescriptor(&bd) != CUDNN_STATUS_SUCCESS || cudnnCreateTensorDescriptor(&yd) != CUDNN_STATUS_SUCCESS ||
+    if (cudnnCreateTensorDescriptor(&bd) != CUDNN_STATUS_SUCCESS ||
+        cudnnCreateTensorDescriptor(&yd) != CUDNN_STATUS_SUCCESS ||
         cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, kM, 1, 1) != CUDNN_STATUS_SUCCESS ||
         cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, kM, 1, 1) != CUDNN_STATUS_SUCCESS ||
         cudnnAddTensor(cudnn_, &one, bd, b_, &one, yd, y) != CUDNN_STATUS_SUCCESS)
@@ -141,7 +144,9 @@ class BlasDnnCreator final : public kiln::IPluginCreator {
   char const* getPluginName() const noexcept override { return "KilnTestBlasDnn"; }
   char const* getPluginVersion() const noexcept override { return "1"; }
   kiln::PluginFieldCollection const* getFieldNames() noexcept override { return &fc_; }
-  kiln::IPluginV2* createPlugin(char const*, kiln::PluginFieldCollection const*) noexcept override { return new BlasDnn(); }
+  kiln::IPluginV2* createPlugin(char const*, kiln::PluginFieldCollection const*) noexcept override {
+    return new BlasDnn();
+  }
   kiln::IPluginV2* deserializePlugin(char const*, void const*, size_t length) noexcept override {
     return length == 0 ? new BlasDnn() : nullptr;
   }

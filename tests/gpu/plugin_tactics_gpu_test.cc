@@ -36,9 +36,12 @@ class CopyTactics final : public kiln::IPluginV3,
  public:
   kiln::IPluginCapability* getCapabilityInterface(kiln::PluginCapabilityType type) noexcept override {
     switch (type) {
-      case kiln::PluginCapabilityType::kCORE: return static_cast<kiln::IPluginV3OneCore*>(this);
-      case kiln::PluginCapabilityType::kBUILD: return static_cast<kiln::IPluginV3OneBuild*>(this);
-      case kiln::PluginCapabilityType::kRUNTIME: return static_cast<kiln::IPluginV3OneRuntime*>(this);
+      case kiln::PluginCapabilityType::kCORE:
+        return static_cast<kiln::IPluginV3OneCore*>(this);
+      case kiln::PluginCapabilityType::kBUILD:
+        return static_cast<kiln::IPluginV3OneBuild*>(this);
+      case kiln::PluginCapabilityType::kRUNTIME:
+        return static_cast<kiln::IPluginV3OneRuntime*>(this);
     }
     return nullptr;
   }
@@ -64,7 +67,8 @@ class CopyTactics final : public kiln::IPluginV3,
     outputs[0] = inputs[0];
     return 0;
   }
-  bool supportsFormatCombination(int32_t pos, kiln::DynamicPluginTensorDesc const* inOut, int32_t, int32_t) noexcept override {
+  bool supportsFormatCombination(int32_t pos, kiln::DynamicPluginTensorDesc const* inOut, int32_t,
+                                 int32_t) noexcept override {
     return inOut[pos].desc.type == kiln::DataType::kFLOAT && inOut[pos].desc.format == kiln::TensorFormat::kLINEAR;
   }
   int32_t getNbOutputs() const noexcept override { return 1; }
@@ -86,7 +90,8 @@ class CopyTactics final : public kiln::IPluginV3,
     tactic_ = tactic;
     return 0;
   }
-  int32_t onShapeChange(kiln::PluginTensorDesc const*, int32_t, kiln::PluginTensorDesc const*, int32_t) noexcept override {
+  int32_t onShapeChange(kiln::PluginTensorDesc const*, int32_t, kiln::PluginTensorDesc const*,
+                        int32_t) noexcept override {
     ++gShapeChanges;
     return 0;
   }
@@ -95,7 +100,8 @@ class CopyTactics final : public kiln::IPluginV3,
     ++gEnqueues;
     gLastTactic = tactic_;
     size_t n = bytes(in[0].dims);
-    if (tactic_ == 2) return cudaMemcpyAsync(outputs[0], inputs[0], n, cudaMemcpyDeviceToDevice, stream) == cudaSuccess ? 0 : 1;
+    if (tactic_ == 2)
+      return cudaMemcpyAsync(outputs[0], inputs[0], n, cudaMemcpyDeviceToDevice, stream) == cudaSuccess ? 0 : 1;
     if (tactic_ != 1 || (n && !workspace)) return 2;
     for (int i = 0; i < kSlowCopies; ++i)
       if (cudaMemcpyAsync(workspace, inputs[0], n, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return 1;
@@ -120,7 +126,8 @@ class CopyTactics final : public kiln::IPluginV3,
 
 class CopyTacticsCreator final : public kiln::IPluginCreatorV3One {
  public:
-  kiln::IPluginV3* createPlugin(char const*, kiln::PluginFieldCollection const*, kiln::TensorRTPhase) noexcept override {
+  kiln::IPluginV3* createPlugin(char const*, kiln::PluginFieldCollection const*,
+                                kiln::TensorRTPhase) noexcept override {
     return new CopyTactics();
   }
   kiln::PluginFieldCollection const* getFieldNames() noexcept override { return &fc_; }

@@ -187,8 +187,8 @@ TEST(CudaConcurrency, GraphReplayFromSeveralThreads) {
       cudaGraph_t graph = nullptr;
       cudaGraphExec_t exec = nullptr;
       bool ok = ctx && io.bind(*ctx, {in[t][0][0]}) &&
-                cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess &&
-                ctx->enqueueV3(s) && cudaStreamSynchronize(s) == cudaSuccess;  // per-shape state outside the capture
+                cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess && ctx->enqueueV3(s) &&
+                cudaStreamSynchronize(s) == cudaSuccess;  // per-shape state outside the capture
       if (ok) {
         ok = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
         bool const enq = ok && ctx->enqueueV3(s);
@@ -243,7 +243,7 @@ TEST(CudaConcurrency, DestructionInEveryOrderWithWorkQueued) {
     expected = singleThreaded(*engine, in);
   }
   kiln::backends::DeviceResourceCounts const baseline = dev->outstanding();
-  constexpr int kQueued = 6;  // runs queued per context before a destruction step
+  constexpr int kQueued = 6;              // runs queued per context before a destruction step
   std::vector<int> order = {0, 1, 2, 3};  // 0 runtime, 1 engine, 2 inspector, 3 contexts
   int orders = 0;
   int runs = 0;
@@ -293,9 +293,15 @@ TEST(CudaConcurrency, DestructionInEveryOrderWithWorkQueued) {
     queue();
     for (int what : order) {
       switch (what) {
-        case 0: runtime.reset(); break;
-        case 1: engine.reset(); break;
-        case 2: inspector.reset(); break;
+        case 0:
+          runtime.reset();
+          break;
+        case 1:
+          engine.reset();
+          break;
+        case 2:
+          inspector.reset();
+          break;
         default: {
           // From several threads at once, each while its work is queued.
           std::vector<std::thread> threads;

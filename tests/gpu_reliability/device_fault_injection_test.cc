@@ -193,8 +193,8 @@ int64_t stride() {
 // Fails fault point k = 1..total of `step` (run on a fresh thread each time; counted after one warm run that
 // fills process-wide caches), then checks the outcome, the CUDA error state, Kiln's outstanding device
 // resources, and (`check`, faults off) what a step that reported success produced; then a clean step.
-void walk(kiln::backends::DeviceBackend& dev, std::string const& what, std::function<bool(CapturingLogger&)> const& step,
-          std::function<std::string()> const& check, Tally& t) {
+void walk(kiln::backends::DeviceBackend& dev, std::string const& what,
+          std::function<bool(CapturingLogger&)> const& step, std::function<std::string()> const& check, Tally& t) {
   {
     CapturingLogger warm;
     bool ok = false;

@@ -27,8 +27,8 @@ inline bool gpuPresent() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-#define KILN_REQUIRE_GPU()                                              \
-  do {                                                                  \
+#define KILN_REQUIRE_GPU()                                                \
+  do {                                                                    \
     if (!::kiln_e2e::gpu::gpuPresent()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -147,7 +147,8 @@ class DeviceIO {
         a = std::make_unique<DeviceOutputAllocator>();
         if (!ctx.setOutputAllocator(name, a.get())) return false;
       } else {
-        size_t bytes = static_cast<size_t>(std::max<int64_t>(kiln_samples::volume(out.dims), 1)) * elementSize(out.type);
+        size_t bytes =
+            static_cast<size_t>(std::max<int64_t>(kiln_samples::volume(out.dims), 1)) * elementSize(out.type);
         out.data.resize(bytes);
         void* p = alloc(name, bytes);
         if (!p || cudaMemset(p, 0xff, bytes) != cudaSuccess) return false;
@@ -163,9 +164,8 @@ class DeviceIO {
   bool upload(std::vector<kiln_samples::HostTensor> const& inputs, cudaStream_t s) {
     for (auto const& in : inputs) {
       auto it = ptrs_.find(in.name);
-      if (it == ptrs_.end() ||
-          cudaMemcpyAsync(it->second, in.data.data(), in.data.size() * sizeof(float), cudaMemcpyHostToDevice, s) !=
-              cudaSuccess)
+      if (it == ptrs_.end() || cudaMemcpyAsync(it->second, in.data.data(), in.data.size() * sizeof(float),
+                                               cudaMemcpyHostToDevice, s) != cudaSuccess)
         return false;
     }
     return true;
@@ -180,9 +180,8 @@ class DeviceIO {
         if (cudaStreamSynchronize(s) != cudaSuccess) return false;
         o.dims = a->second->dims();
         o.data.assign(static_cast<size_t>(kiln_samples::volume(o.dims)) * elementSize(o.type), 0);
-        if (!o.data.empty() &&
-            (!a->second->data() ||
-             cudaMemcpy(o.data.data(), a->second->data(), o.data.size(), cudaMemcpyDeviceToHost) != cudaSuccess))
+        if (!o.data.empty() && (!a->second->data() || cudaMemcpy(o.data.data(), a->second->data(), o.data.size(),
+                                                                 cudaMemcpyDeviceToHost) != cudaSuccess))
           return false;
         continue;
       }

@@ -56,17 +56,23 @@ size_t fieldBytes(PluginFieldType type, int32_t length) {
   switch (type) {
     case PluginFieldType::kFLOAT16:
     case PluginFieldType::kINT16:
-    case PluginFieldType::kBF16: return n * 2;
+    case PluginFieldType::kBF16:
+      return n * 2;
     case PluginFieldType::kFLOAT32:
-    case PluginFieldType::kINT32: return n * 4;
+    case PluginFieldType::kINT32:
+      return n * 4;
     case PluginFieldType::kFLOAT64:
-    case PluginFieldType::kINT64: return n * 8;
+    case PluginFieldType::kINT64:
+      return n * 8;
     case PluginFieldType::kINT8:
     case PluginFieldType::kCHAR:
     case PluginFieldType::kUNKNOWN:
-    case PluginFieldType::kFP8: return n;
-    case PluginFieldType::kINT4: return (n + 1) / 2;
-    case PluginFieldType::kDIMS: return n * sizeof(Dims);
+    case PluginFieldType::kFP8:
+      return n;
+    case PluginFieldType::kINT4:
+      return (n + 1) / 2;
+    case PluginFieldType::kDIMS:
+      return n * sizeof(Dims);
   }
   return 0;
 }
@@ -330,7 +336,8 @@ struct RunnerV3 {
       od.push_back(t.desc);
       op.push_back(t.bytes.data());
     }
-    if (int32_t rc = rt->onShapeChange(id.data(), static_cast<int32_t>(id.size()), od.data(), static_cast<int32_t>(od.size()));
+    if (int32_t rc =
+            rt->onShapeChange(id.data(), static_cast<int32_t>(id.size()), od.data(), static_cast<int32_t>(od.size()));
         rc != 0) {
       fail(what + ": onShapeChange returned " + std::to_string(rc));
       return false;
@@ -379,14 +386,17 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
   IPluginV3OneRuntime* runtime = runtimeOf(plugin.get());
   if (!core || !build || !runtime)
     return early("the plugin lacks a capability (core, build and runtime are needed): " +
-                 std::string(!core ? "IPluginV3OneCore" : !build ? "IPluginV3OneBuild" : "IPluginV3OneRuntime"));
+                 std::string(!core    ? "IPluginV3OneCore"
+                             : !build ? "IPluginV3OneBuild"
+                                      : "IPluginV3OneRuntime"));
   RunnerV3 r{creator, report, options, *build, {}, nullptr, {}, {}};
   if (std::strcmp(core->getPluginName(), creator.getPluginName()) != 0 ||
       std::strcmp(core->getPluginVersion(), creator.getPluginVersion()) != 0)
     r.fail(std::string("the plugin calls itself ") + core->getPluginName() + " version " + core->getPluginVersion() +
            ", its creator " + creator.getPluginName() + " version " + creator.getPluginVersion());
   if (!dynamic_cast<IPluginHostExecution*>(runtime))
-    return early("the runtime capability has no host execution (IPluginHostExecution): it cannot run on the cpu backend");
+    return early(
+        "the runtime capability has no host execution (IPluginHostExecution): it cannot run on the cpu backend");
   int32_t nbOut = build->getNbOutputs();
   if (nbOut <= 0) return early("getNbOutputs() returned " + std::to_string(nbOut));
 
@@ -574,7 +584,8 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
             }
             if (r.cuda(*copy, in, like, gg, true, what + " cuda graph")) {
               for (size_t i = 0; i < gg.size(); ++i)
-                if (gg[i].bytes != g[i].bytes) r.fail(what + ": the CUDA-graph replay differs in output " + std::to_string(i));
+                if (gg[i].bytes != g[i].bytes)
+                  r.fail(what + ": the CUDA-graph replay differs in output " + std::to_string(i));
             }
           }
         }
@@ -600,7 +611,8 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
         std::string which = q == rebuilt.get() ? "plugin rebuilt from its fields" : "clone";
         IPluginV3OneRuntime* qr = runtimeOf(q);
         PluginFieldCollection const* qf = qr ? qr->getFieldsToSerialize() : nullptr;
-        if (!qf || CopiedFields(*qf).bytes() != saved.bytes()) r.fail(what + ": the " + which + " serializes other fields");
+        if (!qf || CopiedFields(*qf).bytes() != saved.bytes())
+          r.fail(what + ": the " + which + " serializes other fields");
         V3Ptr copy = r.attach(*q, tactics.front(), what + " (" + which + ")");
         if (copy) r.sameAs(*copy, in, like, reference, which, what);
       }

@@ -75,8 +75,8 @@ std::vector<uint8_t> runOnDevice(ir::Node const& n, DataType t, Dims const& shap
 
 TEST(CudaReformat, EveryLayoutPairMatchesTheReference) {
   KILN_REQUIRE_GPU();
-  std::vector<std::vector<int64_t>> shapes = {{2, 3, 5, 7}, {1, 33, 3, 3}, {3, 5, 1, 9}, {5, 2, 3},
-                                              {2, 5, 2, 3, 4}, {1, 17, 2, 1, 3}};
+  std::vector<std::vector<int64_t>> shapes = {{2, 3, 5, 7}, {1, 33, 3, 3},   {3, 5, 1, 9},
+                                              {5, 2, 3},    {2, 5, 2, 3, 4}, {1, 17, 2, 1, 3}};
   for (DataType t : {DataType::kINT8, DataType::kHALF, DataType::kFLOAT, DataType::kINT64}) {
     size_t e = dataTypeSize(t);
     for (auto const& sv : shapes) {
@@ -85,7 +85,8 @@ TEST(CudaReformat, EveryLayoutPairMatchesTheReference) {
         for (TensorFormat to : kFormats) {
           auto lf = formatLayout(from, shape.nbDims), lt = formatLayout(to, shape.nbDims);
           if (!lf || !lt) continue;
-          SCOPED_TRACE(strCat(dataTypeName(t), " ", dimsToString(shape), " ", formatName(from), " -> ", formatName(to)));
+          SCOPED_TRACE(
+              strCat(dataTypeName(t), " ", dimsToString(shape), " ", formatName(from), " -> ", formatName(to)));
           size_t inBytes = static_cast<size_t>(*formatVolume(shape, *lf)) * e;
           size_t outBytes = static_cast<size_t>(*formatVolume(shape, *lt)) * e;
           std::vector<uint8_t> in(inBytes);
