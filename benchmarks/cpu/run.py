@@ -186,12 +186,12 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="fewer runs: Kiln 10 iterations (slow rows 2), ORT 20 runs after 3 warm-ups")
     ap.add_argument("--budget-s", type=float, default=1800, help="wall-clock budget of the whole run (s)")
-    ap.add_argument("--kiln-timeout", type=float, default=120, help="limit of one kilnexec call (s)")
+    ap.add_argument("--kiln-timeout", type=float, default=300, help="limit of one kilnexec call (s)")
     ap.add_argument("--ort-timeout", type=float, default=120, help="limit of one ORT call (s)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=None, help="Kiln iterations (default 20, quick 10)")
     ap.add_argument("--slow-iterations", type=int, default=None,
-                    help="Kiln iterations of the slow rows (default 3, quick 2): " + " ".join(sorted(SLOW_ROWS)))
+                    help="Kiln iterations of the slow rows (default 20, quick 2): " + " ".join(sorted(SLOW_ROWS)))
     ap.add_argument("--ort-iters", type=int, default=None, help="timed ORT runs (default 50, quick 20; >= 20)")
     ap.add_argument("--kilnexec", default=os.path.join(REPO, "build", "tools", "kilnexec", "kilnexec"))
     ap.add_argument("--node", default="node")
@@ -204,7 +204,7 @@ def main():
     a = ap.parse_args()
     a.out = a.out or os.path.join(a.workdir, "cpu_results.md")
     iters = a.iterations or (10 if a.quick else 20)
-    slow_iters = a.slow_iterations or (2 if a.quick else 3)
+    slow_iters = a.slow_iterations or (2 if a.quick else 20)
     ort_iters = max(20, a.ort_iters or (20 if a.quick else 50))
     ort_warmup = 3 if a.quick else 10
     kiln_warmup_ms = 0 if a.quick else 500  # kilnexec always runs at least one warm-up inference
