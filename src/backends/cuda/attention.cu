@@ -20,7 +20,7 @@
 // matrices (which pads d and dv up to kDP with zero columns and the last key tile with zero rows), tile j + 1 in
 // flight while tile j is computed. Operands whose rows are not 16-byte aligned, and k stored transposed, load with
 // plain loads into the same buffers (the same pipeline, then synchronous). The softmax runs in the natural-log
-// domain (max and differences before the multiplication by log2 e for exp2f), so that a finite but huge mask
+// domain (max and differences before the multiplication by log2 e for ex2), so that a finite but huge mask
 // (-3.4e38) does not overflow to -inf. The output goes through the warp's own rows of the q buffer for 16-byte
 // stores.
 //
@@ -103,6 +103,13 @@ __device__ __forceinline__ void ldmatrixX4Trans(uint32_t (&r)[4], void const* p)
                : "r"(smemAddr(p)));
 }
 
+// 2^x by the SFU (ex2.approx: relative error ~2^-22; -inf -> 0, NaN -> NaN), without exp2f's denormal scaling.
+__device__ __forceinline__ float fastExp2(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
+  return r;
+}
+
 // c += a b for one m16n8k16 tile, fp32 accumulation.
 template <typename T>
 __device__ __forceinline__ void mma16816(float (&c)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
@@ -154,12 +161,18 @@ __device__ __forceinline__ void loadTile(T* s, T const* g, int64_t rowStride, in
   constexpr int kChunks = kDP / 8;
   static_assert(kBlockN * kChunks % kThreads == 0, "whole chunks per thread");
   if (vec) {
+    // Thread i copies chunk i % kChunks of rows i / kChunks + kRowsPerPass * pass: one column per thread, so one
+    // source pointer advanced by a fixed step (fewer live registers than an address per pass).
+    constexpr int kRowsPerPass = kThreads / kChunks;
+    static_assert(kThreads % kChunks == 0, "whole rows per pass");
+    int const r0 = static_cast<int>(threadIdx.x) / kChunks, c = static_cast<int>(threadIdx.x) % kChunks * 8;
+    T const* src = g + r0 * rowStride + c;
+    T* dst = s + r0 * Tile<kDP>::kLd + c;
 #pragma unroll
-    for (int it = 0; it < kBlockN * kChunks / kThreads; ++it) {
-      int const i = it * kThreads + static_cast<int>(threadIdx.x);
-      int const r = i / kChunks, c = (i % kChunks) * 8;
-      bool const ok = r < rows && c < cols;
-      cpAsync16(s + r * Tile<kDP>::kLd + c, ok ? g + r * rowStride + c : g, ok);
+    for (int pass = 0; pass < kBlockN / kRowsPerPass; ++pass) {
+      bool const ok = r0 + pass * kRowsPerPass < rows && c < cols;
+      cpAsync16(dst + pass * kRowsPerPass * Tile<kDP>::kLd, ok ? src : g, ok);
+      src += kRowsPerPass * rowStride;
     }
   } else {
     // The slow path stays rolled up: unrolled, its loads would all be in flight at once and claim registers the
@@ -316,13 +329,13 @@ __global__ void __launch_bounds__(kThreads)
       mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 2));
       float const mNew = fmaxf(mRun[r], mt);
       float const mUse = mNew == -kInf ? 0.f : mNew;  // all -inf so far: exp(-inf - 0) = 0, no NaN
-      float const alpha = mRun[r] == -kInf ? 0.f : exp2f((mRun[r] - mUse) * kLog2e);
+      float const alpha = mRun[r] == -kInf ? 0.f : fastExp2((mRun[r] - mUse) * kLog2e);
       float sum = 0.f;
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
 #pragma unroll
         for (int e = 2 * r; e < 2 * r + 2; ++e) {
-          float const p = exp2f((s[n][e] - mUse) * kLog2e);
+          float const p = fastExp2((s[n][e] - mUse) * kLog2e);
           s[n][e] = p;
           sum += p;
         }
