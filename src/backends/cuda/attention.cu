@@ -196,7 +196,8 @@ __device__ void loadKeysTransposed(T* s, T const* g, int64_t rowStride, int64_t 
 }
 
 // a: resolved by launchAttention (row strides and yStride set). blockIdx.x = batch entry * rowTiles + row tile.
-// vec: q, v (and k unless transposed) rows 16-byte aligned; yVec: y rows 16-byte aligned.
+// vec: q, v (and k unless transposed) rows 16-byte aligned; yVec: y rows 16-byte aligned. ptxas is left to pick
+// the registers (no minimum of CTAs per SM): ~165 at head dim 64 (3 CTAs per SM); capped at 128 it spills.
 template <typename T, int kDP>
 __global__ void __launch_bounds__(kThreads)
     attentionMmaKernel(AttentionArgs const a, int64_t rowTiles, bool vec, bool yVec) {
@@ -301,7 +302,7 @@ __global__ void __launch_bounds__(kThreads)
             if (col < nValid) {
               x = s[n][2 * r + e] * scale;
               if (valid[r]) x += dev::toFloat(mr[col * a.maskColStride]);
-              bad[r] = bad[r] || isnan(x) || x == kInf;
+              bad[r] = bad[r] || !(x < kInf);  // NaN or +inf
             }
             s[n][2 * r + e] = x;
           }
@@ -313,7 +314,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           float x = s[n][e] * scale;
-          bad[e / 2] = bad[e / 2] || isnan(x) || x == kInf;
+          bad[e / 2] = bad[e / 2] || !(x < kInf);  // NaN or +inf
           s[n][e] = n * 8 + t * 2 + (e & 1) < nValid ? x : -kInf;
         }
       }
@@ -539,15 +540,15 @@ bool rowsAligned16(void const* p, size_t elem, int64_t rowStride, int64_t const*
 template <typename T, int kDP>
 void launchMma(AttentionArgs const& a, int64_t rowTiles, unsigned blocks, cudaStream_t stream) {
   size_t const bytes = mmaSmemBytes<T, kDP>();
+  auto* kernel = attentionMmaKernel<T, kDP>;
   // Above 48 KB a kernel must opt in; an error here surfaces through cudaGetLastError like a launch error.
-  (void)cudaFuncSetAttribute(attentionMmaKernel<T, kDP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(bytes));
+  (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   size_t const e = sizeof(T);
   bool const vec = rowsAligned16(a.q, e, a.qRowStride, a.qStride, a.batchRank) &&
                    rowsAligned16(a.v, e, a.vRowStride, a.vStride, a.batchRank) &&
                    (a.kTransposed || rowsAligned16(a.k, e, a.kRowStride, a.kStride, a.batchRank));
   bool const yVec = rowsAligned16(a.y, e, a.yRowStride, a.yStride, a.batchRank);
-  attentionMmaKernel<T, kDP><<<blocks, kThreads, bytes, stream>>>(a, rowTiles, vec, yVec);
+  kernel<<<blocks, kThreads, bytes, stream>>>(a, rowTiles, vec, yVec);
 }
 
 template <typename T>
