@@ -52,11 +52,14 @@ struct BatchOffsets {
   int64_t q, k, v, m, y;
 };
 
-__device__ BatchOffsets batchOffsets(AttentionArgs const& a, int64_t b) {
+// b < 2^31 and every batch dim <= 2^31 - 1 (launchAttention caps the grid at 2^31 - 1 CTAs), so the index
+// arithmetic runs in 32 bits (a 64-bit division is a long software sequence).
+__device__ BatchOffsets batchOffsets(AttentionArgs const& a, uint32_t b) {
   BatchOffsets o{0, 0, 0, 0, 0};
   for (int i = a.batchRank - 1; i >= 0; --i) {
-    int64_t const idx = b % a.batch[i];
-    b /= a.batch[i];
+    auto const n = static_cast<uint32_t>(a.batch[i]);
+    int64_t const idx = b % n;
+    b /= n;
     o.q += idx * a.qStride[i];
     o.k += idx * a.kStride[i];
     o.v += idx * a.vStride[i];
@@ -200,7 +203,7 @@ __device__ void loadKeysTransposed(T* s, T const* g, int64_t rowStride, int64_t 
 // the registers (no minimum of CTAs per SM): ~165 at head dim 64 (3 CTAs per SM); capped at 128 it spills.
 template <typename T, int kDP>
 __global__ void __launch_bounds__(kThreads)
-    attentionMmaKernel(AttentionArgs const a, int64_t rowTiles, bool vec, bool yVec) {
+    attentionMmaKernel(AttentionArgs const a, uint32_t rowTiles, bool vec, bool yVec) {
   using L = Tile<kDP>;
   constexpr int kLd = L::kLd;
   constexpr int kNTiles = kBlockN / 8;  // n8 tiles of scores per key tile
@@ -212,8 +215,8 @@ __global__ void __launch_bounds__(kThreads)
 
   int const warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   int const g = lane / 4, t = lane % 4;
-  int64_t const b = static_cast<int64_t>(blockIdx.x) / rowTiles;
-  int64_t const row0 = static_cast<int64_t>(blockIdx.x) % rowTiles * kBlockM;
+  uint32_t const b = blockIdx.x / rowTiles;
+  int64_t const row0 = static_cast<int64_t>(blockIdx.x % rowTiles) * kBlockM;
   int64_t const rowsHere = a.sq - row0 < kBlockM ? a.sq - row0 : kBlockM;
   BatchOffsets const off = batchOffsets(a, b);
   T const* q = static_cast<T const*>(a.q) + off.q + row0 * a.qRowStride;
@@ -428,7 +431,7 @@ size_t fp32SmemBytes(int64_t d, int64_t dv) {
 }
 
 // a: resolved by launchAttention. blockIdx.x = batch entry * rowTiles + row tile.
-__global__ void __launch_bounds__(kF32Rows) attentionFp32Kernel(AttentionArgs const a, int64_t rowTiles) {
+__global__ void __launch_bounds__(kF32Rows) attentionFp32Kernel(AttentionArgs const a, uint32_t rowTiles) {
   extern __shared__ __align__(16) unsigned char f32Smem[];
   int const d = static_cast<int>(a.d), dv = static_cast<int>(a.dv);
   int const ldq = d + 1, ldo = dv + 1;  // odd: threads of consecutive rows hit different banks
@@ -440,8 +443,8 @@ __global__ void __launch_bounds__(kF32Rows) attentionFp32Kernel(AttentionArgs co
   int* rowStates = reinterpret_cast<int*>(rowScale + kF32Rows);
 
   int const t = static_cast<int>(threadIdx.x);
-  int64_t const b = static_cast<int64_t>(blockIdx.x) / rowTiles;
-  int64_t const row0 = static_cast<int64_t>(blockIdx.x) % rowTiles * kF32Rows;
+  uint32_t const b = blockIdx.x / rowTiles;
+  int64_t const row0 = static_cast<int64_t>(blockIdx.x % rowTiles) * kF32Rows;
   int64_t const rowsHere = a.sq - row0 < kF32Rows ? a.sq - row0 : kF32Rows;
   BatchOffsets const off = batchOffsets(a, b);
   float const* q = static_cast<float const*>(a.q) + off.q;
@@ -538,7 +541,7 @@ bool rowsAligned16(void const* p, size_t elem, int64_t rowStride, int64_t const*
 }
 
 template <typename T, int kDP>
-void launchMma(AttentionArgs const& a, int64_t rowTiles, unsigned blocks, cudaStream_t stream) {
+void launchMma(AttentionArgs const& a, uint32_t rowTiles, unsigned blocks, cudaStream_t stream) {
   size_t const bytes = mmaSmemBytes<T, kDP>();
   auto* kernel = attentionMmaKernel<T, kDP>;
   // Above 48 KB a kernel must opt in; an error here surfaces through cudaGetLastError like a launch error.
@@ -552,7 +555,7 @@ void launchMma(AttentionArgs const& a, int64_t rowTiles, unsigned blocks, cudaSt
 }
 
 template <typename T>
-void launchMmaFor(AttentionArgs const& a, int64_t rowTiles, unsigned blocks, cudaStream_t stream) {
+void launchMmaFor(AttentionArgs const& a, uint32_t rowTiles, unsigned blocks, cudaStream_t stream) {
   int64_t const widest = a.d > a.dv ? a.d : a.dv;
   if (widest <= 32)
     launchMma<T, 32>(a, rowTiles, blocks, stream);
@@ -589,18 +592,19 @@ bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stre
   }
   // Row tiles of one batch entry are neighbours in launch order, so they share its keys and values in L2.
   auto const blocks = static_cast<unsigned>(a.batchCount * tiles);
+  auto const rowTiles = static_cast<uint32_t>(tiles);
   switch (dtype) {
     case dev::kHALF:
-      launchMmaFor<__half>(a, tiles, blocks, stream);
+      launchMmaFor<__half>(a, rowTiles, blocks, stream);
       break;
     case dev::kBF16:
-      launchMmaFor<__nv_bfloat16>(a, tiles, blocks, stream);
+      launchMmaFor<__nv_bfloat16>(a, rowTiles, blocks, stream);
       break;
     default: {
       size_t const bytes = fp32SmemBytes(a.d, a.dv);
       (void)cudaFuncSetAttribute(attentionFp32Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(bytes));
-      attentionFp32Kernel<<<blocks, kF32Rows, bytes, stream>>>(a, tiles);
+      attentionFp32Kernel<<<blocks, kF32Rows, bytes, stream>>>(a, rowTiles);
       break;
     }
   }
