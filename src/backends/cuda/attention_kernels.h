@@ -52,8 +52,10 @@ inline bool attentionHeadDimsOk(int64_t d, int64_t dv) {
 
 /// Enqueues attention for dtype (float: FMA kernel; half, bf16: tensor cores with fp32 accumulation). Rows whose
 /// softmax is NaN (every score -inf, or a NaN or +inf score) are 0 with nanToZero, else NaN; skv == 0 gives 0.
-/// Returns false for another dtype or head dims attentionHeadDimsOk refuses; launch errors are left for
-/// cudaGetLastError.
+/// Returns false for another dtype, head dims attentionHeadDimsOk refuses, a negative row stride or more than
+/// 2^31 - 1 CTAs (batch entries x query tiles of kAttentionRowsPerTile); launch errors are left for
+/// cudaGetLastError. fp16/bf16: when q's, k's and v's (y's) rows are not all 16-byte aligned, they are loaded
+/// (stored) element by element, slower.
 bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stream);
 
 }  // namespace kiln::cuda
