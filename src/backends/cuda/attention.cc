@@ -42,6 +42,9 @@ std::string refusal(std::vector<ir::TensorInfo> const& in, std::vector<ir::Tenso
     return strCat(sq, " query rows");
   int64_t const batch = volume(y) >= 0 && sq > 0 && y.d[y.nbDims - 1] > 0 ? volume(y) / (sq * y.d[y.nbDims - 1]) : 0;
   if (batch > 0x7fffffff) return strCat(batch, " batch entries");
+  // One CTA per (batch entry, query tile), all in one grid dimension.
+  if (batch > 0 && sq > 0 && batch * ((sq + kAttentionRowsPerTile - 1) / kAttentionRowsPerTile) > 0x7fffffff)
+    return strCat(batch, " batch entries of ", sq, " query rows");
   return {};
 }
 
