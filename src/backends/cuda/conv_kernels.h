@@ -53,6 +53,19 @@ bool launchDepthwiseHwc(int32_t dtype, ConvGeom const& g, void const* x, void co
 bool launchDepthwiseHwcVec(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
                            cudaStream_t stream);
 
+/// The shared-memory-tiled form of launchDepthwiseHwcVec (conv_depthwise_tiled.cu): a block computes 8x8 output
+/// pixels of one image for 1, 2 or 4 channel vectors (depthwiseHwcVecWidth channels each), staging the tiles' input
+/// window (halo included) once with 16-byte loads and the weights as fp32; any 2-D geometry. False (nothing
+/// launched) where it cannot run: another type, c not a multiple of the width, x, y, bias or residual not 16-byte
+/// aligned, a window of one vector and its weights over 48 KiB (depthwiseHwcTiledFits), an empty x, 2^31 elements
+/// or more.
+bool launchDepthwiseHwcTiled(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep,
+                             void* y, cudaStream_t stream);
+
+/// True when launchDepthwiseHwcTiled's shared memory holds one channel vector's window and weights for this
+/// kernel, stride and dilation (2-D; entries [1] and [2] of the geometry's arrays) and dtype code.
+bool depthwiseHwcTiledFits(int32_t dtype, ConvGeom const& g);
+
 /// For tests: makes launchDepthwiseHwcVec run one kernel variant whatever the size: 1 pixel per thread, or 4 the
 /// several pixels per thread of its stride (4 at stride 1, 2 at stride 2), in the unrolled kernel where the
 /// geometry has one, else the generic loop; -1 the generic loop; 0 (the default) chooses by geometry and size.
