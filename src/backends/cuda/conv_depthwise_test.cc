@@ -7,6 +7,7 @@
 
 #include "backends/cuda/conv_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
+#include "backends/cuda/tactic_timing_test_util.h"
 #include "ir/infer/window_util.h"
 
 namespace kiln {
@@ -360,6 +361,43 @@ TEST(CudaDepthwiseHwc, CandidateForMobileNetV2AndEfficientNet) {
         EXPECT_TRUE(vec->supports(*conv, in, out));
         EXPECT_TRUE(tiled->supports(*conv, in, out));
       }
+}
+
+// Device time of every CUDA tactic taking MobileNetV2's depthwise layers at batch 256, fp16 channels-last, with bias
+// and ReLU6 (printed, not asserted: the builder's timing decides per shape).
+TEST(CudaDepthwiseHwc, TimesAtBatch256) {
+  KILN_REQUIRE_GPU();
+  struct Layer {
+    int64_t hw, c, s;
+  };
+  DataType const t = DataType::kHALF;
+  int64_t const n = 256;
+  for (Layer const& l : {Layer{112, 32, 1}, Layer{112, 96, 2}, Layer{56, 144, 1}, Layer{14, 576, 1}}) {
+    ir::Graph g;
+    ir::Value* x = *g.addInput("x", t, makeDims({n, l.c, l.hw, l.hw}));
+    ir::Value* w = g.addConstant("w", *HostTensor::allocate(t, makeDims({l.c, 1, 3, 3}), "w"))->output(0);
+    ir::Value* b = g.addConstant("b", *HostTensor::allocate(t, makeDims({l.c}), "b"))->output(0);
+    ir::Node* conv = g.addNode(ir::OpType::kConvolution, "dw", {x, w, b}, 1);
+    conv->attrs.setInt("num_output_maps", l.c);
+    conv->attrs.setInts("kernel_shape", {3, 3});
+    conv->attrs.setInts("strides", {l.s, l.s});
+    conv->attrs.setInts("pads_begin", {1, 1});
+    conv->attrs.setInts("pads_end", {1, 1});
+    conv->attrs.setInt("groups", l.c);
+    conv->attrs.setInt("activation", static_cast<int64_t>(ActivationType::kCLIP));
+    conv->attrs.setFloat("act_beta", 6.0);
+    g.markOutput(conv->output(0));
+    ir::HostEvaluator eval = backends::referenceEvaluator();
+    ASSERT_TRUE(ir::inferGraphInPlace(g, &eval).isOk());
+    conv->attrs.setInt("format", static_cast<int64_t>(TensorFormat::kHWC));
+    std::vector<ir::TensorInfo> in, out{{t, conv->output(0)->shape}};
+    for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
+    double moved = static_cast<double>((volume(in[0].shape) + volume(out[0].shape)) * 2);
+    std::printf("depthwise 3x3 %lldx%lldx%lld stride %lld, batch %lld fp16 channels-last: %.0f MB to move\n",
+                static_cast<long long>(l.hw), static_cast<long long>(l.hw), static_cast<long long>(l.c),
+                static_cast<long long>(l.s), static_cast<long long>(n), moved / 1e6);
+    printTacticTimes(*conv, in, out, moved);
+  }
 }
 
 }  // namespace

@@ -2,14 +2,13 @@
 // vectorized epilogue, conv_pointwise.cu) against the reference: MobileNetV2's and ResNet-50's 1x1 layers with
 // bias, ReLU, ReLU6, residual, channels-last and row-major, odd channel counts, batch 1 and large M; what the
 // tactic refuses (checked without a device); and its time beside cuDNN's at batch 256 (printed, not asserted).
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 
 #include "backends/cuda/conv_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
+#include "backends/cuda/tactic_timing_test_util.h"
 #include "kiln/kiln.h"
 
 namespace kiln {
@@ -326,7 +325,6 @@ TEST(CudaConvPointwise, TimesAtBatch256) {
       {"resnet50 layer1 expand 64->256 56x56 +residual relu", 56, 64, 256, true,
        static_cast<int64_t>(ActivationType::kRELU)},
   };
-  backends::DeviceBackend* dev = device();
   DataType const t = DataType::kHALF;
   int64_t const n = 256;
   for (Case const& c : cases) {
@@ -349,59 +347,8 @@ TEST(CudaConvPointwise, TimesAtBatch256) {
     for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
     int64_t xBytes = n * c.c * c.hw * c.hw * 2, yBytes = n * c.k * c.hw * c.hw * 2;
     double moved = static_cast<double>(xBytes + yBytes * (c.residual ? 2 : 1));
-    std::printf("%s: %.0f MB to move\n", c.name, moved / 1e6);
-    void* stream = *dev->createStream();
-    auto cs = static_cast<cudaStream_t>(stream);
-    std::vector<backends::DeviceBuffer> bufs;
-    auto alloc = [&](int64_t bytes, int fill) {
-      auto buf = backends::DeviceBuffer::allocate(dev, static_cast<size_t>(bytes), "timing buffer");
-      EXPECT_TRUE(buf.isOk());
-      EXPECT_TRUE(dev->fill(buf->data(), fill, static_cast<size_t>(bytes), stream).isOk());
-      bufs.push_back(std::move(*buf));
-      return bufs.back().data();
-    };
-    backends::LaunchContext ctx;
-    backends::DeviceStream ds(dev, stream);
-    ctx.stream = &ds;
-    ctx.inputs = {{alloc(xBytes, 0x30), t, in[0].shape},
-                  {alloc(c.k * c.c * 2, 0x28), t, in[1].shape},
-                  {alloc(c.k * 2, 0x20), t, in[2].shape}};
-    if (c.residual) ctx.inputs.push_back({alloc(yBytes, 0x24), t, in[3].shape});
-    ctx.outputs = {{alloc(yBytes, 0), t, out[0].shape}};
-    for (backends::Tactic const* tac :
-         backends::TacticRegistry::instance().candidates(*conv, in, out, DeviceType::kGPU, ~0u)) {
-      if (backends::isHostFallback(*tac)) continue;
-      auto k = tac->create(*conv);
-      ASSERT_TRUE(k.isOk()) << k.status().toString();
-      size_t ws = (*k)->workspaceSize(in, out);
-      auto wsb = backends::DeviceBuffer::allocate(dev, ws, "timing workspace");
-      ASSERT_TRUE(wsb.isOk());
-      ctx.workspace = wsb->data();
-      ctx.workspaceSize = ws;
-      Status s = (*k)->enqueue(ctx);  // warm-up (plans, heuristics)
-      ASSERT_TRUE(s.isOk()) << tac->name << ": " << s.toString();
-      ASSERT_TRUE(dev->synchronize(stream).isOk());
-      std::vector<float> ms;
-      cudaEvent_t e0, e1;
-      ASSERT_EQ(cudaEventCreate(&e0), cudaSuccess);
-      ASSERT_EQ(cudaEventCreate(&e1), cudaSuccess);
-      for (int i = 0; i < 20; ++i) {
-        cudaEventRecord(e0, cs);
-        ASSERT_TRUE((*k)->enqueue(ctx).isOk());
-        cudaEventRecord(e1, cs);
-        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-        float v = 0;
-        cudaEventElapsedTime(&v, e0, e1);
-        ms.push_back(v);
-      }
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
-      std::sort(ms.begin(), ms.end());
-      float med = ms[ms.size() / 2];
-      std::printf("  %-40s %8.3f ms  %7.0f GB/s\n", tac->name.c_str(), med, moved / (med * 1e-3) / 1e9);
-    }
-    bufs.clear();
-    dev->destroyStream(stream);
+    std::printf("%s, batch %lld fp16 channels-last: %.0f MB to move\n", c.name, static_cast<long long>(n), moved / 1e6);
+    printTacticTimes(*conv, in, out, moved);
   }
 }
 
