@@ -92,6 +92,13 @@ bool launchEpilogue(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilog
 bool launchEpilogueVec(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilogue const& ep, void* y,
                        cudaStream_t stream);
 
+/// The channels-last pointwise convolution y [m, n] = x [m, k] * w [n, k]^T (m pixels, k input and n output
+/// channels) on tensor cores (wmma, fp32 accumulation; conv_pointwise.cu) with the epilogue (bias, residual, any
+/// activation) fused, so y is written once. False (nothing launched) for another type than fp16/bf16, an empty
+/// problem, n or k not a multiple of 8, or x, w, y, bias or residual not 16-byte aligned. The residual may be y.
+bool launchPointwiseWmma(int32_t dtype, int64_t m, int64_t n, int64_t k, void const* x, void const* w,
+                         Epilogue const& ep, void* y, cudaStream_t stream);
+
 /// dst [planes, dstExt...] = src [planes, srcExt...] shifted by `offset` per dim: dst[j] = src[j - offset] where
 /// inside src, else 0 (zero padding when offset >= 0, cropping when offset <= 0), then + bias[plane % channels]
 /// when bias is given. Extents are 3-D with leading 1s.

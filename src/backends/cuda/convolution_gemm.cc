@@ -1,7 +1,7 @@
-// Pointwise (1x1, stride 1, no padding, one group) convolutions as cuBLASLt GEMMs, tactics
-// convolution_cublaslt_pointwise_algo{0,1,2}: channels-last as one GEMM, row-major as one strided batch of GEMMs per
-// image, with the bias, ReLU and the residual (as C, beta = 1) fused into cuBLASLt's call and any other activation
-// in one vectorized pass after it. Timed against the cuDNN tactics like any other candidate.
+// Pointwise (1x1, stride 1, no padding, one group) convolutions as GEMMs. Tactics convolution_cublaslt_pointwise_algo
+// {0,1,2}: channels-last as one cuBLASLt GEMM, row-major as one strided batch of GEMMs per image, with the bias, ReLU
+// and the residual (as C, beta = 1) fused into cuBLASLt's call and any other activation in one vectorized pass after
+// it; convolution_cuda_pointwise_wmma: our tensor-core kernel with everything fused. Timed against cuDNN's tactics.
 #include <string>
 #include <vector>
 
@@ -92,7 +92,8 @@ Result<PointwiseShape> shapeOf(std::string const& who, Dims const& x, Dims const
 
 class PointwiseKernel final : public backends::Kernel {
  public:
-  PointwiseKernel(PointwiseAttrs a, int algoIndex) : a_(std::move(a)), algoIndex_(algoIndex) {}
+  PointwiseKernel(PointwiseAttrs a, int algoIndex, bool tensorCoreKernel)
+      : a_(std::move(a)), algoIndex_(algoIndex), tensorCoreKernel_(tensorCoreKernel) {}
 
   size_t workspaceSize(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) const override {
     if (in.size() < 2 || out.size() != 1) return 0;
@@ -121,6 +122,17 @@ class PointwiseKernel final : public backends::Kernel {
     cudaStream_t stream = streamOf(ctx);
     auto dt = static_cast<int32_t>(y.dtype);
     int64_t es = static_cast<int64_t>(dataTypeSize(y.dtype));
+    if (tensorCoreKernel_ && a_.hwc) {
+      // Everything fused, y written once; where the launch cannot take it (alignment), cuBLASLt below.
+      Epilogue ep;
+      ep.bias = bias;
+      ep.residual = residual;
+      ep.activation = a_.activation;
+      ep.alpha = a_.alpha;
+      ep.beta = a_.beta;
+      if (launchPointwiseWmma(dt, s.n * s.spatial, s.k, s.c, x.data, w.data, ep, y.data, stream))
+        return launchStatus(a_.who + ": tensor-core pointwise convolution");
+    }
 
     // Channels-last: one GEMM over every pixel; row-major: one per image (a = w shared, b = x[i]), in chunks of
     // cuBLASLt's largest batch. `done`: images (channels-last: all or none) cuBLASLt computed.
@@ -214,6 +226,7 @@ class PointwiseKernel final : public backends::Kernel {
 
   PointwiseAttrs a_;
   int algoIndex_;
+  bool tensorCoreKernel_;  // launchPointwiseWmma first (channels-last fp16/bf16)
   matmul::LtGemmRunner gemm_;
 };
 
@@ -238,15 +251,28 @@ bool supportsPointwise(ir::Node const& node, std::vector<ir::TensorInfo> const& 
   return in.size() < 4 || in[3].shape.nbDims < 0 || in[3].shape.nbDims == rank;
 }
 
+// algoIndex >= 0: convolution_cublaslt_pointwise_algo<algoIndex>; -1: convolution_cuda_pointwise_wmma, our
+// tensor-core kernel with everything fused (channels-last fp16/bf16, C and K multiples of 8), which falls back to
+// cuBLASLt's first algorithm where a launch's pointers are not 16-byte aligned.
 backends::Tactic makePointwise(int algoIndex) {
+  bool const wmma = algoIndex < 0;
   backends::Tactic t;
-  t.name = strCat("convolution_cublaslt_pointwise_algo", algoIndex);
+  t.name =
+      wmma ? std::string("convolution_cuda_pointwise_wmma") : strCat("convolution_cublaslt_pointwise_algo", algoIndex);
   t.op = ir::OpType::kConvolution;
-  t.source = TacticSource::kCUBLAS_LT;
-  t.priority = 28 - algoIndex;
+  t.source = wmma ? TacticSource::kKILN : TacticSource::kCUBLAS_LT;
+  t.priority = wmma ? 25 : 28 - algoIndex;
   t.formatAware = true;
-  t.supports = supportsPointwise;
-  t.create = [algoIndex](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+  t.supports = [wmma](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
+                      std::vector<ir::TensorInfo> const& out) {
+    if (!supportsPointwise(node, in, out)) return false;
+    if (!wmma) return true;
+    DataType dt = out[0].dtype;
+    Dims const& w = in[1].shape;
+    return backends::nodeFormat(node) == TensorFormat::kHWC && (dt == DataType::kHALF || dt == DataType::kBF16) &&
+           w.d[0] > 0 && w.d[0] % 8 == 0 && w.d[1] > 0 && w.d[1] % 8 == 0;
+  };
+  t.create = [algoIndex, wmma](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     PointwiseAttrs a;
     a.who = node.describe();
     ir::Value const* x = node.input(0);
@@ -261,16 +287,18 @@ backends::Tactic makePointwise(int algoIndex) {
     a.activation = static_cast<int32_t>(node.attrs.getInt("activation", -1));
     a.alpha = static_cast<float>(node.attrs.getFloat("act_alpha", 0.0));
     a.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
-    return std::unique_ptr<backends::Kernel>(new PointwiseKernel(std::move(a), algoIndex));
+    return std::unique_ptr<backends::Kernel>(new PointwiseKernel(std::move(a), wmma ? 0 : algoIndex, wmma));
   };
   return t;
 }
 backends::Tactic makePointwise0() { return makePointwise(0); }
 backends::Tactic makePointwise1() { return makePointwise(1); }
 backends::Tactic makePointwise2() { return makePointwise(2); }
+backends::Tactic makePointwiseWmma() { return makePointwise(-1); }
 KILN_REGISTER_CUDA_TACTIC(makePointwise0);
 KILN_REGISTER_CUDA_TACTIC(makePointwise1);
 KILN_REGISTER_CUDA_TACTIC(makePointwise2);
+KILN_REGISTER_CUDA_TACTIC(makePointwiseWmma);
 
 }  // namespace
 }  // namespace kiln::cuda

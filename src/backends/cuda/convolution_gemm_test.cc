@@ -1,8 +1,10 @@
-// gpu tests of the pointwise convolution tactics (convolution_cublaslt_pointwise_algo*, convolution_gemm.cc, and its
-// vectorized epilogue, conv_pointwise.cu) against the reference: MobileNetV2's and ResNet-50's 1x1 layers with
-// bias, ReLU, ReLU6, residual, channels-last and row-major, odd channel counts, batch 1 and large M; what the
-// tactic refuses (checked without a device); and its time beside cuDNN's at batch 256 (printed, not asserted).
+// gpu tests of the pointwise convolution tactics (convolution_cublaslt_pointwise_algo* and
+// convolution_cuda_pointwise_wmma, convolution_gemm.cc; the vectorized epilogue and the tensor-core kernel,
+// conv_pointwise.cu) against the reference: MobileNetV2's and ResNet-50's 1x1 layers with bias, ReLU, ReLU6,
+// residual, channels-last and row-major, odd channel counts, batch 1 and large M; the launchers' refusals and the
+// in-place residual; what the tactics refuse (checked without a device); their times beside cuDNN's at batch 256.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -17,6 +19,7 @@ namespace {
 using namespace cudatest;  // NOLINT: test helpers
 
 constexpr char const* kAlgo0 = "convolution_cublaslt_pointwise_algo0";
+constexpr char const* kWmma = "convolution_cuda_pointwise_wmma";
 std::vector<DataType> const kFloats{DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
 
 struct Pw {
@@ -62,8 +65,12 @@ void run(Pw const& p, DataType t, bool hwc, uint32_t seed = 1) {
   if (p.residual) ins.push_back(var(randomTensor(t, y, seed + 3)));
   auto results =
       expectMatchesReference({ir::OpType::kConvolution, attrsOf(p), ins, 1, hwc}, p.tf32 ? kTf32Tolerance : -1);
-  bool ours = std::any_of(results.begin(), results.end(), [](TacticResult const& r) { return r.tactic == kAlgo0; });
-  EXPECT_TRUE(ours) << kAlgo0 << " did not run";
+  auto has = [&](char const* name) {
+    return std::any_of(results.begin(), results.end(), [&](TacticResult const& r) { return r.tactic == name; });
+  };
+  EXPECT_TRUE(has(kAlgo0)) << kAlgo0 << " did not run";
+  bool wmma = hwc && (t == DataType::kHALF || t == DataType::kBF16) && p.x[1] % 8 == 0 && p.k % 8 == 0;
+  EXPECT_EQ(has(kWmma), wmma) << kWmma;
 }
 
 Pw relu6(std::vector<int64_t> x, int64_t k) {
@@ -225,13 +232,82 @@ TEST(CudaConvPointwise, EpilogueVecRefusalsAndInPlaceResidual) {
   dev->destroyStream(stream);
 }
 
-// What the tactic takes and refuses (no device needed): MobileNetV2's and ResNet-50's pointwise layers channels-last
-// and row-major; never strides, pads, dilations, groups, larger kernels, other layouts or mixed types.
+// The tensor-core launcher's refusals (the tactic then runs cuBLASLt), and a residual that is y's own memory against
+// the same kernel with the residual apart; 300 rows and 40 columns are partial 128 x 64 tiles, 24 input channels
+// a partial 32-deep step.
+TEST(CudaConvPointwise, WmmaLauncherRefusalsAndInPlaceResidual) {
+  KILN_REQUIRE_GPU();
+  backends::DeviceBackend* dev = device();
+  void* stream = *dev->createStream();
+  auto cs = static_cast<cudaStream_t>(stream);
+  int64_t const m = 300, n = 40, k = 24;
+  HostTensor hx = randomTensor(DataType::kHALF, {m * k}, 80), hw = randomTensor(DataType::kHALF, {n * k}, 81);
+  HostTensor hb = randomTensor(DataType::kHALF, {n}, 82), hr = randomTensor(DataType::kHALF, {m * n}, 83);
+  auto up = [&](HostTensor const& h) {
+    auto b = backends::DeviceBuffer::allocate(dev, h.bytes() + 16, "test buffer");
+    EXPECT_TRUE(b.isOk());
+    EXPECT_TRUE(dev->copy(b->data(), h.data(), h.bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+    return std::move(*b);
+  };
+  backends::DeviceBuffer x = up(hx), w = up(hw), bias = up(hb), res = up(hr), inPlace = up(hr), y = up(hr);
+  int32_t const f16 = static_cast<int32_t>(DataType::kHALF);
+  cuda::Epilogue ep;
+  ep.bias = bias.data();
+  ep.activation = static_cast<int32_t>(ActivationType::kCLIP);
+  ep.beta = 0.5f;
+  auto* xb = static_cast<char*>(x.data());
+  EXPECT_FALSE(cuda::launchPointwiseWmma(f16, m, n, k, xb + 2, w.data(), ep, y.data(), cs)) << "x misaligned";
+  EXPECT_FALSE(cuda::launchPointwiseWmma(f16, m, n, k, xb, static_cast<char*>(w.data()) + 2, ep, y.data(), cs))
+      << "w misaligned";
+  cuda::Epilogue badBias = ep;
+  badBias.bias = static_cast<char*>(bias.data()) + 2;
+  EXPECT_FALSE(cuda::launchPointwiseWmma(f16, m, n, k, xb, w.data(), badBias, y.data(), cs)) << "bias misaligned";
+  EXPECT_FALSE(cuda::launchPointwiseWmma(f16, m, 36, k, xb, w.data(), ep, y.data(), cs)) << "n % 8";
+  EXPECT_FALSE(cuda::launchPointwiseWmma(f16, m, n, 20, xb, w.data(), ep, y.data(), cs)) << "k % 8";
+  EXPECT_FALSE(
+      cuda::launchPointwiseWmma(static_cast<int32_t>(DataType::kFLOAT), m, n, k, xb, w.data(), ep, y.data(), cs))
+      << "fp32";
+  EXPECT_FALSE(cuda::launchPointwiseWmma(f16, 0, n, k, xb, w.data(), ep, y.data(), cs)) << "empty";
+  ep.residual = res.data();
+  ASSERT_TRUE(cuda::launchPointwiseWmma(f16, m, n, k, xb, w.data(), ep, y.data(), cs));
+  ep.residual = inPlace.data();
+  ASSERT_TRUE(cuda::launchPointwiseWmma(f16, m, n, k, xb, w.data(), ep, inPlace.data(), cs));
+  ASSERT_TRUE(cuda::launchStatus("tensor-core pointwise").isOk());
+  auto down = [&](backends::DeviceBuffer const& b) {
+    HostTensor h = *HostTensor::allocate(DataType::kHALF, makeDims({m * n}), "download");
+    EXPECT_TRUE(dev->copy(h.mutableData(), b.data(), h.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
+    EXPECT_TRUE(dev->synchronize(stream).isOk());
+    return h;
+  };
+  HostTensor want = down(y);
+  EXPECT_EQ(normRelativeError(down(inPlace), want), 0.0);
+  // And against a host computation of the same sums (fp32 accumulation of fp16 values).
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = hb.doubleAt(j) + hr.doubleAt(i * n + j);
+      for (int64_t c = 0; c < k; ++c) acc += hx.doubleAt(i * k + c) * hw.doubleAt(j * k + c);
+      double ref = std::min(0.5, std::max(0.0, acc)), got = want.doubleAt(i * n + j);
+      num += (got - ref) * (got - ref);
+      den += ref * ref;
+    }
+  EXPECT_LE(std::sqrt(num / den), 5e-3);
+  dev->destroyStream(stream);
+}
+
+// What the tactics take and refuse (no device needed): MobileNetV2's and ResNet-50's pointwise layers channels-last
+// and row-major (the tensor-core one: channels-last fp16/bf16 with C and K multiples of 8); never strides, pads,
+// dilations, groups, larger kernels, other layouts or mixed types.
 TEST(CudaConvPointwise, SupportsAndRefusals) {
-  backends::Tactic const* tactic = nullptr;
-  for (backends::Tactic const& t : cuda::CudaTactics::instance().all())
-    if (t.name == kAlgo0) tactic = &t;
-  ASSERT_NE(tactic, nullptr);
+  backends::Tactic const* lt = nullptr;
+  backends::Tactic const* wmma = nullptr;
+  for (backends::Tactic const& t : cuda::CudaTactics::instance().all()) {
+    if (t.name == kAlgo0) lt = &t;
+    if (t.name == kWmma) wmma = &t;
+  }
+  ASSERT_NE(lt, nullptr);
+  ASSERT_NE(wmma, nullptr);
+  backends::Tactic const* tactic = lt;
   auto check = [&](std::vector<int64_t> const& x, std::vector<int64_t> const& w, DataType t,
                    std::function<void(ir::Attributes&)> const& edit, TensorFormat f, DataType biasType) {
     ir::Graph g;
@@ -268,7 +344,23 @@ TEST(CudaConvPointwise, SupportsAndRefusals) {
       for (Layer const& l : layers) {
         SCOPED_TRACE(strCat(dataTypeName(t), " n ", n, " ", l.hw, " ", l.c, "->", l.k));
         for (TensorFormat f : {hwc, lin}) EXPECT_TRUE(check({n, l.c, l.hw, l.hw}, {l.k, l.c, 1, 1}, t, none, f, t));
+        // The tensor-core kernel: channels-last fp16/bf16 only.
+        tactic = wmma;
+        EXPECT_EQ(check({n, l.c, l.hw, l.hw}, {l.k, l.c, 1, 1}, t, none, hwc, t), t != DataType::kFLOAT);
+        EXPECT_FALSE(check({n, l.c, l.hw, l.hw}, {l.k, l.c, 1, 1}, t, none, lin, t));
+        tactic = lt;
       }
+  tactic = wmma;
+  EXPECT_FALSE(check({2, 12, 5, 5}, {16, 12, 1, 1}, DataType::kHALF, none, hwc, DataType::kHALF)) << "C % 8";
+  EXPECT_FALSE(check({2, 16, 5, 5}, {20, 16, 1, 1}, DataType::kHALF, none, hwc, DataType::kHALF)) << "K % 8";
+  EXPECT_FALSE(check(
+      {2, 16, 5, 5}, {16, 16, 1, 1}, DataType::kHALF,
+      [](ir::Attributes& a) {
+        a.setInts("strides", {2, 2});
+      },
+      hwc, DataType::kHALF))
+      << "stride";
+  tactic = lt;
   DataType const h = DataType::kHALF;
   std::vector<int64_t> const x{2, 16, 9, 9}, w1{32, 16, 1, 1};
   EXPECT_TRUE(check({2, 16, 9}, {32, 16, 1}, h, none, lin, h));  // 1-D row-major
