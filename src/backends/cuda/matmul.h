@@ -52,10 +52,6 @@ Result<Shape> analyzeLaunch(Attrs const& at, backends::LaunchContext const& ctx)
 /// The epilogue: the bias when `addBias`, the node's activation when `applyActivation`.
 MatmulEpilogue epilogueFor(Shape const& s, Attrs const& at, void const* bias, bool addBias, bool applyActivation);
 
-/// The cuBLASLt kernel of matrixmultiply_cublaslt_algo<algoIndex> for these attributes (also run by other ops
-/// that are a matrix multiply in disguise: channels-last 1x1 convolutions).
-std::unique_ptr<backends::Kernel> makeCublasLtKernel(Attrs at, int algoIndex);
-
 /// One plain cuBLASLt GEMM for ops that are a matrix multiply in disguise (pointwise convolutions): y[i] (m x n,
 /// row-major) = op(a[i]) (m x k) * op(b[i]) (k x n) (+ c[i], y's layout, when given) for i < count, each operand
 /// at its element stride per batch entry (0: shared); the epilogue adds `bias` (n values along y's rows) and then

@@ -1,6 +1,7 @@
 // MatrixMultiply on cuBLASLt: tactics matrixmultiply_cublaslt_algo{0,1,2} (heuristic result #i, the builder
 // keeps the fastest), fp32 (TF32 only when allowed) / fp16 / bf16 with fp32 accumulation, strided batches with
-// broadcast operands, bias/ReLU/GELU epilogues fused where cuBLASLt has them, the rest in a pointwise pass.
+// broadcast operands, bias/ReLU/GELU epilogues fused where cuBLASLt has them, the rest in a pointwise pass; and
+// LtGemmRunner, the same plans for ops that are a GEMM in disguise (pointwise convolutions).
 #include <cublasLt.h>
 
 #include <algorithm>
@@ -354,10 +355,6 @@ class LtKernel final : public backends::Kernel {
 };
 
 }  // namespace
-
-std::unique_ptr<backends::Kernel> makeCublasLtKernel(Attrs at, int algoIndex) {
-  return std::unique_ptr<backends::Kernel>(new LtKernel(std::move(at), algoIndex));
-}
 
 // LtGemmRunner: the plans of makePlan under their PlanKey, as LtKernel keeps them, for callers that describe the
 // GEMM themselves (a residual as C with beta 1; no batch broadcast analysis, no pointwise pass).
