@@ -420,9 +420,9 @@ size_t LtGemmRunner::workspaceSize(LtGemm const& g, int algoIndex) const {
   return need;
 }
 
-Status LtGemmRunner::run(LtGemm const& g, int algoIndex, void const* a, void const* b, void const* c,
-                         void const* bias, void* y, void* workspace, size_t workspaceBytes, cudaStream_t stream,
-                         std::string const& who, bool* ran) const {
+Status LtGemmRunner::run(LtGemm const& g, int algoIndex, void const* a, void const* b, void const* c, void const* bias,
+                         void* y, void* workspace, size_t workspaceBytes, cudaStream_t stream, std::string const& who,
+                         bool* ran) const {
   *ran = false;
   int64_t es = static_cast<int64_t>(dataTypeSize(g.dtype));
   int64_t steps = g.count > 1 ? 1 : 0;
@@ -449,10 +449,10 @@ Status LtGemmRunner::run(LtGemm const& g, int algoIndex, void const* a, void con
         cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
         "cuBLASLt bias pointer");
   // Row-major y = a * b is column-major y^T = b^T * a^T (makePlan's layouts): cuBLASLt's A is b, its B is a.
-  KILN_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, plan->desc, &one, b, plan->layoutA, a, plan->layoutB,
-                                             c ? &one : &zero, c ? c : y, plan->layoutD, y, plan->layoutD,
-                                             &plan->algos[ai].algo, ws, wsSize, stream),
-                              who + ": cublasLtMatmul");
+  KILN_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmul(handle, plan->desc, &one, b, plan->layoutA, a, plan->layoutB, c ? &one : &zero, c ? c : y,
+                     plan->layoutD, y, plan->layoutD, &plan->algos[ai].algo, ws, wsSize, stream),
+      who + ": cublasLtMatmul");
   *ran = true;
   return Status::ok();
 }
