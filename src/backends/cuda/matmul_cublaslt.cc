@@ -1,6 +1,7 @@
 // MatrixMultiply on cuBLASLt: tactics matrixmultiply_cublaslt_algo{0,1,2} (heuristic result #i, the builder
 // keeps the fastest), fp32 (TF32 only when allowed) / fp16 / bf16 with fp32 accumulation, strided batches with
-// broadcast operands, bias/ReLU/GELU epilogues fused where cuBLASLt has them, the rest in a pointwise pass.
+// broadcast operands, bias/ReLU/GELU epilogues fused where cuBLASLt has them, the rest in a pointwise pass; and
+// LtGemmRunner, the same plans for ops that are a GEMM in disguise (pointwise convolutions).
 #include <cublasLt.h>
 
 #include <algorithm>
@@ -355,8 +356,105 @@ class LtKernel final : public backends::Kernel {
 
 }  // namespace
 
-std::unique_ptr<backends::Kernel> makeCublasLtKernel(Attrs at, int algoIndex) {
-  return std::unique_ptr<backends::Kernel>(new LtKernel(std::move(at), algoIndex));
+// LtGemmRunner: the plans of makePlan under their PlanKey, as LtKernel keeps them, for callers that describe the
+// GEMM themselves (a residual as C with beta 1; no batch broadcast analysis, no pointwise pass).
+struct LtGemmRunner::Cache {
+  std::mutex mu;
+  std::map<PlanKey, std::shared_ptr<Plan>> plans;
+
+  Result<std::shared_ptr<Plan>> planFor(PlanKey const& key, void const* bias) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+    if (plans.size() >= kMaxPlans) plans.clear();  // plans in use live on through their shared_ptr
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, makePlan(key, bias));
+    plans.emplace(key, plan);
+    return plan;
+  }
+
+  static PlanKey keyOf(LtGemm const& g, int64_t alignA, int64_t alignB, int64_t alignY, int64_t alignBias,
+                       int64_t workspace) {
+    PlanKey k{};
+    k.dtype = static_cast<int64_t>(g.dtype);
+    k.tf32 = g.dtype == DataType::kFLOAT && g.tf32;
+    k.m = g.m;
+    k.n = g.n;
+    k.k = g.k;
+    k.transA = g.transA;
+    k.transB = g.transB;
+    k.count = g.count;
+    k.strideA = g.count > 1 ? g.strideA : 0;
+    k.strideB = g.count > 1 ? g.strideB : 0;
+    k.strideY = g.count > 1 ? g.strideY : 0;
+    cublasLtEpilogue_t e = g.bias ? (g.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                  : (g.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    k.epilogue = static_cast<int64_t>(e);
+    k.alignA = alignA;
+    k.alignB = alignB;
+    k.alignY = alignY;
+    k.alignBias = alignBias;
+    k.workspace = workspace;
+    return k;
+  }
+};
+
+LtGemmRunner::LtGemmRunner() : cache_(new Cache) {}
+LtGemmRunner::~LtGemmRunner() = default;
+
+size_t LtGemmRunner::maxWorkspaceSize() { return kWorkspaceCap + kWorkspaceAlign; }
+
+size_t LtGemmRunner::workspaceSize(LtGemm const& g, int algoIndex) const {
+  PlanKey key = Cache::keyOf(g, 256, 256, 256, 256, kWorkspaceCap);
+  auto plan = cache_->planFor(key, reinterpret_cast<void const*>(kWorkspaceAlign));
+  if (!plan.isOk()) return kWorkspaceCap + kWorkspaceAlign;
+  std::vector<cublasLtMatmulHeuristicResult_t> const& algos = (*plan)->algos;
+  if (algos.empty()) return 0;
+  size_t i = static_cast<size_t>(algoIndex) < algos.size() ? static_cast<size_t>(algoIndex) : 0;
+  size_t need = algos[i].workspaceSize == 0 ? 0 : algos[i].workspaceSize + kWorkspaceAlign;
+  // A launch given exactly this (256-byte aligned, as pool memory is) keys its plan by that workspace: make it
+  // now, so that the first launch -- the builder's timed warm-up -- does not pay for the heuristic query.
+  if (need < kWorkspaceCap) {
+    PlanKey exact = Cache::keyOf(g, 256, 256, 256, 256, static_cast<int64_t>(need));
+    (void)cache_->planFor(exact, reinterpret_cast<void const*>(kWorkspaceAlign));
+  }
+  return need;
+}
+
+Status LtGemmRunner::run(LtGemm const& g, int algoIndex, void const* a, void const* b, void const* c, void const* bias,
+                         void* y, void* workspace, size_t workspaceBytes, cudaStream_t stream, std::string const& who,
+                         bool* ran) const {
+  *ran = false;
+  int64_t es = static_cast<int64_t>(dataTypeSize(g.dtype));
+  int64_t steps = g.count > 1 ? 1 : 0;
+  int64_t alignA = alignmentOf(a, {steps * g.strideA * es}), alignB = alignmentOf(b, {steps * g.strideB * es});
+  int64_t alignY = alignmentOf(y, {steps * g.strideY * es});
+  // C shares D's layout (and its alignment preference): the smaller of the two alignments serves both.
+  if (c) alignY = std::min(alignY, alignmentOf(c, {steps * g.strideY * es}));
+  int64_t alignBias = g.bias ? alignmentOf(bias, {}) : 256;
+  uintptr_t wsAddr = reinterpret_cast<uintptr_t>(workspace);
+  uintptr_t wsAligned = (wsAddr + kWorkspaceAlign - 1) & ~(uintptr_t{kWorkspaceAlign} - 1);
+  size_t wsSize = workspace && workspaceBytes > wsAligned - wsAddr ? workspaceBytes - (wsAligned - wsAddr) : 0;
+  wsSize = std::min(wsSize, kWorkspaceCap);
+  void* ws = wsSize ? reinterpret_cast<void*>(wsAligned) : nullptr;
+
+  PlanKey key = Cache::keyOf(g, alignA, alignB, alignY, alignBias, static_cast<int64_t>(wsSize));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, cache_->planFor(key, bias));
+  if (plan->algos.empty()) return Status::ok();
+  KILN_ASSIGN_OR_RETURN(cublasLtHandle_t handle, cublasLt());
+  size_t ai = static_cast<size_t>(algoIndex) < plan->algos.size() ? static_cast<size_t>(algoIndex) : 0;
+  float const one = 1.0f, zero = 0.0f;
+  std::lock_guard<std::mutex> lock(plan->mu);
+  if (g.bias)
+    KILN_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+        "cuBLASLt bias pointer");
+  // Row-major y = a * b is column-major y^T = b^T * a^T (makePlan's layouts): cuBLASLt's A is b, its B is a.
+  KILN_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmul(handle, plan->desc, &one, b, plan->layoutA, a, plan->layoutB, c ? &one : &zero, c ? c : y,
+                     plan->layoutD, y, plan->layoutD, &plan->algos[ai].algo, ws, wsSize, stream),
+      who + ": cublasLtMatmul");
+  *ran = true;
+  return Status::ok();
 }
 
 namespace {
