@@ -379,3 +379,54 @@ TEST(CudaAttention, RefusesWhatItCannotRun) {
 
 }  // namespace
 }  // namespace kiln
+
+// Layout 1 ([B, S, H, D] operands, fuse_attention's form for BERT): q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv,
+// H, Dv] -> y [B, Sq, H, Dv] against the reference, over tile edges, d != dv, masks and fully masked rows. Until
+// attention.cu reads the strides (kAttentionKernelTakesStrides), the tactic must refuse layout 1.
+namespace kiln::cuda {
+extern bool const kAttentionKernelTakesStrides;  // attention.cc
+}  // namespace kiln::cuda
+
+namespace kiln {
+namespace {
+
+TEST(CudaAttention, BshdLayoutMatchesReference) {
+  KILN_REQUIRE_GPU();
+  bool const strided = cuda::kAttentionKernelTakesStrides;
+  struct Case {
+    int64_t b, h, sq, skv, d, dv;
+  };
+  Case const cases[] = {{2, 3, 7, 300, 64, 64}, {1, 12, 128, 128, 64, 64}, {2, 4, 65, 197, 32, 48},
+                        {3, 2, 1, 1, 8, 8},     {2, 2, 130, 64, 128, 128}, {1, 5, 64, 65, 96, 96}};
+  for (DataType t : kFloats)
+    for (Case const& c : cases)
+      for (int maskKind = 0; maskKind < 4; ++maskKind) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv, " d ", c.d, " dv ",
+                            c.dv, " mask ", maskKind));
+        auto const seed = static_cast<uint32_t>(c.sq * 13 + c.skv + c.d + maskKind);
+        std::vector<In> in{var(randomTensor(t, {c.b, c.sq, c.h, c.d}, seed, -2, 2)),
+                           var(randomTensor(t, {c.b, c.skv, c.h, c.d}, seed + 1, -2, 2)),
+                           var(randomTensor(t, {c.b, c.skv, c.h, c.dv}, seed + 2, -1, 1))};
+        bool nanToZero = false;
+        if (maskKind == 1) in.push_back(var(randomTensor(t, {c.b, 1, 1, c.skv}, seed + 3, -4, 0)));  // BERT's
+        if (maskKind == 2) in.push_back(var(randomTensor(t, {c.b, c.h, c.sq, c.skv}, seed + 3, -4, 0)));
+        if (maskKind == 3) {
+          // Row sq/2 of every head fully masked; rows that the softmax makes NaN are 0.
+          in.push_back(var(maskWithRow(t, c.b, c.sq, c.skv, c.sq / 2, -INFINITY)));
+          nanToZero = true;
+        }
+        NodeSpec s{ir::OpType::kAttention,
+                   attrs({{"scale", 1.0 / std::sqrt(double(c.d))},
+                          {"k_transposed", int64_t{0}},
+                          {"nan_to_zero", int64_t{nanToZero}},
+                          {"layout", int64_t{1}}}),
+                   std::move(in)};
+        auto r = expectMatchesReference(s, -1, strided ? 1 : 0);
+        if (!strided) {
+          EXPECT_TRUE(r.empty()) << "a CUDA tactic took layout 1 without the strided kernel";
+        }
+      }
+}
+
+}  // namespace
+}  // namespace kiln
