@@ -6,10 +6,6 @@
 
 namespace kiln::cuda {
 
-/// Whether attention.cu's kernels read AttentionArgs' row strides and y's batch strides. Until they do, the tactic
-/// refuses layout 1 (the builder then keeps the host fallback). External so that the gpu tests see it.
-extern constexpr bool kAttentionKernelTakesStrides = false;
-
 namespace {
 
 // Element strides of the dims of a row-major `shape`, right-aligned to `rank` dims; 0 where `shape` has 1 or
@@ -28,7 +24,6 @@ void alignedStrides(Dims const& shape, int32_t count, int32_t rank, int64_t* out
 // What layout 1 takes beyond the common checks: q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv, H, Dv], y
 // [B, Sq, H, Dv] (unknown extents pass here and are checked at enqueue), a mask of rank <= 4.
 std::string bshdRefusal(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-  if (!kAttentionKernelTakesStrides) return "layout 1 ([B, S, H, D]) needs the strided kernel";
   Dims const& q = in[0].shape;
   Dims const& k = in[1].shape;
   Dims const& v = in[2].shape;

@@ -381,18 +381,14 @@ TEST(CudaAttention, RefusesWhatItCannotRun) {
 }  // namespace kiln
 
 // Layout 1 ([B, S, H, D] operands, fuse_attention's form for BERT): q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv,
-// H, Dv] -> y [B, Sq, H, Dv] against the reference, over tile edges, d != dv, masks and fully masked rows. Until
-// attention.cu reads the strides (kAttentionKernelTakesStrides), the tactic must refuse layout 1.
-namespace kiln::cuda {
-extern bool const kAttentionKernelTakesStrides;  // attention.cc
-}  // namespace kiln::cuda
+// H, Dv] -> y [B, Sq, H, Dv] against the reference, over tile edges, d != dv, masks and fully masked rows; the
+// kernels read the operands through row and batch strides.
 
 namespace kiln {
 namespace {
 
 TEST(CudaAttention, BshdLayoutMatchesReference) {
   KILN_REQUIRE_GPU();
-  bool const strided = cuda::kAttentionKernelTakesStrides;
   struct Case {
     int64_t b, h, sq, skv, d, dv;
   };
@@ -421,10 +417,7 @@ TEST(CudaAttention, BshdLayoutMatchesReference) {
                           {"nan_to_zero", int64_t{nanToZero}},
                           {"layout", int64_t{1}}}),
                    std::move(in)};
-        auto r = expectMatchesReference(s, -1, strided ? 1 : 0);
-        if (!strided) {
-          EXPECT_TRUE(r.empty()) << "a CUDA tactic took layout 1 without the strided kernel";
-        }
+        expectMatchesReference(s, -1, 1);
       }
 }
 
