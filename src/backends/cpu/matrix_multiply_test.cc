@@ -108,12 +108,12 @@ TEST(OnednnMatMul, Residual) {
   int64_t const gelu = static_cast<int64_t>(ActivationType::kGELU_ERF);
   int64_t const relu = static_cast<int64_t>(ActivationType::kRELU);
   std::vector<Case> cases{
-      {{1, 33, 40}, {40, 24}, {24}, true, -1},      // BERT's attention-output / FFN-out GEMM, bias along N
-      {{1, 33, 40}, {40, 24}, {}, false, -1},       // no bias
-      {{3, 5, 7}, {3, 7, 6}, {6}, false, relu},     // a B per batch: batched product
-      {{2, 3, 5, 7}, {7, 6}, {5, 6}, true, gelu},   // shared B, bias along rows too: batched
-      {{9, 16}, {16, 12}, {}, true, relu},          // 2-D
-      {{4, 9, 16}, {12, 16}, {12}, false, gelu},    // transposed B (kT below)
+      {{1, 33, 40}, {40, 24}, {24}, true, -1},     // BERT's attention-output / FFN-out GEMM, bias along N
+      {{1, 33, 40}, {40, 24}, {}, false, -1},      // no bias
+      {{3, 5, 7}, {3, 7, 6}, {6}, false, relu},    // a B per batch: batched product
+      {{2, 3, 5, 7}, {7, 6}, {5, 6}, true, gelu},  // shared B, bias along rows too: batched
+      {{9, 16}, {16, 12}, {}, true, relu},         // 2-D
+      {{4, 9, 16}, {12, 16}, {12}, false, gelu},   // transposed B (kT below)
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     Case const& c = cases[i];

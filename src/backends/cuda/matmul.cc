@@ -1,6 +1,6 @@
 // MatrixMultiply on the GPU: the shape analysis shared by the tactics (operand layouts, broadcast batch, bias
-// map, the residual, as the reference kernel defines them) and the tactic of the own tiled kernel, matrixmultiply_cuda_simt.
-// The cuBLASLt tactics are in matmul_cublaslt.cc.
+// map, the residual, as the reference kernel defines them) and the tactic of the own tiled kernel,
+// matrixmultiply_cuda_simt. The cuBLASLt tactics are in matmul_cublaslt.cc.
 #include "backends/cuda/matmul.h"
 
 #include "backends/cuda/cuda_util.h"

@@ -193,8 +193,8 @@ struct alignas(16) Vec16 {
 };
 
 // The activation kinds with a compiled-in kernel (ActivationType values; -1: none).
-constexpr int32_t kVecActivations[] = {-1, 0 /*kRELU*/, 1 /*kSIGMOID*/, 2 /*kTANH*/, 3 /*kLEAKY_RELU*/,
-                                       8 /*kCLIP*/, 12 /*kGELU_ERF*/, 13 /*kGELU_TANH*/};
+constexpr int32_t kVecActivations[] = {
+    -1, 0 /*kRELU*/, 1 /*kSIGMOID*/, 2 /*kTANH*/, 3 /*kLEAKY_RELU*/, 8 /*kCLIP*/, 12 /*kGELU_ERF*/, 13 /*kGELU_TANH*/};
 
 template <typename T, int kAct>
 __global__ void __launch_bounds__(kVecThreads)
@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(kVecThreads)
       if (i >= nVec) continue;
       x[u] = yv[i];
       if (bv) {
-        int64_t bi = small ? static_cast<int64_t>(static_cast<uint32_t>(i) % static_cast<uint32_t>(biasVecs))
-                           : i % biasVecs;
+        int64_t bi =
+            small ? static_cast<int64_t>(static_cast<uint32_t>(i) % static_cast<uint32_t>(biasVecs)) : i % biasVecs;
         b[u] = bv[bi];
       }
     }

@@ -26,8 +26,8 @@ struct Attrs {
 /// Reads and checks op_a, op_b, activation, act_alpha, act_beta and allow_tf32; errors name the node.
 Result<Attrs> readAttrs(ir::Node const& node);
 
-/// True for 2 to 4 inputs with a, b, y (and a present bias and residual) all of one CUDA float type (fp32/fp16/bf16, and
-/// fp64 when `withFloat64`), and attributes the reference accepts.
+/// True for 2 to 4 inputs with a, b, y (and a present bias and residual) all of one CUDA float type (fp32/fp16/bf16,
+/// and fp64 when `withFloat64`), and attributes the reference accepts.
 bool supportsNode(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out,
                   bool withFloat64);
 

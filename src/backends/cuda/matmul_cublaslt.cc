@@ -231,8 +231,8 @@ class LtKernel final : public backends::Kernel {
     // alignments) asks the heuristic again within what it got.
     CallShape c = callShapeOf(*s);
     EpilogueSplit e = splitEpilogue(at_, *s, out[0].dtype, hasBias, hasResidual);
-    PlanKey key = keyOf(*s, c, out[0].dtype, e, std::min(c.innerCount, kMaxBatchPerCall), 256, 256, 256, 256,
-                        kWorkspaceCap, 256);
+    PlanKey key =
+        keyOf(*s, c, out[0].dtype, e, std::min(c.innerCount, kMaxBatchPerCall), 256, 256, 256, 256, kWorkspaceCap, 256);
     auto plan = planFor(key, reinterpret_cast<void const*>(kWorkspaceAlign));
     if (!plan.isOk()) return kWorkspaceCap + kWorkspaceAlign;
     std::vector<cublasLtMatmulHeuristicResult_t> const& algos = (*plan)->algos;

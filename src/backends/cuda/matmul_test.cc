@@ -415,9 +415,8 @@ void checkEpilogue(DataType t, int64_t count, int64_t yOffset, std::optional<int
   EXPECT_LE(err, tol < 0 ? defaultTolerance(t) : tol);
   for (int64_t i = 0; i < y0.count(); ++i) {
     if (i >= first && i < first + count) continue;
-    ASSERT_EQ(std::memcmp(static_cast<char const*>(got.data()) + i * es, static_cast<char const*>(y0.data()) + i * es,
-                          es),
-              0)
+    ASSERT_EQ(
+        std::memcmp(static_cast<char const*>(got.data()) + i * es, static_cast<char const*>(y0.data()) + i * es, es), 0)
         << "element " << i - first << " outside y was written";
   }
 }
@@ -444,14 +443,16 @@ bool vectorActivation(ActivationType a) {
     case ActivationType::kLEAKY_RELU:
     case ActivationType::kCLIP:
     case ActivationType::kGELU_ERF:
-    case ActivationType::kGELU_TANH: return true;
+    case ActivationType::kGELU_TANH:
+      return true;
     case ActivationType::kELU:
     case ActivationType::kSELU:
     case ActivationType::kSOFTSIGN:
     case ActivationType::kSOFTPLUS:
     case ActivationType::kHARD_SIGMOID:
     case ActivationType::kSCALED_TANH:
-    case ActivationType::kTHRESHOLDED_RELU: return false;
+    case ActivationType::kTHRESHOLDED_RELU:
+      return false;
   }
   return false;
 }
@@ -469,8 +470,8 @@ TEST(CudaMatmulEpilogue, EachActivationOnItsPath) {
     }
     // Bias only (no activation), and large enough for a grid of many blocks with four vectors per thread.
     checkEpilogue(t, 1027 * 768, 0, int64_t{768}, 0, rowsEpilogue(1027, 768, -1), MatmulEpiloguePath::kVector);
-    checkEpilogue(t, 257 * 3072, 0, int64_t{3072}, 0, rowsEpilogue(257, 3072, static_cast<int>(ActivationType::kGELU_ERF)),
-                  MatmulEpiloguePath::kVector);
+    checkEpilogue(t, 257 * 3072, 0, int64_t{3072}, 0,
+                  rowsEpilogue(257, 3072, static_cast<int>(ActivationType::kGELU_ERF)), MatmulEpiloguePath::kVector);
   }
 }
 
@@ -487,7 +488,7 @@ TEST(CudaMatmulEpilogue, FallbacksAndEdges) {
     checkEpilogue(t, count, 0, n, 0, rows, MatmulEpiloguePath::kVector);
     checkEpilogue(t, count, 1, n, 0, rows, MatmulEpiloguePath::kGeneric);  // y misaligned
     checkEpilogue(t, count, 0, n, 1, rows, MatmulEpiloguePath::kGeneric);  // bias misaligned
-    MatmulEpilogue ragged = rowsEpilogue(9, n + 1, gelu);                 // rows not in whole vectors
+    MatmulEpilogue ragged = rowsEpilogue(9, n + 1, gelu);                  // rows not in whole vectors
     checkEpilogue(t, 9 * (n + 1), 0, n + 1, 0, ragged, MatmulEpiloguePath::kGeneric);
     MatmulEpilogue alongM = rowsEpilogue(9, n, gelu);  // a bias per row
     alongM.biasStrides[0] = 1;

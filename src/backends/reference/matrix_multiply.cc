@@ -107,8 +107,7 @@ Status runMatMul(MatMulParams const& mp, LaunchContext const& ctx) {
                            dimsToString(y.shape));
   for (int64_t i = 0; i < total; ++i) {
     double v = acc[i];
-    if (residual)
-      v += loadAsDouble(*residual, i);
+    if (residual) v += loadAsDouble(*residual, i);
     if (mp.activation >= 0)
       v = applyActivation(static_cast<ActivationType>(mp.activation), v, mp.alpha, mp.beta);
     storeFromDouble(y, i, v);

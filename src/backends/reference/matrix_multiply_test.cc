@@ -139,8 +139,7 @@ TEST_P(MatMulTypes, ResidualThenActivation) {
     auto out = run(g, n);
     ASSERT_TRUE(out.isOk()) << out.status().toString();
     auto ref = naiveMatMul({2, 3, 4}, av, 0, {4, 5}, bv, 0, {2});
-    for (size_t i = 0; i < ref.size(); ++i)
-      ref[i] = std::max(0.0, ref[i] + (withBias ? biasv[i % 5] : 0.0) + rv[i]);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = std::max(0.0, ref[i] + (withBias ? biasv[i % 5] : 0.0) + rv[i]);
     expectClose(*out, ref, dt);
   }
 }
@@ -229,8 +228,7 @@ TEST(MatrixMultiply, InferResidual) {
     auto a = g.addInput("a", DataType::kFLOAT, makeDims({2, 3, 4}));
     auto b = g.addInput("b", DataType::kFLOAT, makeDims({4, 5}));
     auto r = g.addInput("r", rt, makeDims(rs));
-    if (!a || !b || !r)
-      return invalidArgument("bad test input");
+    if (!a || !b || !r) return invalidArgument("bad test input");
     g.addNode(OpType::kMatrixMultiply, "mm", {*a, *b, nullptr, *r});
     return ir::inferGraphInPlace(g, nullptr);
   };

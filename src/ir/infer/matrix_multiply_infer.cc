@@ -72,10 +72,8 @@ Status inferMatrixMultiply(InferContext& ctx) {
     Dims const& r = ctx.in[3].shape;
     bool ok = r.nbDims == y.nbDims;
     for (int32_t i = 0; ok && i < y.nbDims; ++i)
-      if (r.d[i] >= 0 && y.d[i] >= 0 && r.d[i] != y.d[i])
-        ok = false;
-    if (!ok)
-      return ctx.error("residual ", dimsToString(r), " must have the output's shape ", dimsToString(y));
+      if (r.d[i] >= 0 && y.d[i] >= 0 && r.d[i] != y.d[i]) ok = false;
+    if (!ok) return ctx.error("residual ", dimsToString(r), " must have the output's shape ", dimsToString(y));
     if (ctx.in[3].dtype != ctx.in[0].dtype)
       return ctx.error("residual of type ", dataTypeName(ctx.in[3].dtype), " must have the output's type ",
                        dataTypeName(ctx.in[0].dtype));
