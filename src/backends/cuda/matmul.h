@@ -27,8 +27,8 @@ struct Attrs {
 /// Reads and checks op_a, op_b, activation, act_alpha, act_beta and allow_tf32; errors name the node.
 Result<Attrs> readAttrs(ir::Node const& node);
 
-/// True for 2 or 3 inputs with a, b, y (and a present bias) all of one CUDA float type (fp32/fp16/bf16, and
-/// fp64 when `withFloat64`), and attributes the reference accepts.
+/// True for 2 to 4 inputs with a, b, y (and a present bias and residual) all of one CUDA float type (fp32/fp16/bf16,
+/// and fp64 when `withFloat64`), and attributes the reference accepts.
 bool supportsNode(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out,
                   bool withFloat64);
 
@@ -46,10 +46,13 @@ struct Shape {
 
 /// The shape of a launch with these dims, with the reference kernel's checks (invalidArgument when they fail).
 Result<Shape> analyze(Attrs const& at, Dims const& a, Dims const& b, Dims const* bias, Dims const& y);
-/// analyze() on a launch's inputs and output.
+/// analyze() on a launch's inputs and output; also checks that a present residual has y's shape.
 Result<Shape> analyzeLaunch(Attrs const& at, backends::LaunchContext const& ctx);
 
-/// The epilogue: the bias when `addBias`, the node's activation when `applyActivation`.
+/// The launch's residual (input 3, y's shape and layout; only read), or null.
+void const* residualOf(backends::LaunchContext const& ctx);
+
+/// The epilogue (no residual): the bias when `addBias`, the node's activation when `applyActivation`.
 MatmulEpilogue epilogueFor(Shape const& s, Attrs const& at, void const* bias, bool addBias, bool applyActivation);
 
 /// One plain cuBLASLt GEMM for ops that are a matrix multiply in disguise (pointwise convolutions): y[i] (m x n,
@@ -91,7 +94,7 @@ class LtGemmRunner {
   std::unique_ptr<Cache> cache_;
 };
 
-/// Enqueues the whole node on the tiled kernel (bias and activation fused). y must not be empty.
+/// Enqueues the whole node on the tiled kernel (bias, residual and activation fused). y must not be empty.
 Status runSimt(Shape const& s, Attrs const& at, backends::LaunchContext const& ctx);
 
 }  // namespace kiln::cuda::matmul

@@ -33,10 +33,10 @@ bool isKernelType(DataType t) { return t == DataType::kFLOAT || t == DataType::k
 
 bool headDimOk(int64_t d) { return d > 0 && d % 8 == 0 && d <= kMaxHeadDim; }
 
-// A MatrixMultiply without bias or activation whose first operand is not transposed.
+// A MatrixMultiply without bias, residual or activation whose first operand is not transposed.
 bool isPlainMatmul(ir::Node const* n) {
   return n && n->op == ir::OpType::kMatrixMultiply && n->inputs.size() >= 2 && n->inputs[0] && n->inputs[1] &&
-         !n->input(2) && n->outputs.size() == 1 && n->attrs.getInt("activation", -1) == -1 &&
+         !n->input(2) && !n->input(3) && n->outputs.size() == 1 && n->attrs.getInt("activation", -1) == -1 &&
          n->attrs.getInt("op_a", 0) == static_cast<int64_t>(MatrixOperation::kNONE);
 }
 
