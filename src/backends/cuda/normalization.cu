@@ -385,7 +385,7 @@ NormPath launchTyped(T const* x, T const* r, T* y, void const* scale, int32_t sc
         return NormPath::kClusterVec;
       }
   }
-  if (isScalarRowCase(outer, inner)) {
+  if (!forceGeneric && isScalarRowCase(outer, inner)) {
     int64_t blocks64 = (outer.count + kRowWarps - 1) / kRowWarps;
     auto blocks = static_cast<unsigned>(blocks64 < (1 << 20) ? blocks64 : (1 << 20));
     dim3 block(32 * kRowWarps);

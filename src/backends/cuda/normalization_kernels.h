@@ -22,7 +22,7 @@ enum class NormPath : int32_t {
 /// over `inner` for each index of `outer`; both spaces carry strides into x/y/residual (tensor 0), scale (1) and
 /// bias (2). x, y and residual (optional: null for none; x's shape and strides) share `dtype` (float, half, bf16);
 /// scale and bias may each be any of those. Returns the path launched, kNone (nothing launched) for another x
-/// dtype. `forceGeneric` skips the vectorized paths (tests compare them with the generic kernels).
+/// dtype. `forceGeneric` runs the block-per-group kernel whatever the layout (tests compare the others with it).
 NormPath launchNormalization(int32_t dtype, void const* x, void const* residual, void* y, void const* scale,
                              int32_t scaleType, void const* bias, int32_t biasType, StridedSpace const& outer,
                              StridedSpace const& inner, float epsilon, cudaStream_t stream, bool forceGeneric = false);
