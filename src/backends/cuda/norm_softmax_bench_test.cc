@@ -41,11 +41,16 @@ void report(char const* what, char const* path, double ms, double bytes) {
 
 char const* pathName(cuda::NormPath p) {
   switch (p) {
-    case cuda::NormPath::kNone: return "none";
-    case cuda::NormPath::kWarpVec: return "warp-vec";
-    case cuda::NormPath::kClusterVec: return "cluster-vec";
-    case cuda::NormPath::kWarpScalar: return "warp-scalar";
-    case cuda::NormPath::kBlock: return "block";
+    case cuda::NormPath::kNone:
+      return "none";
+    case cuda::NormPath::kWarpVec:
+      return "warp-vec";
+    case cuda::NormPath::kClusterVec:
+      return "cluster-vec";
+    case cuda::NormPath::kWarpScalar:
+      return "warp-scalar";
+    case cuda::NormPath::kBlock:
+      return "block";
   }
   return "?";
 }
@@ -95,8 +100,8 @@ TEST(CudaNormSoftmaxBench, Bandwidth) {
   backends::DeviceBackend* dev = device();
   void* streamHandle = *dev->createStream();
   auto stream = static_cast<cudaStream_t>(streamHandle);
-  std::printf("[ bench    ] fp16; bytes = inputs read + outputs written; %d launches after %d warm-ups\n",
-              kIterations, kWarmup);
+  std::printf("[ bench    ] fp16; bytes = inputs read + outputs written; %d launches after %d warm-ups\n", kIterations,
+              kWarmup);
   std::vector<NormCase> cases = {
       {"LayerNorm [16384, 768] (BERT-base b128 s128)", {16384, 768}, {768}, {1}, 1, false, false},
       {"LayerNorm [25216, 768] (ViT-B/16 b128)", {128 * 197, 768}, {768}, {1}, 1, false, false},

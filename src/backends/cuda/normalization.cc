@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
-#include "backends/normalization_view.h"
 #include "backends/cuda/normalization_kernels.h"
+#include "backends/normalization_view.h"
 
 namespace kiln::cuda {
 namespace {
@@ -35,8 +35,9 @@ class NormalizationKernel final : public backends::Kernel {
         return invalidArgument(p_.who, ": residual must have x's shape and type");
       residual = ctx.inputs[3].data;
     }
-    KILN_ASSIGN_OR_RETURN(backends::NormalizationView view, backends::normalizationView(p_.who, x.shape, scale.shape,
-                                                                                        bias.shape, p_.axes, p_.groups, p_.v2));
+    KILN_ASSIGN_OR_RETURN(
+        backends::NormalizationView view,
+        backends::normalizationView(p_.who, x.shape, scale.shape, bias.shape, p_.axes, p_.groups, p_.v2));
     if (x.count() == 0) return Status::ok();
     std::vector<int64_t> const& shape = view.shape;
     int32_t n = static_cast<int32_t>(shape.size());

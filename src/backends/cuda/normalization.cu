@@ -79,8 +79,7 @@ __global__ void __launch_bounds__(kWarpVecBlock)
   int const warpsPerBlock = blockDim.x >> 5;
   int64_t const warps = static_cast<int64_t>(gridDim.x) * warpsPerBlock;
   float const count = static_cast<float>(nvec) * V;
-  for (int64_t o = static_cast<int64_t>(blockIdx.x) * warpsPerBlock + (threadIdx.x >> 5); o < outer.count;
-       o += warps) {
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * warpsPerBlock + (threadIdx.x >> 5); o < outer.count; o += warps) {
     int64_t off[3];
     red::decode<3>(outer, o, off);
     T const* xr = x + off[0];
@@ -110,7 +109,8 @@ __global__ void __launch_bounds__(kWarpVecBlock)
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
       int vi = lane + 32 * k;
-      if (vi < nvec) storeOutput<T, V>(y + off[0], static_cast<int64_t>(vi) * V, v[k], mean, inv, scale, off[1], bias, off[2]);
+      if (vi < nvec)
+        storeOutput<T, V>(y + off[0], static_cast<int64_t>(vi) * V, v[k], mean, inv, scale, off[1], bias, off[2]);
     }
   }
 }
@@ -353,7 +353,8 @@ NormPath launchTyped(T const* x, T const* r, T* y, void const* scale, int32_t sc
   int64_t const len = inner.count;
   auto bytesOf = [](int32_t t) { return t == dev::kFLOAT ? 4 : 2; };
   bool vectorized = !forceGeneric && len % V == 0 && xContiguous(inner) && affineMode(inner, 1, s) &&
-                    affineMode(inner, 2, b) && vec::aligned(x, V, kBytes) && vec::aligned(y, V, kBytes) && (!r || vec::aligned(r, V, kBytes));
+                    affineMode(inner, 2, b) && vec::aligned(x, V, kBytes) && vec::aligned(y, V, kBytes) &&
+                    (!r || vec::aligned(r, V, kBytes));
   // Per-element scale/bias are read V at a time: aligned like x (their row offsets are multiples of len).
   if (vectorized && s.mode == kPerElement) vectorized = vec::aligned(scale, V, bytesOf(scaleType));
   if (vectorized && b.mode == kPerElement) vectorized = vec::aligned(bias, V, bytesOf(biasType));
@@ -413,9 +414,9 @@ NormPath launchNormalization(int32_t dtype, void const* x, void const* residual,
                              int32_t scaleType, void const* bias, int32_t biasType, StridedSpace const& outer,
                              StridedSpace const& inner, float epsilon, cudaStream_t stream, bool forceGeneric) {
   NormPath path = NormPath::kNone;
-  KILN_CUDA_DISPATCH_FLOAT(dtype, path = launchTyped<T>(static_cast<T const*>(x), static_cast<T const*>(residual),
-                                                        static_cast<T*>(y), scale, scaleType, bias, biasType, outer,
-                                                        inner, epsilon, stream, forceGeneric));
+  KILN_CUDA_DISPATCH_FLOAT(
+      dtype, path = launchTyped<T>(static_cast<T const*>(x), static_cast<T const*>(residual), static_cast<T*>(y), scale,
+                                   scaleType, bias, biasType, outer, inner, epsilon, stream, forceGeneric));
   return path;
 }
 

@@ -11,11 +11,11 @@ namespace kiln::cuda {
 
 /// The kernel launchNormalization chose (for tests and the benchmark).
 enum class NormPath : int32_t {
-  kNone = 0,       ///< nothing launched (unsupported dtype)
-  kWarpVec = 1,    ///< one warp per row, 16-byte vectors held in registers
-  kClusterVec = 2, ///< one block or a cluster of up to 8 blocks per row, 16-byte vectors held in registers
-  kWarpScalar = 3, ///< one warp per row, element by element (rows not in whole vectors, or misaligned)
-  kBlock = 4,      ///< one block per group, three passes over memory (any layout)
+  kNone = 0,        ///< nothing launched (unsupported dtype)
+  kWarpVec = 1,     ///< one warp per row, 16-byte vectors held in registers
+  kClusterVec = 2,  ///< one block or a cluster of up to 8 blocks per row, 16-byte vectors held in registers
+  kWarpScalar = 3,  ///< one warp per row, element by element (rows not in whole vectors, or misaligned)
+  kBlock = 4,       ///< one block per group, three passes over memory (any layout)
 };
 
 /// y = (x [+ residual] - mean) / sqrt(var + eps) * scale + bias, mean and population variance (two passes, fp32)

@@ -39,7 +39,8 @@ TEST(CudaNormalization, LayerNormRowLengths) {
   uint32_t seed = 10;
   for (DataType t : kFloats)
     for (int64_t len : {1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 500, 512, 513, 768, 1000, 1024, 1025})
-      for (std::vector<int64_t> rows : {std::vector<int64_t>{1}, std::vector<int64_t>{3, 13}, std::vector<int64_t>{3, 343}}) {
+      for (std::vector<int64_t> rows :
+           {std::vector<int64_t>{1}, std::vector<int64_t>{3, 13}, std::vector<int64_t>{3, 343}}) {
         std::vector<int64_t> shape = rows;
         shape.push_back(len);
         ++seed;
@@ -103,7 +104,8 @@ TEST(CudaNormalization, VectorizedRowLengths) {
   uint32_t seed = 100;
   for (DataType t : kFloats)
     for (int64_t len : {8, 64, 136, 256, 512, 520, 768, 1024, 1032, 2048, 2056, 4096})
-      for (std::vector<int64_t> rows : {std::vector<int64_t>{1}, std::vector<int64_t>{7}, std::vector<int64_t>{3, 343}}) {
+      for (std::vector<int64_t> rows :
+           {std::vector<int64_t>{1}, std::vector<int64_t>{7}, std::vector<int64_t>{3, 343}}) {
         SCOPED_TRACE(strCat(dataTypeName(t), " len ", len, " rows ", volume(makeDims(rows))));
         std::vector<int64_t> shape = rows;
         shape.push_back(len);
@@ -147,13 +149,13 @@ TEST(CudaNormalization, FusedResidual) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{1030, 768}, std::vector<int64_t>{1030, 33},
                                        std::vector<int64_t>{3, 5000}, std::vector<int64_t>{1, 768}}) {
       int64_t len = shape.back();
-      expectMatchesReference(withResidual(norm(randomTensor(t, shape, 1, -3, 3), randomTensor(t, {len}, 2, 0.5, 1.5),
-                                               randomTensor(t, {len}, 3), {1}),
-                                          randomTensor(t, shape, 4, -3, 3)));
+      expectMatchesReference(withResidual(
+          norm(randomTensor(t, shape, 1, -3, 3), randomTensor(t, {len}, 2, 0.5, 1.5), randomTensor(t, {len}, 3), {1}),
+          randomTensor(t, shape, 4, -3, 3)));
     }
-    expectMatchesReference(withResidual(norm(randomTensor(t, {4, 7, 9}, 5), randomTensor(t, {7, 1}, 6),
-                                             randomTensor(t, {7, 1}, 7), {1}),
-                                        randomTensor(t, {4, 7, 9}, 8)));
+    expectMatchesReference(
+        withResidual(norm(randomTensor(t, {4, 7, 9}, 5), randomTensor(t, {7, 1}, 6), randomTensor(t, {7, 1}, 7), {1}),
+                     randomTensor(t, {4, 7, 9}, 8)));
     expectMatchesReference(withResidual(norm(randomTensor(t, {1, 32, 64, 64}, 9), randomTensor(t, {1, 2, 1, 1}, 10),
                                              randomTensor(t, {1, 2, 1, 1}, 11), {2, 3}, 2),
                                         randomTensor(t, {1, 32, 64, 64}, 12)));
@@ -217,9 +219,9 @@ TEST(CudaNormalization, LauncherPathsAndMisalignedPointers) {
     cuda::StridedSpace inner = cuda::makeSpace(2, view->shape.data(), mask, true, 3, strides);
     auto at = [&](backends::DeviceBuffer const& buf, int shift) { return static_cast<char*>(buf.data()) + shift * e; };
     auto dt = static_cast<int32_t>(c.t);
-    cuda::NormPath got = cuda::launchNormalization(dt, at(x, c.shiftX), c.residual ? at(r, c.shiftR) : nullptr,
-                                                   at(*y, c.shiftY), at(s, c.shiftS), dt, b.data(), dt, outer, inner,
-                                                   1e-5f, cs);
+    cuda::NormPath got =
+        cuda::launchNormalization(dt, at(x, c.shiftX), c.residual ? at(r, c.shiftR) : nullptr, at(*y, c.shiftY),
+                                  at(s, c.shiftS), dt, b.data(), dt, outer, inner, 1e-5f, cs);
     EXPECT_EQ(static_cast<int>(got), static_cast<int>(c.want));
     EXPECT_EQ(static_cast<int>(cuda::launchNormalization(dt, xa.data(), c.residual ? ra.data() : nullptr, ya->data(),
                                                          sa.data(), dt, b.data(), dt, outer, inner, 1e-5f, cs, true)),
@@ -227,9 +229,10 @@ TEST(CudaNormalization, LauncherPathsAndMisalignedPointers) {
     ASSERT_TRUE(cuda::launchStatus("normalization").isOk());
     HostTensor hy = *HostTensor::allocate(c.t, makeDims({n}), "got");
     HostTensor hya = *HostTensor::allocate(c.t, makeDims({n}), "want");
-    ASSERT_TRUE(dev->copy(hy.mutableData(), at(*y, c.shiftY), hy.bytes(), backends::CopyKind::kDeviceToHost, stream)
-                    .isOk());
-    ASSERT_TRUE(dev->copy(hya.mutableData(), ya->data(), hya.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
+    ASSERT_TRUE(
+        dev->copy(hy.mutableData(), at(*y, c.shiftY), hy.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
+    ASSERT_TRUE(
+        dev->copy(hya.mutableData(), ya->data(), hya.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
     ASSERT_TRUE(dev->synchronize(stream).isOk());
     EXPECT_LE(normRelativeError(hy, hya), defaultTolerance(c.t));
   }

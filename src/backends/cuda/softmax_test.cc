@@ -82,10 +82,11 @@ TEST(CudaSoftMax, VectorizedInfinitiesAndNaN) {
       SCOPED_TRACE(strCat(dataTypeName(t), " len ", len));
       std::vector<double> v = randomValues(static_cast<size_t>(5 * len), 70, -4, 4);
       for (int64_t i = 0; i < len; ++i) v[static_cast<size_t>(i)] = -INFINITY;  // row 0: all masked
-      v[static_cast<size_t>(len + 3)] = NAN;                                     // row 1: a NaN
-      v[static_cast<size_t>(2 * len + 1)] = INFINITY;                            // row 2: +inf
-      v[static_cast<size_t>(3 * len + 2)] = -INFINITY;                           // row 3: one masked element
-      expectMatchesReference({ir::OpType::kSoftMax, attrs({{"axis", int64_t{1}}}),
+      v[static_cast<size_t>(len + 3)] = NAN;                                    // row 1: a NaN
+      v[static_cast<size_t>(2 * len + 1)] = INFINITY;                           // row 2: +inf
+      v[static_cast<size_t>(3 * len + 2)] = -INFINITY;                          // row 3: one masked element
+      expectMatchesReference({ir::OpType::kSoftMax,
+                              attrs({{"axis", int64_t{1}}}),
                               {var(HostTensor::fromVector(t, makeDims({5, len}), v))}});
     }
 }
@@ -121,8 +122,8 @@ TEST(CudaSoftMax, LauncherMisalignedPointers) {
           HostTensor got = *HostTensor::allocate(t, makeDims({n}), "got");
           HostTensor want = *HostTensor::allocate(t, makeDims({n}), "want");
           ASSERT_TRUE(dev->copy(got.mutableData(), yp, got.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
-          ASSERT_TRUE(
-              dev->copy(want.mutableData(), ya->data(), want.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
+          ASSERT_TRUE(dev->copy(want.mutableData(), ya->data(), want.bytes(), backends::CopyKind::kDeviceToHost, stream)
+                          .isOk());
           ASSERT_TRUE(dev->synchronize(stream).isOk());
           EXPECT_LE(normRelativeError(got, want), defaultTolerance(t));
         }

@@ -39,7 +39,7 @@ class FuseResidualLayerNorm final : public Pass {
       ir::Node* norm = passutil::singleUser(g, s);
       if (!norm || norm->op != ir::OpType::kNormalization || norm->input(0) != s) continue;
       if (norm->inputs.size() > 3 && norm->inputs[3]) continue;  // already holds a residual
-      if (norm->precision != add->precision) continue;  // the user asked for the add in another precision
+      if (norm->precision != add->precision) continue;           // the user asked for the add in another precision
       norm->inputs.resize(4, nullptr);
       norm->inputs[0] = a;
       norm->inputs[3] = b;

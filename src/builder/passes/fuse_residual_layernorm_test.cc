@@ -11,25 +11,26 @@ using testing::expectRewrite;
 
 TEST(FuseResidualLayerNorm, AddFeedingOnlyLayerNormFuses) {
   auto pass = createFuseResidualLayerNormPass();
-  auto g = expectRewrite(*pass,
-                         "graph {\n"
-                         "  input x: f32[2,3,8]\n"
-                         "  input r: f32[2,3,8]\n"
-                         "  input sc: f32[8]\n"
-                         "  input bi: f32[8]\n"
-                         "  s: f32[2,3,8] = ElementWise \"add\" (x, r) {op=0}\n"
-                         "  y: f32[2,3,8] = Normalization \"ln\" (s, sc, bi) {axes=[2], epsilon=0.001, num_groups=1}\n"
-                         "  output y\n"
-                         "}\n",
-                         "graph {\n"
-                         "  input x: f32[2,3,8]\n"
-                         "  input r: f32[2,3,8]\n"
-                         "  input sc: f32[8]\n"
-                         "  input bi: f32[8]\n"
-                         "  y: f32[2,3,8] = Normalization \"ln\" (x, sc, bi, r) {axes=[2], epsilon=0.001, num_groups=1} "
-                         "@fused=[\"ln\",\"add\"]\n"
-                         "  output y\n"
-                         "}\n");
+  auto g =
+      expectRewrite(*pass,
+                    "graph {\n"
+                    "  input x: f32[2,3,8]\n"
+                    "  input r: f32[2,3,8]\n"
+                    "  input sc: f32[8]\n"
+                    "  input bi: f32[8]\n"
+                    "  s: f32[2,3,8] = ElementWise \"add\" (x, r) {op=0}\n"
+                    "  y: f32[2,3,8] = Normalization \"ln\" (s, sc, bi) {axes=[2], epsilon=0.001, num_groups=1}\n"
+                    "  output y\n"
+                    "}\n",
+                    "graph {\n"
+                    "  input x: f32[2,3,8]\n"
+                    "  input r: f32[2,3,8]\n"
+                    "  input sc: f32[8]\n"
+                    "  input bi: f32[8]\n"
+                    "  y: f32[2,3,8] = Normalization \"ln\" (x, sc, bi, r) {axes=[2], epsilon=0.001, num_groups=1} "
+                    "@fused=[\"ln\",\"add\"]\n"
+                    "  output y\n"
+                    "}\n");
   ASSERT_TRUE(g);
   EXPECT_EQ(testing::countOps(*g, ir::OpType::kElementWise), 0);
 }
