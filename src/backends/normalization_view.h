@@ -17,6 +17,21 @@ struct NormalizationView {
   std::vector<int64_t> xStrides, scaleStrides, biasStrides;
 };
 
+/// Whether Normalization's fused residual `r` fits x: x's shape with some leading dims 1 (a position embedding
+/// [1, S, H] added to [B, S, H]), so element i of x (row-major) pairs with element i % volume(r) of r.
+inline bool residualFits(Dims const& r, Dims const& x) {
+  if (r.nbDims != x.nbDims) return false;
+  bool leading = true;  // every residual dim so far is 1
+  for (int32_t d = 0; d < x.nbDims; ++d) {
+    if (r.d[d] == x.d[d]) {
+      leading = leading && r.d[d] == 1;
+    } else if (!(r.d[d] == 1 && leading)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// The view of x for a Normalization over `axes` (layer / instance norm: scale and bias broadcast to x), or with
 /// `groups` > 1 over each channel group and the axes (scale/bias per group, or per channel with `v2`). Errors
 /// name `who`.

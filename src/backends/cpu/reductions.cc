@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn_util.h"
+#include "backends/normalization_view.h"
 
 namespace kiln::backends::cpu {
 namespace {
@@ -173,15 +174,16 @@ class LayerNormKernel final : public Kernel {
     if (ctx.inputs.size() > 3 && ctx.inputs[3].data) {
       // The fused residual: y = x + residual, then normalized in place (oneDNN's layer norm allows src == dst).
       TensorView const& r = ctx.inputs[3];
-      if (!dimsEqual(r.shape, x.shape))
+      if (!residualFits(r.shape, x.shape))
         return invalidArgument(who_, ": residual ", dimsToString(r.shape), " must have x's shape ",
-                               dimsToString(x.shape));
+                               dimsToString(x.shape), " or it with leading dims 1");
       auto const* xs = static_cast<float const*>(x.data);
       auto const* rs = static_cast<float const*>(r.data);
       auto* ys = static_cast<float*>(y.data);
-      int64_t const n = x.count();
-      for (int64_t i = 0; i < n; ++i)
-        ys[i] = xs[i] + rs[i];
+      int64_t const n = x.count(), rc = std::max<int64_t>(r.count(), 1);
+      for (int64_t i = 0; i < n; i += rc)  // leading dims of the residual broadcast: it repeats every rc elements
+        for (int64_t j = 0; j < rc && i + j < n; ++j)
+          ys[i + j] = xs[i + j] + rs[j];
       src = y.data;
     }
     std::vector<int64_t> key = dimsToVector(x.shape);

@@ -60,6 +60,11 @@ TEST(OnednnLayerNorm, LastAxis) {
                                  {var(randomTensor({3, 5, 13}, 5)), var(randomTensor({13}, 6)),
                                   var(randomTensor({13}, 7)), var(randomTensor({3, 5, 13}, 8))}),
             kTol);
+  // A residual broadcast over the leading dim (a position embedding).
+  EXPECT_LT(compareWithReference("normalization_onednn_layer", OpType::kNormalization, normAttrs({-1}),
+                                 {var(randomTensor({3, 5, 13}, 9)), var(randomTensor({13}, 10)),
+                                  var(randomTensor({13}, 11)), var(randomTensor({1, 5, 13}, 12))}),
+            kTol);
   // Other axes, groups and per-element scales stay on the reference.
   auto supports = [](ir::Attributes const& a, V x, V s) {
     return tacticSupports("normalization_onednn_layer",

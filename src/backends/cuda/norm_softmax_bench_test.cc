@@ -87,8 +87,8 @@ void benchNorm(NormCase const& c, backends::DeviceBackend* dev, cudaStream_t str
   for (bool generic : {false, true}) {
     cuda::NormPath path = cuda::NormPath::kNone;
     double ms = timeLaunches(stream, [&] {
-      path = cuda::launchNormalization(dt, x->data(), c.residual ? r->data() : nullptr, y->data(), s->data(), dt,
-                                       s->data(), dt, outer, inner, 1e-5f, stream, generic);
+      path = cuda::launchNormalization(dt, x->data(), c.residual ? r->data() : nullptr, volume(xd), y->data(),
+                                       s->data(), dt, s->data(), dt, outer, inner, 1e-5f, stream, generic);
     });
     EXPECT_GT(ms, 0) << c.name;
     report(c.name, pathName(path), ms, moved);

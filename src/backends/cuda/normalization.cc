@@ -30,10 +30,13 @@ class NormalizationKernel final : public backends::Kernel {
     auto const& y = ctx.outputs[0];
     if (!dimsEqual(x.shape, y.shape)) return invalidArgument(p_.who, ": y must have x's shape");
     void const* residual = nullptr;
+    int64_t residualCount = 0;
     if (ctx.inputs.size() > 3 && ctx.inputs[3].data) {
-      if (!dimsEqual(ctx.inputs[3].shape, x.shape) || ctx.inputs[3].dtype != x.dtype)
-        return invalidArgument(p_.who, ": residual must have x's shape and type");
+      if (!backends::residualFits(ctx.inputs[3].shape, x.shape) || ctx.inputs[3].dtype != x.dtype)
+        return invalidArgument(p_.who, ": residual ", dimsToString(ctx.inputs[3].shape),
+                               " must have x's type and shape ", dimsToString(x.shape), ", or it with leading dims 1");
       residual = ctx.inputs[3].data;
+      residualCount = ctx.inputs[3].count();
     }
     KILN_ASSIGN_OR_RETURN(
         backends::NormalizationView view,
@@ -47,7 +50,7 @@ class NormalizationKernel final : public backends::Kernel {
     StridedSpace outer = makeSpace(n, shape.data(), maskB, false, 3, strides);
     StridedSpace inner = makeSpace(n, shape.data(), maskB, true, 3, strides);
     if (outer.count == 0 || inner.count == 0) return Status::ok();
-    if (launchNormalization(static_cast<int32_t>(x.dtype), x.data, residual, y.data, scale.data,
+    if (launchNormalization(static_cast<int32_t>(x.dtype), x.data, residual, residualCount, y.data, scale.data,
                             static_cast<int32_t>(scale.dtype), bias.data, static_cast<int32_t>(bias.dtype), outer,
                             inner, p_.epsilon, streamOf(ctx)) == NormPath::kNone)
       return unsupported(p_.who, ": no GPU normalization for ", dataTypeName(x.dtype));

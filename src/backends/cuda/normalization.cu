@@ -72,8 +72,8 @@ constexpr int kWarpVecBlock = 128;
 
 template <typename T, int kVecs>
 __global__ void __launch_bounds__(kWarpVecBlock)
-    warpVecNormKernel(T const* __restrict__ x, T const* __restrict__ residual, T* __restrict__ y, Affine scale,
-                      Affine bias, StridedSpace outer, int32_t nvec, float epsilon) {
+    warpVecNormKernel(T const* __restrict__ x, T const* __restrict__ residual, int64_t rPeriod, T* __restrict__ y,
+                      Affine scale, Affine bias, StridedSpace outer, int32_t nvec, float epsilon) {
   constexpr int V = vec::kWidth<T>;
   int const lane = threadIdx.x & 31;
   int const warpsPerBlock = blockDim.x >> 5;
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kWarpVecBlock)
     int64_t off[3];
     red::decode<3>(outer, o, off);
     T const* xr = x + off[0];
-    T const* rr = residual ? residual + off[0] : nullptr;
+    T const* rr = residual ? residual + off[0] % rPeriod : nullptr;
     float v[kVecs][V];
     float sum = 0.f;
 #pragma unroll
@@ -123,8 +123,8 @@ constexpr int kClusterMaxThreads = 512;
 
 template <typename T, int kVecs>
 __global__ void __launch_bounds__(kClusterMaxThreads)
-    clusterVecNormKernel(T const* __restrict__ x, T const* __restrict__ residual, T* __restrict__ y, Affine scale,
-                         Affine bias, StridedSpace outer, int64_t nvec, float epsilon) {
+    clusterVecNormKernel(T const* __restrict__ x, T const* __restrict__ residual, int64_t rPeriod, T* __restrict__ y,
+                         Affine scale, Affine bias, StridedSpace outer, int64_t nvec, float epsilon) {
   constexpr int V = vec::kWidth<T>;
   __shared__ float scratch[33];
   __shared__ float partial[2];
@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(kClusterMaxThreads)
     int64_t off[3];
     red::decode<3>(outer, o, off);
     T const* xr = x + off[0];
-    T const* rr = residual ? residual + off[0] : nullptr;
+    T const* rr = residual ? residual + off[0] % rPeriod : nullptr;
     float v[kVecs][V];
     float sum = 0.f;
 #pragma unroll
@@ -186,12 +186,12 @@ __global__ void __launch_bounds__(kClusterMaxThreads)
 // Element by element, the generic path: one block per normalized group, two reduction passes and a writing
 // pass, scale and bias at their own (broadcast) strides.
 template <typename T>
-__global__ void normKernel(T const* __restrict__ x, T const* __restrict__ residual, T* __restrict__ y,
+__global__ void normKernel(T const* __restrict__ x, T const* __restrict__ residual, int64_t rPeriod, T* __restrict__ y,
                            void const* __restrict__ scale, int32_t scaleType, void const* __restrict__ bias,
                            int32_t biasType, StridedSpace outer, StridedSpace inner, float epsilon) {
   __shared__ float scratch[33];
   float const count = static_cast<float>(inner.count);
-  auto in = [&](int64_t i) { return dev::toFloat(x[i]) + (residual ? dev::toFloat(residual[i]) : 0.f); };
+  auto in = [&](int64_t i) { return dev::toFloat(x[i]) + (residual ? dev::toFloat(residual[i % rPeriod]) : 0.f); };
   for (int64_t o = blockIdx.x; o < outer.count; o += gridDim.x) {
     int64_t ob[3];
     red::decode<3>(outer, o, ob);
@@ -220,7 +220,7 @@ constexpr int kRowWarps = 4;
 
 template <typename T, int kPer>
 __global__ void __launch_bounds__(32 * kRowWarps)
-    rowNormKernel(T const* __restrict__ x, T const* __restrict__ residual, T* __restrict__ y,
+    rowNormKernel(T const* __restrict__ x, T const* __restrict__ residual, int64_t rPeriod, T* __restrict__ y,
                   void const* __restrict__ scale, int32_t scaleType, void const* __restrict__ bias, int32_t biasType,
                   StridedSpace outer, int32_t len, float epsilon) {
   int const lane = threadIdx.x & 31;
@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(32 * kRowWarps)
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       int j = lane + 32 * k;
-      v[k] = j < len ? dev::toFloat(x[base + j]) + (residual ? dev::toFloat(residual[base + j]) : 0.f) : 0.f;
+      v[k] = j < len ? dev::toFloat(x[base + j]) + (residual ? dev::toFloat(residual[base % rPeriod + j]) : 0.f) : 0.f;
       sum += v[k];
     }
     float const mean = red::warpReduce(sum, red::SumOp{}) / count;
@@ -313,19 +313,19 @@ constexpr int kClusterVecsMax = 4;
 constexpr int kClusterMax = 8;
 
 template <typename T, int kVecs>
-void launchWarpVec(T const* x, T const* r, T* y, Affine const& s, Affine const& b, StridedSpace const& outer,
-                   int32_t nvec, float eps, cudaStream_t stream) {
+void launchWarpVec(T const* x, T const* r, int64_t rp, T* y, Affine const& s, Affine const& b,
+                   StridedSpace const& outer, int32_t nvec, float eps, cudaStream_t stream) {
   int64_t blocks64 = (outer.count * 32 + kWarpVecBlock - 1) / kWarpVecBlock;
   auto blocks = static_cast<unsigned>(blocks64 < (1 << 20) ? blocks64 : (1 << 20));
   // Few rows: one warp a block, spread over more SMs.
   unsigned threads = outer.count < 4 * 132 ? 32u : static_cast<unsigned>(kWarpVecBlock);
   if (threads == 32) blocks = static_cast<unsigned>(outer.count);
-  warpVecNormKernel<T, kVecs><<<blocks, threads, 0, stream>>>(x, r, y, s, b, outer, nvec, eps);
+  warpVecNormKernel<T, kVecs><<<blocks, threads, 0, stream>>>(x, r, rp, y, s, b, outer, nvec, eps);
 }
 
 template <typename T, int kVecs>
-void launchCluster(T const* x, T const* r, T* y, Affine const& s, Affine const& b, StridedSpace const& outer,
-                   int64_t nvec, int cluster, int threads, float eps, cudaStream_t stream) {
+void launchCluster(T const* x, T const* r, int64_t rp, T* y, Affine const& s, Affine const& b,
+                   StridedSpace const& outer, int64_t nvec, int cluster, int threads, float eps, cudaStream_t stream) {
   int64_t rows = outer.count < (1 << 20) ? outer.count : (1 << 20);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(rows * cluster));
@@ -340,17 +340,20 @@ void launchCluster(T const* x, T const* r, T* y, Affine const& s, Affine const& 
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   // A failed launch is left in CUDA's last error, which the tactic's launchStatus reports.
-  (void)cudaLaunchKernelEx(&cfg, clusterVecNormKernel<T, kVecs>, x, r, y, s, b, outer, nvec, eps);
+  (void)cudaLaunchKernelEx(&cfg, clusterVecNormKernel<T, kVecs>, x, r, rp, y, s, b, outer, nvec, eps);
 }
 
 template <typename T>
-NormPath launchTyped(T const* x, T const* r, T* y, void const* scale, int32_t scaleType, void const* bias,
+NormPath launchTyped(T const* x, T const* r, int64_t rp, T* y, void const* scale, int32_t scaleType, void const* bias,
                      int32_t biasType, StridedSpace const& outer, StridedSpace const& inner, float eps,
                      cudaStream_t stream, bool forceGeneric) {
   constexpr int V = vec::kWidth<T>;
   constexpr int kBytes = static_cast<int>(sizeof(T));
   Affine s{scale, scaleType, kPerRow, 1}, b{bias, biasType, kPerRow, 1};
   int64_t const len = inner.count;
+  // A residual broadcast over x's leading dims repeats every rp elements: the row kernels take it a row at a time,
+  // so each row must lie within one period; otherwise (broadcast inside the normalized dims) the generic kernel.
+  if (r && rp % len != 0) forceGeneric = true;
   auto bytesOf = [](int32_t t) { return t == dev::kFLOAT ? 4 : 2; };
   bool vectorized = !forceGeneric && len % V == 0 && xContiguous(inner) && affineMode(inner, 1, s) &&
                     affineMode(inner, 2, b) && vec::aligned(x, V, kBytes) && vec::aligned(y, V, kBytes) &&
@@ -365,11 +368,11 @@ NormPath launchTyped(T const* x, T const* r, T* y, void const* scale, int32_t sc
     if (nvec <= 32 * kWarpVecsMax) {
       auto n = static_cast<int32_t>(nvec);
       if (nvec <= 64)
-        launchWarpVec<T, 2>(x, r, y, s, b, outer, n, eps, stream);
+        launchWarpVec<T, 2>(x, r, rp, y, s, b, outer, n, eps, stream);
       else if (nvec <= 128)
-        launchWarpVec<T, 4>(x, r, y, s, b, outer, n, eps, stream);
+        launchWarpVec<T, 4>(x, r, rp, y, s, b, outer, n, eps, stream);
       else
-        launchWarpVec<T, 8>(x, r, y, s, b, outer, n, eps, stream);
+        launchWarpVec<T, 8>(x, r, rp, y, s, b, outer, n, eps, stream);
       return NormPath::kWarpVec;
     }
     // The smallest cluster, then the fewest vectors a thread, that fits the row in blocks of at most 512 threads.
@@ -380,9 +383,9 @@ NormPath launchTyped(T const* x, T const* r, T* y, void const* scale, int32_t sc
         if (threads > kClusterMaxThreads) continue;
         auto t = static_cast<int>(threads);
         if (k == 2)
-          launchCluster<T, 2>(x, r, y, s, b, outer, nvec, cluster, t, eps, stream);
+          launchCluster<T, 2>(x, r, rp, y, s, b, outer, nvec, cluster, t, eps, stream);
         else
-          launchCluster<T, 4>(x, r, y, s, b, outer, nvec, cluster, t, eps, stream);
+          launchCluster<T, 4>(x, r, rp, y, s, b, outer, nvec, cluster, t, eps, stream);
         return NormPath::kClusterVec;
       }
   }
@@ -392,30 +395,32 @@ NormPath launchTyped(T const* x, T const* r, T* y, void const* scale, int32_t sc
     dim3 block(32 * kRowWarps);
     auto l = static_cast<int32_t>(len);
     if (len <= 32 * 4)
-      rowNormKernel<T, 4><<<blocks, block, 0, stream>>>(x, r, y, scale, scaleType, bias, biasType, outer, l, eps);
+      rowNormKernel<T, 4><<<blocks, block, 0, stream>>>(x, r, rp, y, scale, scaleType, bias, biasType, outer, l, eps);
     else if (len <= 32 * 8)
-      rowNormKernel<T, 8><<<blocks, block, 0, stream>>>(x, r, y, scale, scaleType, bias, biasType, outer, l, eps);
+      rowNormKernel<T, 8><<<blocks, block, 0, stream>>>(x, r, rp, y, scale, scaleType, bias, biasType, outer, l, eps);
     else if (len <= 32 * 16)
-      rowNormKernel<T, 16><<<blocks, block, 0, stream>>>(x, r, y, scale, scaleType, bias, biasType, outer, l, eps);
+      rowNormKernel<T, 16><<<blocks, block, 0, stream>>>(x, r, rp, y, scale, scaleType, bias, biasType, outer, l, eps);
     else
-      rowNormKernel<T, 32><<<blocks, block, 0, stream>>>(x, r, y, scale, scaleType, bias, biasType, outer, l, eps);
+      rowNormKernel<T, 32><<<blocks, block, 0, stream>>>(x, r, rp, y, scale, scaleType, bias, biasType, outer, l, eps);
     return NormPath::kWarpScalar;
   }
   int threads = len >= 256 ? 256 : static_cast<int>((len + 31) / 32 * 32);
   if (threads < 32) threads = 32;
   auto blocks = static_cast<unsigned>(outer.count < (1 << 20) ? outer.count : (1 << 20));
-  normKernel<T><<<blocks, threads, 0, stream>>>(x, r, y, scale, scaleType, bias, biasType, outer, inner, eps);
+  normKernel<T><<<blocks, threads, 0, stream>>>(x, r, rp, y, scale, scaleType, bias, biasType, outer, inner, eps);
   return NormPath::kBlock;
 }
 
 }  // namespace
 
-NormPath launchNormalization(int32_t dtype, void const* x, void const* residual, void* y, void const* scale,
-                             int32_t scaleType, void const* bias, int32_t biasType, StridedSpace const& outer,
-                             StridedSpace const& inner, float epsilon, cudaStream_t stream, bool forceGeneric) {
+NormPath launchNormalization(int32_t dtype, void const* x, void const* residual, int64_t residualCount, void* y,
+                             void const* scale, int32_t scaleType, void const* bias, int32_t biasType,
+                             StridedSpace const& outer, StridedSpace const& inner, float epsilon, cudaStream_t stream,
+                             bool forceGeneric) {
   NormPath path = NormPath::kNone;
   KILN_CUDA_DISPATCH_FLOAT(
-      dtype, path = launchTyped<T>(static_cast<T const*>(x), static_cast<T const*>(residual), static_cast<T*>(y), scale,
+      dtype, path = launchTyped<T>(static_cast<T const*>(x), static_cast<T const*>(residual),
+                                   residual && residualCount > 0 ? residualCount : 1, static_cast<T*>(y), scale,
                                    scaleType, bias, biasType, outer, inner, epsilon, stream, forceGeneric));
   return path;
 }

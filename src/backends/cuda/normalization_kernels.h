@@ -19,12 +19,15 @@ enum class NormPath : int32_t {
 };
 
 /// y = (x [+ residual] - mean) / sqrt(var + eps) * scale + bias, mean and population variance (two passes, fp32)
-/// over `inner` for each index of `outer`; both spaces carry strides into x/y/residual (tensor 0), scale (1) and
-/// bias (2). x, y and residual (optional: null for none; x's shape and strides) share `dtype` (float, half, bf16);
-/// scale and bias may each be any of those. Returns the path launched, kNone (nothing launched) for another x
-/// dtype. `forceGeneric` runs the block-per-group kernel whatever the layout (tests compare the others with it).
-NormPath launchNormalization(int32_t dtype, void const* x, void const* residual, void* y, void const* scale,
-                             int32_t scaleType, void const* bias, int32_t biasType, StridedSpace const& outer,
-                             StridedSpace const& inner, float epsilon, cudaStream_t stream, bool forceGeneric = false);
+/// over `inner` for each index of `outer`; both spaces carry strides into x/y (tensor 0), scale (1) and bias (2).
+/// x and y are dense row-major; x, y and residual (optional: null for none) share `dtype` (float, half, bf16);
+/// scale and bias may each be any of those. The residual holds `residualCount` elements: x's shape, or it with
+/// leading dims 1, so element i of x adds element i % residualCount. Returns the path launched, kNone (nothing
+/// launched) for another x dtype. `forceGeneric` runs the block-per-group kernel whatever the layout (tests compare
+/// the others with it).
+NormPath launchNormalization(int32_t dtype, void const* x, void const* residual, int64_t residualCount, void* y,
+                             void const* scale, int32_t scaleType, void const* bias, int32_t biasType,
+                             StridedSpace const& outer, StridedSpace const& inner, float epsilon, cudaStream_t stream,
+                             bool forceGeneric = false);
 
 }  // namespace kiln::cuda

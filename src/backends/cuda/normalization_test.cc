@@ -153,6 +153,14 @@ TEST(CudaNormalization, FusedResidual) {
           norm(randomTensor(t, shape, 1, -3, 3), randomTensor(t, {len}, 2, 0.5, 1.5), randomTensor(t, {len}, 3), {1}),
           randomTensor(t, shape, 4, -3, 3)));
     }
+    // A residual broadcast over the leading dims (a position embedding): per row on the vectorized path, per
+    // element where the broadcast reaches into the normalized dims.
+    expectMatchesReference(withResidual(
+        norm(randomTensor(t, {2, 515, 768}, 13, -3, 3), randomTensor(t, {768}, 14), randomTensor(t, {768}, 15), {2}),
+        randomTensor(t, {1, 515, 768}, 16, -3, 3)));
+    expectMatchesReference(withResidual(
+        norm(randomTensor(t, {4, 6, 8}, 17), randomTensor(t, {6, 8}, 18), randomTensor(t, {6, 8}, 19), {1, 2}),
+        randomTensor(t, {1, 1, 8}, 20)));
     expectMatchesReference(
         withResidual(norm(randomTensor(t, {4, 7, 9}, 5), randomTensor(t, {7, 1}, 6), randomTensor(t, {7, 1}, 7), {1}),
                      randomTensor(t, {4, 7, 9}, 8)));
@@ -220,10 +228,10 @@ TEST(CudaNormalization, LauncherPathsAndMisalignedPointers) {
     auto at = [&](backends::DeviceBuffer const& buf, int shift) { return static_cast<char*>(buf.data()) + shift * e; };
     auto dt = static_cast<int32_t>(c.t);
     cuda::NormPath got =
-        cuda::launchNormalization(dt, at(x, c.shiftX), c.residual ? at(r, c.shiftR) : nullptr, at(*y, c.shiftY),
+        cuda::launchNormalization(dt, at(x, c.shiftX), c.residual ? at(r, c.shiftR) : nullptr, n, at(*y, c.shiftY),
                                   at(s, c.shiftS), dt, b.data(), dt, outer, inner, 1e-5f, cs);
     EXPECT_EQ(static_cast<int>(got), static_cast<int>(c.want));
-    EXPECT_EQ(static_cast<int>(cuda::launchNormalization(dt, xa.data(), c.residual ? ra.data() : nullptr, ya->data(),
+    EXPECT_EQ(static_cast<int>(cuda::launchNormalization(dt, xa.data(), c.residual ? ra.data() : nullptr, n, ya->data(),
                                                          sa.data(), dt, b.data(), dt, outer, inner, 1e-5f, cs, true)),
               static_cast<int>(P::kBlock));
     ASSERT_TRUE(cuda::launchStatus("normalization").isOk());

@@ -1,7 +1,8 @@
 // Reference kernel of Normalization: (x - mean) / sqrt(var + eps) * scale + bias with the mean and population
 // variance over `axes` (layer / instance norm), or over each channel group and `axes` (group norm, num_groups > 1;
 // scale/bias per group for addNormalization, per channel for addNormalizationV2), of x or of x + residual (the
-// optional fourth input the builder fuses); fp64, two-pass variance.
+// optional fourth input the builder fuses: x's shape, or it with leading dims 1, element i of x pairing with element
+// i % its count); fp64, two-pass variance.
 #include <cmath>
 #include <vector>
 
@@ -58,9 +59,10 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
   if (!dimsEqual(x.shape, y.shape))
     return invalidArgument(np.who, ": y must have x's shape");
   TensorView const* residual = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
-  if (residual && !dimsEqual(residual->shape, x.shape))
+  if (residual && !residualFits(residual->shape, x.shape))
     return invalidArgument(np.who, ": residual ", dimsToString(residual->shape), " must have x's shape ",
-                           dimsToString(x.shape));
+                           dimsToString(x.shape), " or it with leading dims 1");
+  int64_t const rCount = residual ? std::max<int64_t>(residual->count(), 1) : 1;
   KILN_ASSIGN_OR_RETURN(NormalizationView view,
                         normalizationView(np.who, x.shape, scale.shape, bias.shape, np.axes, np.groups, np.v2));
   std::vector<int64_t> const& shape = view.shape;
@@ -78,7 +80,7 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
     for (size_t i = 0; i < innerX.size(); ++i) {
       vals[i] = loadAsDouble(x, outerX[o] + innerX[i]);
       if (residual)
-        vals[i] += loadAsDouble(*residual, outerX[o] + innerX[i]);
+        vals[i] += loadAsDouble(*residual, (outerX[o] + innerX[i]) % rCount);
       sum += vals[i];
     }
     double mean = sum / count;

@@ -86,6 +86,20 @@ Result<HostTensor> runNorm(DataType dt, std::vector<int64_t> const& xs, std::vec
   return run(g, n);
 }
 
+// Layer norm of x + a residual of shape `rs` (x's, or it with leading dims 1).
+Result<HostTensor> runNormResidual(DataType dt, std::vector<int64_t> const& xs, std::vector<double> const& xv,
+                                   std::vector<int64_t> const& ss, std::vector<double> const& sv,
+                                   std::vector<double> const& bv, std::vector<int64_t> const& axes,
+                                   std::vector<int64_t> const& rs, std::vector<double> const& rv) {
+  ir::Graph g;
+  ir::Node* n = g.addNode(OpType::kNormalization, "norm",
+                          {constant(g, "x", dt, xs, xv), constant(g, "s", dt, ss, sv), constant(g, "b", dt, ss, bv),
+                           constant(g, "r", dt, rs, rv)});
+  n->attrs.setInts("axes", axes);
+  n->attrs.setFloat("epsilon", 1e-5);
+  return run(g, n);
+}
+
 class NormTypes : public ::testing::TestWithParam<DataType> {};
 
 TEST_P(NormTypes, LayerNormLastAxisAndTwoAxes) {
@@ -142,6 +156,13 @@ TEST_P(NormTypes, ResidualIsAddedBeforeNormalizing) {
   auto out = runNorm(dt, xs, xv, {6}, sv, bv, {2}, 1, false, 1e-5, &rv);
   ASSERT_TRUE(out.isOk()) << out.status().toString();
   expectClose(*out, naiveNorm(xs, sum, {2}, 1, 1e-5, sv, bv, [](auto const& c) { return c[2]; }), dt);
+  // A residual broadcast over the leading dim (a position embedding [1, 4, 6] added to [3, 4, 6]).
+  std::vector<double> pv = randomValues(24, 29), psum(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i)
+    psum[i] = xv[i] + pv[i % 24];
+  auto outP = runNormResidual(dt, xs, xv, {6}, sv, bv, {2}, {1, 4, 6}, pv);
+  ASSERT_TRUE(outP.isOk()) << outP.status().toString();
+  expectClose(*outP, naiveNorm(xs, psum, {2}, 1, 1e-5, sv, bv, [](auto const& c) { return c[2]; }), dt);
   // Group norm with a residual.
   std::vector<int64_t> gs{2, 4, 3, 3};
   auto gx = randomValues(72, 25), gr = randomValues(72, 26), gsc = randomValues(2, 27), gb = randomValues(2, 28);

@@ -1,6 +1,8 @@
-// Residual add + normalization fusion: an ElementWise kSUM of two tensors of one shape and type, read only by a
-// Normalization as its x, becomes that Normalization's residual input (the kernels add it while loading x), so
-// the sum is never written: BERT's embeddings Add -> LayerNorm and residual adds no GEMM absorbed.
+// Residual add + normalization fusion: an ElementWise kSUM of two tensors of one type, one of the sum's shape and
+// the other of it or broadcast over leading dims, read only by a Normalization as its x, becomes that
+// Normalization's residual input (the kernels add it while loading x), so the sum is never written: BERT's
+// embeddings Add (+ position embeddings [1, S, H]) -> LayerNorm and residual adds no GEMM absorbed.
+#include "backends/normalization_view.h"
 #include "builder/passes/pass.h"
 #include "kiln/kiln.h"
 
@@ -10,10 +12,9 @@ namespace {
 bool isNormFloat(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
 
 // Fully known dims only: a dynamic dim on both sides may still broadcast at run time.
-bool sameStaticShape(Dims const& a, Dims const& b) {
-  if (!dimsEqual(a, b)) return false;
-  for (int32_t d = 0; d < a.nbDims; ++d)
-    if (a.d[d] < 0) return false;
+bool isStatic(Dims const& d) {
+  for (int32_t i = 0; i < d.nbDims; ++i)
+    if (d.d[i] < 0) return false;
   return true;
 }
 
@@ -32,9 +33,10 @@ class FuseResidualLayerNorm final : public Pass {
       ir::Value* b = add->input(1);
       ir::Value* s = add->output(0);
       if (!a || !b || add->inputs.size() != 2 || s->requestedType || !isNormFloat(s->dtype)) continue;
-      if (a->dtype != s->dtype || b->dtype != s->dtype || !sameStaticShape(a->shape, s->shape) ||
-          !sameStaticShape(b->shape, s->shape))
-        continue;
+      if (a->dtype != s->dtype || b->dtype != s->dtype || !isStatic(s->shape)) continue;
+      // x takes the sum's shape; the residual has it too, or it with leading dims 1.
+      if (!dimsEqual(a->shape, s->shape)) std::swap(a, b);
+      if (!dimsEqual(a->shape, s->shape) || !backends::residualFits(b->shape, s->shape)) continue;
       // Only when the sum has no other reader (ViT's pre-LN residual stream reads it again: left alone).
       ir::Node* norm = passutil::singleUser(g, s);
       if (!norm || norm->op != ir::OpType::kNormalization || norm->input(0) != s) continue;

@@ -59,6 +59,30 @@ TEST(FuseResidualLayerNorm, GroupNormAndHalfFuse) {
                 2e-3);
 }
 
+// BERT's embeddings: the position embeddings [1, S, H] broadcast over the batch; the broadcast operand becomes the
+// residual whichever side of the add it is on.
+TEST(FuseResidualLayerNorm, LeadingBroadcastResidualFuses) {
+  auto pass = createFuseResidualLayerNormPass();
+  expectRewrite(*pass,
+                "graph {\n"
+                "  input p: f32[1,3,8]\n"
+                "  input x: f32[2,3,8]\n"
+                "  input sc: f32[8]\n"
+                "  input bi: f32[8]\n"
+                "  s: f32[2,3,8] = ElementWise \"add\" (p, x) {op=0}\n"
+                "  y: f32[2,3,8] = Normalization \"ln\" (s, sc, bi) {axes=[2]}\n"
+                "  output y\n"
+                "}\n",
+                "graph {\n"
+                "  input p: f32[1,3,8]\n"
+                "  input x: f32[2,3,8]\n"
+                "  input sc: f32[8]\n"
+                "  input bi: f32[8]\n"
+                "  y: f32[2,3,8] = Normalization \"ln\" (x, sc, bi, p) {axes=[2]} @fused=[\"ln\",\"add\"]\n"
+                "  output y\n"
+                "}\n");
+}
+
 TEST(FuseResidualLayerNorm, OtherShapesStayApart) {
   auto pass = createFuseResidualLayerNormPass();
   // The sum is read again (ViT's pre-LN residual stream).
@@ -73,11 +97,11 @@ TEST(FuseResidualLayerNorm, OtherShapesStayApart) {
                   "  z: f32[4,8] = ElementWise \"again\" (s, y) {op=0}\n"
                   "  output z\n"
                   "}\n");
-  // A broadcasting add, a product, the sum as the scale, a sum that is a graph output.
+  // An add broadcasting inside the rows, a product, the sum as the scale, a sum that is a graph output.
   expectNoRewrite(*pass,
                   "graph {\n"
                   "  input x: f32[4,8]\n"
-                  "  input r: f32[1,8]\n"
+                  "  input r: f32[4,1]\n"
                   "  input sc: f32[8]\n"
                   "  input bi: f32[8]\n"
                   "  s: f32[4,8] = ElementWise \"add\" (x, r) {op=0}\n"
@@ -109,7 +133,7 @@ TEST(FuseResidualLayerNorm, OtherShapesStayApart) {
 
 // The residual input's shape and type are checked by shape inference.
 TEST(FuseResidualLayerNorm, InferRefusesAMismatchedResidual) {
-  for (char const* r : {"f32[4,7]", "f16[4,8]"}) {
+  for (char const* r : {"f32[4,7]", "f16[4,8]", "f32[4,1]", "f32[8]"}) {
     auto g = ir::parseGraph(strCat("graph {\n  input x: f32[4,8]\n  input r: ", r,
                                    "\n  input sc: f32[8]\n  input bi: f32[8]\n"
                                    "  y: f32[4,8] = Normalization \"ln\" (x, sc, bi, r) {axes=[1]}\n  output y\n}\n"));

@@ -1,7 +1,7 @@
 // Shape inference of Normalization (TensorRT's INormalizationLayer: layer, instance and group norm). For group
 // norm (num_groups > 1, channel axis 1) scale and bias are [1, G, 1, ...] with addNormalization (v2 = 0) and
 // [1, C, 1, ...] with addNormalizationV2 (v2 = 1); otherwise they broadcast to x. An optional fourth input, the
-// residual the builder fuses, has x's shape and type. y has x's shape and type.
+// residual the builder fuses, has x's type and x's shape, or it with leading dims 1. y has x's shape and type.
 #include <vector>
 
 #include "ir/shape_inference.h"
@@ -14,13 +14,18 @@ Status inferNormalization(InferContext& ctx) {
     return ctx.error("needs inputs x, scale and bias, and optionally a residual");
   Dims const& x = ctx.in[0].shape;
   if (ctx.numInputs() == 4 && ctx.present(3)) {
+    // x's shape, or x's with some leading dims 1 (broadcast over them), and x's type.
     Dims const& r = ctx.in[3].shape;
-    bool same = r.nbDims == x.nbDims && ctx.in[3].dtype == ctx.in[0].dtype;
-    for (int32_t d = 0; same && d < x.nbDims; ++d)
-      same = r.d[d] < 0 || x.d[d] < 0 || r.d[d] == x.d[d];
-    if (!same)
+    bool fits = r.nbDims == x.nbDims && ctx.in[3].dtype == ctx.in[0].dtype;
+    bool leading = true;
+    for (int32_t d = 0; fits && d < x.nbDims; ++d) {
+      bool same = r.d[d] < 0 || x.d[d] < 0 || r.d[d] == x.d[d];
+      fits = same || (r.d[d] == 1 && leading);
+      leading = leading && r.d[d] == 1;
+    }
+    if (!fits)
       return ctx.error("residual ", dimsToString(r), " (", dataTypeName(ctx.in[3].dtype), ") must have x's shape ",
-                       dimsToString(x), " and type ", dataTypeName(ctx.in[0].dtype));
+                       dimsToString(x), ", or it with leading dims 1, and x's type ", dataTypeName(ctx.in[0].dtype));
   }
   int32_t rank = x.nbDims;
   if (rank < 1)
