@@ -158,6 +158,8 @@ std::optional<std::vector<EltwiseStep>> unarySteps(ir::Node const& node) {
 Tactic activationTactic() {
   Tactic t;
   t.name = "activation_onednn_eltwise";
+  // y may take x's memory: oneDNN's eltwise runs in place (dst == src), as the chains' later steps already do.
+  t.outputMayReuseInput = 0;
   t.op = OpType::kActivation;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;
@@ -180,6 +182,8 @@ Tactic activationTactic() {
 Tactic unaryTactic() {
   Tactic t;
   t.name = "unary_onednn_eltwise";
+  // y may take x's memory: oneDNN's eltwise runs in place (dst == src).
+  t.outputMayReuseInput = 0;
   t.op = OpType::kUnary;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;
@@ -367,6 +371,9 @@ class BinaryKernel final : public Kernel {
 Tactic elementWiseTactic() {
   Tactic t;
   t.name = "elementwise_onednn_binary";
+  // y may take x's memory: oneDNN's binary runs in place over src0 (dst == src0); only a full-shape a has y's size, so
+  // neither the swap nor the expansion (both for a broadcast a) meets it.
+  t.outputMayReuseInput = 0;
   t.op = OpType::kElementWise;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;
