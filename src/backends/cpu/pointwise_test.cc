@@ -154,6 +154,26 @@ TEST(OnednnPointwise, RecordedActivationFormats) {
                                  {}, 0, 0),
             kTol);
 
+  // The per-channel scale's own loop on two threads (from 2^17 elements): batch 1 and 2, a scale per image or
+  // shared, on either side, in place, every format.
+  for (int64_t f : {0, 1, 8, 16}) {
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({1, 144, 56, 56}, 8)), var(randomTensor({1, 144, 1, 1}, 9))}, 2,
+                                   {f, 0}, f, 0),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({2, 32, 1, 1}, 10)), var(randomTensor({2, 32, 45, 47}, 11))}, 2,
+                                   {0, f}, f),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({3, 48, 33, 31}, 12)), var(randomTensor({1, 48, 1, 1}, 13))}, 2,
+                                   {f, 0}, f),
+              kTol)
+        << f;
+  }
+
   // x and y of an activation in different formats are refused.
   OneNode n = makeNode(OpType::kActivation, sig, {var(randomTensor({1, 16, 2, 2}, 1))});
   n.node->attrs.setInts("cpu_formats_in", {1});
