@@ -175,11 +175,20 @@ TEST(OnednnConvolution, RecordedActivationFormats) {
 // differs from y's), a chain of three post-ops (run on plain activations and reordered), two threads.
 TEST(OnednnConvolution, OutputOverTheResidual) {
   int64_t const formats[] = {0, 1, 8, 16};
-  Case pw{.x = {1, 16, 7, 9}, .w = {32, 16, 1, 1}, .bias = true, .residual = true,
+  Case pw{.x = {1, 16, 7, 9},
+          .w = {32, 16, 1, 1},
+          .bias = true,
+          .residual = true,
           .activation = static_cast<int64_t>(ActivationType::kRELU)};
   Case k3{.x = {2, 16, 5, 6}, .w = {16, 16, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .residual = true};
-  Case chain{.x = {1, 16, 6, 6}, .w = {16, 16, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .bias = true,
-             .residual = true, .activation = static_cast<int64_t>(ActivationType::kSOFTPLUS), .alpha = 0.8,
+  Case chain{.x = {1, 16, 6, 6},
+             .w = {16, 16, 3, 3},
+             .padsBegin = {1, 1},
+             .padsEnd = {1, 1},
+             .bias = true,
+             .residual = true,
+             .activation = static_cast<int64_t>(ActivationType::kSOFTPLUS),
+             .alpha = 0.8,
              .beta = 1.5};
   for (Case const& c : {pw, k3, chain})
     for (int64_t res : formats)

@@ -169,8 +169,7 @@ inline double compareWithReference(std::string const& tactic, OpType op, ir::Att
   if (outputAt >= 0) {
     size_t at = static_cast<size_t>(outputAt);
     EXPECT_TRUE(at < ins.size() && n.ptrs[at] && n.ptrs[at]->bytes() == y.bytes());
-    if (!(at < ins.size() && n.ptrs[at] && n.ptrs[at]->bytes() == y.bytes()))
-      return 1e30;
+    if (!(at < ins.size() && n.ptrs[at] && n.ptrs[at]->bytes() == y.bytes())) return 1e30;
     std::memcpy(y.mutableData(), n.ptrs[at]->data(), y.bytes());
     ctx.inputs[at].data = y.mutableData();
   }

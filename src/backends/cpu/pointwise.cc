@@ -265,17 +265,15 @@ struct BinaryPrimitive {
 // y[r, i] = a[r, i] * s[i] over `rows` rows of `inner` values (y may be a): one channel scale per column. Built
 // for AVX-512, AVX2 and baseline x86-64, picked when the library loads.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void scaleColumns(float const* a, float const* s, float* y,
-                                                                                 int64_t rows, int64_t inner) {
+                                                                               int64_t rows, int64_t inner) {
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < inner; ++i)
-      y[r * inner + i] = a[r * inner + i] * s[i];
+    for (int64_t i = 0; i < inner; ++i) y[r * inner + i] = a[r * inner + i] * s[i];
 }
 
 // y[i] = a[i] * s over n values (y may be a).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void scaleRun(float const* a, float s, float* y,
-                                                                             int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = a[i] * s;
+                                                                           int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * s;
 }
 
 // Below this many elements a per-channel scale runs on the calling thread (waking the second costs more).
@@ -296,8 +294,7 @@ class BinaryKernel final : public Kernel {
     if (a.shape.nbDims > rank || b.shape.nbDims > rank || rank > 12 || rank < 1)
       return invalidArgument(who_, ": a ", dimsToString(a.shape), " and b ", dimsToString(b.shape),
                              " do not broadcast to y ", dimsToString(y.shape));
-    if (op_ == static_cast<int64_t>(ElementWiseOperation::kPROD) && scalePerChannel(ctx))
-      return Status::ok();
+    if (op_ == static_cast<int64_t>(ElementWiseOperation::kPROD) && scalePerChannel(ctx)) return Status::ok();
     OmpThreads threads(ctx, y.count());
     std::vector<int64_t> key = dimsToVector(a.shape);
     key.push_back(-1);
@@ -392,8 +389,7 @@ class BinaryKernel final : public Kernel {
     TensorView const* sc = &ctx.inputs[1];
     ActFormat fx = formats_[0], fs = formats_[1];
     TensorView const& y = ctx.outputs[0];
-    if (y.shape.nbDims != 4 || x->shape.nbDims != 4 || sc->shape.nbDims != 4)
-      return false;
+    if (y.shape.nbDims != 4 || x->shape.nbDims != 4 || sc->shape.nbDims != 4) return false;
     if (!dimsEqual(x->shape, y.shape)) {
       std::swap(x, sc);
       std::swap(fx, fs);
@@ -414,8 +410,7 @@ class BinaryKernel final : public Kernel {
       case ActFormat::kNCHW8C:
       case ActFormat::kNCHW16C:
         inner = static_cast<int64_t>(fx);
-        if (c % inner != 0)
-          return false;
+        if (c % inner != 0) return false;
         break;
     }
     auto const* xp = static_cast<float const*>(x->data);

@@ -260,7 +260,7 @@ std::optional<dnnl::algorithm> reduceAlgorithm(int64_t op) {
 using Vec16 = float __attribute__((vector_size(64), aligned(4)));
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) void columnSum64(float const* x, int64_t stride,
-                                                                                int64_t nrows, float* out) {
+                                                                              int64_t nrows, float* out) {
   Vec16 a0{}, a1{}, a2{}, a3{};
   for (int64_t r = 0; r < nrows; ++r) {
     float const* row = x + r * stride;
@@ -281,7 +281,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void columnSum64(fl
 }
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) void columnSum16(float const* x, int64_t stride,
-                                                                                int64_t nrows, float* out) {
+                                                                              int64_t nrows, float* out) {
   Vec16 a{};
   for (int64_t r = 0; r < nrows; ++r) {
     Vec16 v;
