@@ -264,15 +264,13 @@ struct BinaryPrimitive {
 
 // y[r, i] = a[r, i] * s[i] over `rows` rows of `inner` values (y may be a): one channel scale per column. Built
 // for AVX-512, AVX2 and baseline x86-64, picked when the library loads.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void scaleColumns(float const* a, float const* s, float* y,
-                                                                               int64_t rows, int64_t inner) {
+KILN_CPU_CLONES void scaleColumns(float const* a, float const* s, float* y, int64_t rows, int64_t inner) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < inner; ++i) y[r * inner + i] = a[r * inner + i] * s[i];
 }
 
 // y[i] = a[i] * s over n values (y may be a).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void scaleRun(float const* a, float s, float* y,
-                                                                           int64_t n) {
+KILN_CPU_CLONES void scaleRun(float const* a, float s, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] * s;
 }
 
@@ -424,7 +422,9 @@ class BinaryKernel final : public Kernel {
     int64_t const rowsPer = inner == 1 ? 1 : hw;
     int64_t const splits = nt <= 1 || outer >= 4 * nt ? 1 : std::min<int64_t>(rowsPer, (4 * nt + outer - 1) / outer);
     int64_t const items = outer * splits;
+#ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && items > 1)
+#endif
     for (int64_t it = 0; it < items; ++it) {
       int64_t const o = it / splits, part = it % splits;
       // o is image o / perImage, channel block o % perImage: its scales start at that image's row of s.

@@ -259,8 +259,7 @@ std::optional<dnnl::algorithm> reduceAlgorithm(int64_t op) {
 // AVX-512, AVX2 and baseline x86-64, chosen when the library loads (the rest of Kiln is built for the baseline).
 using Vec16 = float __attribute__((vector_size(64), aligned(4)));
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void columnSum64(float const* x, int64_t stride,
-                                                                              int64_t nrows, float* out) {
+KILN_CPU_CLONES void columnSum64(float const* x, int64_t stride, int64_t nrows, float* out) {
   Vec16 a0{}, a1{}, a2{}, a3{};
   for (int64_t r = 0; r < nrows; ++r) {
     float const* row = x + r * stride;
@@ -280,8 +279,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void columnSum64(fl
   std::memcpy(out + 48, &a3, sizeof a3);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void columnSum16(float const* x, int64_t stride,
-                                                                              int64_t nrows, float* out) {
+KILN_CPU_CLONES void columnSum16(float const* x, int64_t stride, int64_t nrows, float* out) {
   Vec16 a{};
   for (int64_t r = 0; r < nrows; ++r) {
     Vec16 v;
@@ -374,7 +372,9 @@ class ReduceKernel final : public Kernel {
     // Partial rows: double sums, or float extrema (in the same bytes' worth of doubles).
     auto* partial = static_cast<double*>(threadScratch(static_cast<size_t>(items * inner) * sizeof(double), 1));
     constexpr int64_t kBlock = 64;
+#ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+#endif
     for (int64_t it = 0; it < items; ++it) {
       int64_t const o = it / splits, s = it % splits;
       int64_t const r0 = rows * s / splits, r1 = rows * (s + 1) / splits;
