@@ -274,9 +274,6 @@ KILN_CPU_CLONES void scaleRun(float const* a, float s, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] * s;
 }
 
-// Below this many elements a per-channel scale runs on the calling thread (waking the second costs more).
-constexpr int64_t kParallelScaleElements = int64_t{1} << 17;
-
 class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg, std::array<ActFormat, 3> formats)
@@ -416,7 +413,7 @@ class BinaryKernel final : public Kernel {
     auto* yp = static_cast<float*>(y.data);
     int64_t const outer = n * c / inner, perImage = c / inner;
     bool const sharedScale = sc->shape.d[0] == 1;
-    OmpThreads threads(ctx, y.count() >= kParallelScaleElements ? y.count() : 0);
+    OmpThreads threads(ctx, y.count());
     int const nt = threads.count();
     // Items: (o, a range of rows), enough of them for the threads to split a batch-1 tensor evenly.
     int64_t const rowsPer = inner == 1 ? 1 : hw;

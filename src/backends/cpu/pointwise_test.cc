@@ -154,7 +154,7 @@ TEST(OnednnPointwise, RecordedActivationFormats) {
                                  {}, 0, 0),
             kTol);
 
-  // The per-channel scale's own loop on two threads (from 2^17 elements): batch 1 and 2, a scale per image or
+  // The per-channel scale's own loop on two threads (from 32768 elements): batch 1 and 2, a scale per image or
   // shared, on either side, in place, every format.
   for (int64_t f : {0, 1, 8, 16}) {
     EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,

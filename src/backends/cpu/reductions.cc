@@ -289,10 +289,6 @@ KILN_CPU_CLONES void columnSum16(float const* x, int64_t stride, int64_t nrows, 
   std::memcpy(out, &a, sizeof a);
 }
 
-// Below this many elements a global pooling runs on the calling thread: waking the second thread costs more than
-// the work it takes over (EfficientNet's 7x7 and 14x14 poolings).
-constexpr int64_t kParallelPoolElements = int64_t{1} << 17;
-
 class ReduceKernel final : public Kernel {
  public:
   ReduceKernel(std::string who, dnnl::algorithm alg, std::vector<int64_t> axes, ActFormat xFormat)
@@ -327,7 +323,7 @@ class ReduceKernel final : public Kernel {
         yd[3] == 1 && alg_ != dnnl::algorithm::reduction_mul) {
       int64_t n = x.shape.d[0], c = x.shape.d[1], hw = x.shape.d[2] * x.shape.d[3];
       int64_t inner = xFormat_ == ActFormat::kNHWC ? c : static_cast<int64_t>(xFormat_);
-      OmpThreads threads(ctx, x.count() >= kParallelPoolElements ? x.count() : 0);
+      OmpThreads threads(ctx, x.count());
       reduceRows(static_cast<float const*>(x.data), static_cast<float*>(y.data), n * c / inner, hw, inner,
                  threads.count());
       return Status::ok();
