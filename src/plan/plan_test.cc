@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 
+#include "ir/shape_inference.h"
 #include "plan/plan_format.h"
 #include "plan/plan_generated.h"
 
@@ -30,8 +31,7 @@ void reseal(std::vector<uint8_t>& b) {
   for (uint32_t s = 0; s < n; ++s) {
     uint8_t* e = b.data() + detail::kOffTable + s * detail::kSectionEntryBytes;
     uint64_t off = detail::loadLE64(e + 8), size = detail::loadLE64(e + 16);
-    if (off <= b.size() && size <= b.size() - off)
-      detail::storeLE64(e + 24, detail::checksum(b.data() + off, size));
+    if (off <= b.size() && size <= b.size() - off) detail::storeLE64(e + 24, detail::checksum(b.data() + off, size));
   }
   size_t end = detail::headerBytes(n);
   detail::storeLE64(b.data() + end - 8, detail::checksum(b.data(), end - 8));
@@ -156,8 +156,7 @@ void expectSameGraph(ir::Graph const& a, ir::Graph const& b) {
     EXPECT_EQ(na.op, nb.op);
     EXPECT_EQ(na.name, nb.name);
     ASSERT_EQ(na.inputs.size(), nb.inputs.size());
-    for (size_t k = 0; k < na.inputs.size(); ++k)
-      EXPECT_EQ(idOf(na.inputs[k]), idOf(nb.inputs[k]));
+    for (size_t k = 0; k < na.inputs.size(); ++k) EXPECT_EQ(idOf(na.inputs[k]), idOf(nb.inputs[k]));
     ASSERT_EQ(na.outputs.size(), nb.outputs.size());
     for (size_t k = 0; k < na.outputs.size(); ++k) {
       EXPECT_EQ(idOf(na.outputs[k]), idOf(nb.outputs[k]));
@@ -180,8 +179,7 @@ void expectSameGraph(ir::Graph const& a, ir::Graph const& b) {
   }
   auto ids = [](std::vector<ir::Value*> const& vs) {
     std::vector<int32_t> r;
-    for (ir::Value const* v : vs)
-      r.push_back(v->id);
+    for (ir::Value const* v : vs) r.push_back(v->id);
     return r;
   };
   EXPECT_EQ(ids(a.inputs()), ids(b.inputs()));
@@ -313,6 +311,43 @@ TEST(Plan, ZeroByteAndScalarConstants) {
   EXPECT_EQ(r->graph->findNode("scalar")->constant->doubleAt(0), 2.5);
 }
 
+// Attention's layout attribute goes through the plan like every attribute; what reads the plan back infers the
+// [B, S, H, D] shapes from it, and a layout no code knows is refused by name when shapes are inferred.
+TEST(Plan, AttentionLayoutRoundTrips) {
+  for (int64_t layout : {int64_t{1}, int64_t{7}}) {
+    PlanInfo p;
+    p.graph = std::make_unique<ir::Graph>();
+    std::vector<ir::Value*> in;
+    for (char const* name : {"q", "k", "v"})
+      in.push_back(*p.graph->addInput(name, DataType::kHALF, makeDims({2, 128, 12, 64})));
+    ir::Node* n = p.graph->addNode(OpType::kAttention, "attention", in);
+    n->attrs.setFloat("scale", 0.125);
+    n->attrs.setInt("k_transposed", 0);
+    n->attrs.setInt("nan_to_zero", 1);
+    n->attrs.setInt("layout", layout);
+    n->output()->dtype = DataType::kHALF;
+    n->output()->shape = makeDims({2, 128, 12, 64});
+    p.graph->markOutput(n->output());
+    ASSERT_TRUE(p.graph->renumber().isOk());
+    auto w = writePlan(p);
+    ASSERT_TRUE(w.isOk()) << w.status().toString();
+    auto r = readPlan(w->data(), w->size());
+    ASSERT_TRUE(r.isOk()) << r.status().toString();
+    expectSamePlan(p, *r);
+    ir::Node const* a = r->graph->findNode("attention");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->attrs.getInt("layout", 0), layout);
+    Status st = ir::inferGraphInPlace(*r->graph, nullptr);
+    if (layout == 1) {
+      EXPECT_TRUE(st.isOk()) << st.toString();
+      EXPECT_EQ(dimsToString(r->graph->outputs()[0]->shape), "[2,128,12,64]");
+    } else {
+      EXPECT_NE(st.message().find("layout is 7"), std::string::npos) << st.toString();
+      EXPECT_NE(st.message().find("attention"), std::string::npos) << st.toString();
+    }
+  }
+}
+
 // Regression (plan_fuzz, corpus/plan_fuzz/crash_bool_weight_byte.plan): a bool constant whose byte is not 0 or
 // 1 was read as bool by the kernels (undefined behaviour); the reader refuses it, naming the byte.
 TEST(Plan, BoolWeightsOtherThanZeroOrOneAreRefused) {
@@ -324,7 +359,8 @@ TEST(Plan, BoolWeightsOtherThanZeroOrOneAreRefused) {
   auto w = writePlan(p);
   ASSERT_TRUE(w.isOk()) << w.status().toString();
   ASSERT_TRUE(readPlan(w->data(), w->size()).isOk());
-  std::vector<uint8_t> bytes(static_cast<uint8_t const*>(w->data()), static_cast<uint8_t const*>(w->data()) + w->size());
+  std::vector<uint8_t> bytes(static_cast<uint8_t const*>(w->data()),
+                             static_cast<uint8_t const*>(w->data()) + w->size());
   // The weights section holds the three bytes 1, 0, 1 in a row: make the middle one 4 and fix the checksums.
   size_t at = 0;
   for (size_t i = 0; i + 3 <= bytes.size() && !at; ++i)
@@ -429,8 +465,7 @@ TEST(Plan, EverySingleBitFlipIsRefused) {
         EXPECT_EQ(r.status().code(), StatusCode::kInvalidPlan);
       }
       b[i] ^= uint8_t(1 << bit);
-      if (accepted > 5)
-        return;
+      if (accepted > 5) return;
     }
   }
 }
@@ -448,8 +483,7 @@ TEST(Plan, ResealedGraphMutationsNeverCrash) {
   for (int iter = 0; iter < 3000; ++iter) {
     std::vector<uint8_t> b = good;
     int changes = 1 + int(next() % 4);
-    for (int k = 0; k < changes; ++k)
-      b[off + next() % size] = uint8_t(next());
+    for (int k = 0; k < changes; ++k) b[off + next() % size] = uint8_t(next());
     reseal(b);
     auto r = readBytes(b);
     if (!r.isOk()) {
@@ -481,8 +515,7 @@ TEST(Plan, GarbageAndEmptyAreRefused) {
   expectRefused(readBytes(empty), "not a Kiln plan");
   std::vector<uint8_t> garbage(4096);
   uint32_t s = 12345;
-  for (auto& c : garbage)
-    c = uint8_t((s = s * 1103515245u + 12345u) >> 16);
+  for (auto& c : garbage) c = uint8_t((s = s * 1103515245u + 12345u) >> 16);
   expectRefused(readBytes(garbage), "not a Kiln plan");
   std::memcpy(garbage.data(), "KILNPLAN\x01\x00", 10);  // right magic and major, garbage after
   expectRefused(readBytes(garbage), "");

@@ -1,6 +1,7 @@
 // End-to-end: one BERT encoder layer (hidden 64, 4 heads, FFN 256) with dynamic batch and sequence length,
 // built through the public API for the CPU (reference tactics, levels 0 and 3), serialized, deserialized and
-// run at several shapes with one context, against a naive fp64 forward pass; shapes outside the profile fail.
+// run at several shapes with one context, against a naive fp64 forward pass (level 3 with both residual sums
+// fused into the matmuls); shapes outside the profile fail.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -160,6 +161,15 @@ TEST_P(BertLayerTest, MatchesFp64ReferenceAtSeveralShapesWithOneContext) {
   ASSERT_NE(e.engine, nullptr) << logger.lastError();
   ASSERT_EQ(e.engine->getNbIOTensors(), 2);
   ASSERT_EQ(e.engine->getNbOptimizationProfiles(), 1);
+  // Level 3 fuses both residual sums into the matmuls before them (input 3), so the plan carries them there.
+  std::unique_ptr<kiln::IEngineInspector> inspector(e.engine->createEngineInspector());
+  ASSERT_NE(inspector, nullptr);
+  char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kONELINE);
+  ASSERT_NE(info, nullptr);
+  std::string const layers = info;
+  for (char const* sum : {"attention.residual", "ffn.residual"}) {
+    EXPECT_EQ(layers.find(sum) == std::string::npos, GetParam() > 0) << sum << " in " << layers;
+  }
   EXPECT_TRUE(sameDims(e.engine->getTensorShape("input"), kiln::Dims3(-1, -1, 64)));
   EXPECT_TRUE(sameDims(e.engine->getProfileShape("input", 0, kiln::OptProfileSelector::kMIN), kiln::Dims3(1, 1, 64)));
   EXPECT_TRUE(sameDims(e.engine->getProfileShape("input", 0, kiln::OptProfileSelector::kOPT), kiln::Dims3(2, 16, 64)));

@@ -276,6 +276,7 @@ struct LayerCase {
   std::string knownIssue;              // non-empty: GTEST_SKIP with this text
   bool expectRunFailure = false;       // enqueueV3 must fail (e.g. a failing assertion)
   std::string runFailureText;          // ...with this text in the logged error
+  int32_t level3Layers = -1;           // >= 0: the engine built at level 3 has this many layers (a fusion fired)
 };
 
 void PrintTo(LayerCase const& c, std::ostream* os) { *os << c.name; }
@@ -298,6 +299,9 @@ void runCase(LayerCase const& c, int32_t level) {
   std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
   std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
   ASSERT_NE(engine, nullptr) << "deserialize failed: " << logger.last;
+  if (level == 3 && c.level3Layers >= 0) {
+    EXPECT_EQ(engine->getNbLayers(), c.level3Layers);
+  }
   std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
   ASSERT_NE(ctx, nullptr) << logger.last;
 
@@ -724,6 +728,39 @@ void addNormalizingCases(std::vector<LayerCase>& cases) {
     c.inputs = {{"x", kF, {2, 3}, x}};
     c.outputs = {{"y", kF, {2, 3}, y}};
     c.tol = 1e-4;
+    cases.push_back(c);
+  }
+  {
+    // A residual add read only by a layer normalization of [4, 8] (level 3 fuses it into the normalization's
+    // residual input, which the plan then carries).
+    std::vector<double> const x = pseudo(32, 21), r = pseudo(32, 22), g = pseudo(8, 23), b = pseudo(8, 24);
+    std::vector<double> y(32);
+    for (int row = 0; row < 4; ++row) {
+      double m = 0, v = 0;
+      for (int j = 0; j < 8; ++j) m += (x[row * 8 + j] + r[row * 8 + j]) / 8;
+      for (int j = 0; j < 8; ++j) {
+        double d = x[row * 8 + j] + r[row * 8 + j] - m;
+        v += d * d / 8;
+      }
+      for (int j = 0; j < 8; ++j)
+        y[row * 8 + j] = (x[row * 8 + j] + r[row * 8 + j] - m) / std::sqrt(v + 1e-5) * g[j] + b[j];
+    }
+    LayerCase c;
+    c.name = "NormalizationAfterResidualAdd";
+    c.define = [=](Net& n) {
+      ITensor* in = n.input("x", kF, {4, 8});
+      ITensor* res = n.input("r", kF, {4, 8});
+      IElementWiseLayer* add = n.net->addElementWise(*in, *res, ElementWiseOperation::kSUM);
+      if (add == nullptr) return false;
+      INormalizationLayer* l = n.net->addNormalization(*add->getOutput(0), *n.cf({1, 8}, g), *n.cf({1, 8}, b), 1U << 1);
+      if (l == nullptr) return false;
+      l->setEpsilon(1e-5F);
+      return n.out(l, "y");
+    };
+    c.inputs = {{"x", kF, {4, 8}, x}, {"r", kF, {4, 8}, r}};
+    c.outputs = {{"y", kF, {4, 8}, y}};
+    c.tol = 1e-4;
+    c.level3Layers = 1;  // the add went into the normalization
     cases.push_back(c);
   }
   {

@@ -1,5 +1,5 @@
 // matrix_multiply_onednn_gemm against the reference matrix multiply: square, tall, skinny, transposes, batch and
-// batch broadcast, bias broadcast and fused activations; vector operands are refused.
+// batch broadcast, bias broadcast, fused residual and fused activations; vector operands are refused.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_test_util.h"
@@ -94,6 +94,37 @@ TEST(OnednnMatMul, BiasAndActivations) {
                 kTol)
           << "bias rank " << bs.size() << " activation " << static_cast<int>(act.t);
     }
+  }
+}
+
+// y = act(a b + bias + residual): with and without bias and activation, the collapsed 2-D product (shared B,
+// BERT's [1, S, K] x [K, N]) and the batched one, constant B, two threads.
+TEST(OnednnMatMul, Residual) {
+  struct Case {
+    V a, b, bias;
+    bool constB;
+    int64_t act;
+  };
+  int64_t const gelu = static_cast<int64_t>(ActivationType::kGELU_ERF);
+  int64_t const relu = static_cast<int64_t>(ActivationType::kRELU);
+  std::vector<Case> cases{
+      {{1, 33, 40}, {40, 24}, {24}, true, -1},     // BERT's attention-output / FFN-out GEMM, bias along N
+      {{1, 33, 40}, {40, 24}, {}, false, -1},      // no bias
+      {{3, 5, 7}, {3, 7, 6}, {6}, false, relu},    // a B per batch: batched product
+      {{2, 3, 5, 7}, {7, 6}, {5, 6}, true, gelu},  // shared B, bias along rows too: batched
+      {{9, 16}, {16, 12}, {}, true, relu},         // 2-D
+      {{4, 9, 16}, {12, 16}, {12}, false, gelu},   // transposed B (kT below)
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Case const& c = cases[i];
+    MatrixOperation opB = c.b[0] == 12 && c.b[1] == 16 ? kT : kN;
+    In a = var(randomTensor(c.a, 31)), b = c.constB ? cst(randomTensor(c.b, 32)) : var(randomTensor(c.b, 32));
+    OneNode plain = makeNode(OpType::kMatrixMultiply, mmAttrs(kN, opB), {a, b});
+    V yShape = dimsToVector(plain.out[0].shape);
+    std::vector<In> ins{a, b, c.bias.empty() ? none() : cst(randomTensor(c.bias, 33)), var(randomTensor(yShape, 34))};
+    for (int threads : {1, 2})
+      EXPECT_LT(compareWithReference(kTactic, OpType::kMatrixMultiply, mmAttrs(kN, opB, c.act), ins, threads), kTol)
+          << "case " << i << " threads " << threads;
   }
 }
 

@@ -169,6 +169,21 @@ class LayerNormKernel final : public Kernel {
     if (y.count() == 0)
       return Status::ok();
     OmpThreads threads(ctx, x.count());
+    void* src = x.data;
+    if (ctx.inputs.size() > 3 && ctx.inputs[3].data) {
+      // The fused residual: y = x + residual, then normalized in place (oneDNN's layer norm allows src == dst).
+      TensorView const& r = ctx.inputs[3];
+      if (!dimsEqual(r.shape, x.shape))
+        return invalidArgument(who_, ": residual ", dimsToString(r.shape), " must have x's shape ",
+                               dimsToString(x.shape));
+      auto const* xs = static_cast<float const*>(x.data);
+      auto const* rs = static_cast<float const*>(r.data);
+      auto* ys = static_cast<float*>(y.data);
+      int64_t const n = x.count();
+      for (int64_t i = 0; i < n; ++i)
+        ys[i] = xs[i] + rs[i];
+      src = y.data;
+    }
     std::vector<int64_t> key = dimsToVector(x.shape);
     key.push_back(threads.count());
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<LnormPrim const> p, cache_.get(std::move(key), [&]() -> Result<std::shared_ptr<LnormPrim const>> {
@@ -186,7 +201,7 @@ class LayerNormKernel final : public Kernel {
     }));
     dnnl::engine& eng = engine();
     memory::desc cMd({c}, memory::data_type::f32, memory::format_tag::a);
-    return execute(who_, *p, {{DNNL_ARG_SRC, memory(p->pd.src_desc(), eng, x.data)},
+    return execute(who_, *p, {{DNNL_ARG_SRC, memory(p->pd.src_desc(), eng, src)},
                               {DNNL_ARG_DST, memory(p->pd.dst_desc(), eng, y.data)},
                               {DNNL_ARG_SCALE, memory(cMd, eng, scale.data)},
                               {DNNL_ARG_SHIFT, memory(cMd, eng, bias.data)}});
@@ -198,9 +213,12 @@ class LayerNormKernel final : public Kernel {
   PrimitiveCache<LnormPrim> cache_;
 };
 
-// Normalization over exactly the last axis, one group, scale and bias of the last axis' size.
+// Normalization over exactly the last axis, one group, scale and bias of the last axis' size; with or without
+// the fused fp32 residual.
 bool supportsLayerNorm(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-  if (in.size() != 3 || !floatIo(in, out, 3) || node.attrs.getInt("num_groups", 1) > 1)
+  if (in.size() < 3 || in.size() > 4 || !floatIo(in, out, 3) || node.attrs.getInt("num_groups", 1) > 1)
+    return false;
+  if (in.size() == 4 && in[3].shape.nbDims >= 0 && in[3].dtype != DataType::kFLOAT)
     return false;
   int32_t rank = in[0].shape.nbDims;
   if (rank < 2 || rank > 12)  // oneDNN normalizes rows: at least [rows, C]

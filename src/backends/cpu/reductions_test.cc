@@ -1,6 +1,6 @@
 // softmax_onednn, normalization_onednn_layer, reduce_onednn and shuffle_onednn_reorder against the reference:
 // every softmax axis (negative, default), layer norm over the last axis (BERT's shape, odd sizes, broadcast
-// scale/bias ranks), reductions over one / several / all axes with and without kept dims, transposes and
+// scale/bias ranks, the fused residual), reductions over one / several / all axes with and without kept dims, transposes and
 // reshapes in every Shuffle form; refusals of what stays on the reference.
 #include <gtest/gtest.h>
 
@@ -49,6 +49,16 @@ TEST(OnednnLayerNorm, LastAxis) {
             kTol);
   EXPECT_LT(compareWithReference("normalization_onednn_layer", OpType::kNormalization, normAttrs({1}),
                                  {var(randomTensor({1, 9}, 1)), var(randomTensor({9}, 2)), var(randomTensor({9}, 3))}),
+            kTol);
+  // The fused residual (x + residual normalized; y written with the sum first, then normalized in place).
+  EXPECT_LT(compareWithReference("normalization_onednn_layer", OpType::kNormalization, normAttrs({2}),
+                                 {var(randomTensor({2, 64, 768}, 1)), cst(randomTensor({768}, 2)),
+                                  cst(randomTensor({768}, 3)), var(randomTensor({2, 64, 768}, 4))},
+                                 2),
+            kTol);
+  EXPECT_LT(compareWithReference("normalization_onednn_layer", OpType::kNormalization, normAttrs({-1}),
+                                 {var(randomTensor({3, 5, 13}, 5)), var(randomTensor({13}, 6)),
+                                  var(randomTensor({13}, 7)), var(randomTensor({3, 5, 13}, 8))}),
             kTol);
   // Other axes, groups and per-element scales stay on the reference.
   auto supports = [](ir::Attributes const& a, V x, V s) {

@@ -16,9 +16,12 @@ inline constexpr int64_t kAttentionMaxRowTiles = 65535;
 inline constexpr int64_t kAttentionRowsPerTile = 64;
 
 /// One launch. q [.., sq, d], k [.., skv, d] (or [.., d, skv] with kTransposed), v [.., skv, dv] and y
-/// [batch.., sq, dv] are row-major per batch entry; batch entry b (row-major over `batch`) of an operand starts at
-/// sum_i index_i * stride_i (0 strides broadcast). The additive mask's element (b, r, c) is at
-/// maskStride-offset + r * maskRowStride + c * maskColStride (0 strides broadcast); mask may be null.
+/// [batch.., sq, dv] are matrices per batch entry whose rows are qRowStride, kRowStride, vRowStride and yRowStride
+/// elements apart (0: densely packed, d, d (skv with kTransposed), dv, dv) with unit column stride, so they may be
+/// views of [B, S, H, D] tensors. Batch entry b (row-major over `batch`) of q, k, v starts at sum_i index_i *
+/// stride_i (0 strides broadcast); y's at sum_i index_i * yStride[i] when yStrided, else at b * sq * yRowStride.
+/// The additive mask's element (b, r, c) is at maskStride-offset + r * maskRowStride + c * maskColStride (0 strides
+/// broadcast); mask may be null.
 struct AttentionArgs {
   void const* q = nullptr;
   void const* k = nullptr;
@@ -37,6 +40,9 @@ struct AttentionArgs {
   float scale = 1.f;
   bool kTransposed = false;
   bool nanToZero = false;
+  int64_t qRowStride = 0, kRowStride = 0, vRowStride = 0, yRowStride = 0;  // 0: contiguous (d, d, dv, dv)
+  int64_t yStride[kAttentionMaxBatchDims] = {};  // y's batch strides; all 0: contiguous [batch.., sq, dv]
+  bool yStrided = false;                         // true: yStride is used
 };
 
 /// True when the kernels take these head dims (multiples of 8 in [8, 128]).
@@ -46,8 +52,10 @@ inline bool attentionHeadDimsOk(int64_t d, int64_t dv) {
 
 /// Enqueues attention for dtype (float: FMA kernel; half, bf16: tensor cores with fp32 accumulation). Rows whose
 /// softmax is NaN (every score -inf, or a NaN or +inf score) are 0 with nanToZero, else NaN; skv == 0 gives 0.
-/// Returns false for another dtype or head dims attentionHeadDimsOk refuses; launch errors are left for
-/// cudaGetLastError.
+/// Returns false for another dtype, head dims attentionHeadDimsOk refuses, a negative row stride or more than
+/// 2^31 - 1 CTAs (batch entries x query tiles of kAttentionRowsPerTile); launch errors are left for
+/// cudaGetLastError. fp16/bf16: when q's, k's and v's (y's) rows are not all 16-byte aligned, they are loaded
+/// (stored) element by element, slower.
 bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stream);
 
 }  // namespace kiln::cuda

@@ -1,7 +1,14 @@
 // gpu tests of the fused attention kernels against the reference backend: fp32/fp16/bf16, query and key counts
 // around the tiles (1, 7, 16, 64, 65, 128, 197, 300), head dims 8..128 (d != dv too), k transposed or not,
 // broadcast batch dims, masks [B,1,1,S], [B,1,S,S], [1,1,1,S] and none, fully masked rows with and without
-// nan_to_zero, and head dims the kernels refuse.
+// nan_to_zero, and head dims the kernels refuse; the fp16/bf16 kernel at head dims 64, 128, 40, 72 and lengths
+// 1..512; q, k, v, y as [B, S, H, D] views through AttentionArgs' strides; a printed BERT-base timing.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
 
 namespace kiln {
@@ -114,6 +121,252 @@ TEST(CudaAttention, FullyMaskedRows) {
       }
 }
 
+// The fp16/bf16 kernel's cases: head dims at the 64 and 128 specializations and padded up to them (40, 72), key
+// and query counts around the 64-key tiles, masks broadcast over heads and rows.
+TEST(CudaAttention, MmaKernelTilesAndHeadDims) {
+  KILN_REQUIRE_GPU();
+  std::pair<int64_t, int64_t> const lengths[] = {{1, 1},     {63, 63}, {64, 64}, {65, 65},  {128, 128}, {197, 197},
+                                                 {512, 512}, {1, 512}, {512, 1}, {63, 197}, {65, 128},  {197, 63}};
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (int64_t d : {64, 128, 40, 72})
+      for (auto [sq, skv] : lengths) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " sq ", sq, " skv ", skv));
+        Shapes s = bhsd(2, 2, sq, skv, d, d, false);
+        if ((sq + skv) % 2 == 0) s.mask = {2, 1, 1, skv};  // half of them with a per-batch key mask
+        expectMatchesReference(
+            spec(t, s, 1.0 / std::sqrt(double(d)), false, false, static_cast<uint32_t>(sq + skv + d)));
+      }
+}
+
+TEST(CudaAttention, MmaKernelMasksAndMaskedRows) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (int64_t d : {128, 40}) {
+      for (auto mask : {std::vector<int64_t>{2, 1, 1, 130}, std::vector<int64_t>{2, 1, 70, 130},
+                        std::vector<int64_t>{1, 3, 70, 1}, std::vector<int64_t>{70, 130}}) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " mask rank ", mask.size(), " [", mask[0], ",..]"));
+        Shapes sh = bhsd(2, 3, 70, 130, d, d, false);
+        sh.mask = mask;
+        expectMatchesReference(spec(t, sh, 0.125, false, false, 51));
+      }
+      for (bool nanToZero : {true, false}) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " fully masked rows, nan_to_zero ", nanToZero));
+        HostTensor m = maskWithRow(t, 2, 70, 130, 64, -INFINITY);  // the first row of the second row tile
+        expectMatchesReference(spec(t, bhsd(2, 3, 70, 130, d, d, false), 0.125, false, nanToZero, 52, &m));
+      }
+    }
+}
+
+// ---- [B, S, H, D] views through AttentionArgs' row and batch strides (launchAttention called directly) ----
+
+// Device memory freed on scope exit.
+struct DeviceMemory {
+  void* p = nullptr;
+  explicit DeviceMemory(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  ~DeviceMemory() { (void)cudaFree(p); }
+  DeviceMemory(DeviceMemory const&) = delete;
+  DeviceMemory& operator=(DeviceMemory const&) = delete;
+};
+
+// The reference backend's attention of q [b, h, sq, d], k [b, h, skv, d], v [b, h, skv, dv] (mask optional).
+std::optional<HostTensor> referenceAttention(HostTensor const& q, HostTensor const& k, HostTensor const& v,
+                                             HostTensor const* mask, double scale, bool nanToZero) {
+  ir::Graph g;
+  std::vector<ir::Value*> vals;
+  std::vector<HostTensor const*> ptrs{&q, &k, &v};
+  if (mask) ptrs.push_back(mask);
+  for (size_t i = 0; i < ptrs.size(); ++i)
+    vals.push_back(*g.addInput(strCat("x", i), ptrs[i]->dtype(), ptrs[i]->shape()));
+  ir::Node* n = g.addNode(ir::OpType::kAttention, "attention", vals, 1);
+  n->attrs = attrs({{"scale", scale}, {"k_transposed", int64_t{0}}, {"nan_to_zero", int64_t{nanToZero}}});
+  g.markOutput(n->outputs[0]);
+  ir::HostEvaluator eval = backends::referenceEvaluator();
+  Status inf = ir::inferGraphInPlace(g, &eval);
+  EXPECT_TRUE(inf.isOk()) << inf.toString();
+  if (!inf.isOk()) return std::nullopt;
+  auto r = backends::evaluateOnHostDynamic(*n, ptrs, {{n->outputs[0]->dtype, n->outputs[0]->shape}});
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  if (!r.isOk()) return std::nullopt;
+  return (*r)[0];
+}
+
+// Element (i0, i1, i2, i3) of a [n0, n1, n2, n3] row-major array with dims 1 and 2 swapped: [n0, n2, n1, n3].
+int64_t swapped12(int64_t i, int64_t n1, int64_t n2, int64_t n3) {
+  int64_t const i3 = i % n3, i2 = i / n3 % n2, i1 = i / (n3 * n2) % n1, i0 = i / (n3 * n2 * n1);
+  return ((i0 * n2 + i2) * n1 + i1) * n3 + i3;
+}
+
+struct BshdCase {
+  DataType t;
+  int64_t b, h, sq, skv, d, dv;
+  bool mask, nanToZero;
+  int64_t qOffset;  // elements q's view starts past a 16-byte boundary (non-zero: the plain-load path)
+  int64_t yPad;     // extra elements between y's rows (left as they were)
+};
+
+// q [b, sq, h, d], k [b, skv, h, d], v [b, skv, h, dv] and y [b, sq, h, dv (+ yPad per row)] passed as views with
+// batch dims (b, h); the result must match the reference on the [b, h, s, d] copies, and y's padding must keep the
+// bytes it had.
+void expectBshdMatchesReference(BshdCase const& c) {
+  SCOPED_TRACE(strCat(dataTypeName(c.t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv, " d ", c.d, " dv ", c.dv,
+                      " mask ", c.mask, " nan_to_zero ", c.nanToZero, " q offset ", c.qOffset, " y pad ", c.yPad));
+  auto values = [](int64_t n, uint32_t seed, double lo, double hi) {
+    return randomValues(static_cast<size_t>(n), seed, lo, hi);
+  };
+  std::vector<double> const q = values(c.b * c.sq * c.h * c.d, 61, -2, 2);
+  std::vector<double> const k = values(c.b * c.skv * c.h * c.d, 62, -2, 2);
+  std::vector<double> const v = values(c.b * c.skv * c.h * c.dv, 63, -1, 1);
+  std::vector<double> m = values(c.b * c.skv, 64, -4, 0);
+  if (c.mask) m[0] = m[1] = -INFINITY;  // batch 0 keeps keys 2.. (all masked when skv <= 2: a NaN or zero row)
+  // The device copies in [b, s, h, d]; the reference's in [b, h, s, d], from the values as rounded to c.t.
+  HostTensor const qd = HostTensor::fromVector(c.t, makeDims({c.b, c.sq, c.h, c.d}), q);
+  HostTensor const kd = HostTensor::fromVector(c.t, makeDims({c.b, c.skv, c.h, c.d}), k);
+  HostTensor const vd = HostTensor::fromVector(c.t, makeDims({c.b, c.skv, c.h, c.dv}), v);
+  HostTensor const md = HostTensor::fromVector(c.t, makeDims({c.b, 1, 1, c.skv}), m);
+  auto toBhsd = [&](HostTensor const& x, int64_t s, int64_t d) {
+    std::vector<double> r(static_cast<size_t>(x.count()));
+    for (int64_t i = 0; i < x.count(); ++i) r[static_cast<size_t>(swapped12(i, s, c.h, d))] = x.doubleAt(i);
+    return HostTensor::fromVector(c.t, makeDims({c.b, c.h, s, d}), r);
+  };
+  double const scale = 1.0 / std::sqrt(double(c.d));
+  auto ref = referenceAttention(toBhsd(qd, c.sq, c.d), toBhsd(kd, c.skv, c.d), toBhsd(vd, c.skv, c.dv),
+                                c.mask ? &md : nullptr, scale, c.nanToZero);
+  if (!ref) return;
+
+  size_t const e = dataTypeSize(c.t);
+  int64_t const yRow = c.h * c.dv + c.yPad;
+  size_t const yBytes = static_cast<size_t>(c.b * c.sq * yRow) * e;
+  DeviceMemory dq(qd.bytes() + 16), dk(kd.bytes()), dv(vd.bytes()), dm(md.bytes()), dy(yBytes);
+  auto* qView = static_cast<unsigned char*>(dq.p) + c.qOffset * static_cast<int64_t>(e);
+  EXPECT_EQ(cudaMemcpy(qView, qd.data(), qd.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dk.p, kd.data(), kd.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dv.p, vd.data(), vd.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dm.p, md.data(), md.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(dy.p, 0x5a, yBytes), cudaSuccess);  // the padding's bytes must stay
+
+  cuda::AttentionArgs a;
+  a.q = qView;
+  a.k = dk.p;
+  a.v = dv.p;
+  a.mask = c.mask ? dm.p : nullptr;
+  a.y = dy.p;
+  a.sq = c.sq;
+  a.skv = c.skv;
+  a.d = c.d;
+  a.dv = c.dv;
+  a.batchRank = 2;
+  a.batch[0] = c.b;
+  a.batch[1] = c.h;
+  a.batchCount = c.b * c.h;
+  a.qStride[0] = c.sq * c.h * c.d;
+  a.qStride[1] = c.d;
+  a.kStride[0] = c.skv * c.h * c.d;
+  a.kStride[1] = c.d;
+  a.vStride[0] = c.skv * c.h * c.dv;
+  a.vStride[1] = c.dv;
+  a.maskStride[0] = c.skv;
+  a.maskColStride = 1;
+  a.qRowStride = c.h * c.d;
+  a.kRowStride = c.h * c.d;
+  a.vRowStride = c.h * c.dv;
+  a.yRowStride = yRow;
+  a.yStride[0] = c.sq * yRow;
+  a.yStride[1] = c.dv;
+  a.yStrided = true;
+  a.scale = static_cast<float>(scale);
+  a.nanToZero = c.nanToZero;
+  ASSERT_TRUE(cuda::launchAttention(static_cast<int32_t>(c.t), a, nullptr));
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+
+  std::vector<unsigned char> y(yBytes);
+  ASSERT_EQ(cudaMemcpy(y.data(), dy.p, yBytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  // y [b, sq, h, dv] (rows padded) back to [b, h, sq, dv]; the padding untouched.
+  std::vector<double> got(static_cast<size_t>(c.b * c.h * c.sq * c.dv));
+  int64_t padChanged = 0;
+  for (int64_t r = 0; r < c.b * c.sq; ++r) {
+    HostTensor const row = HostTensor::borrow(c.t, makeDims({yRow}), y.data() + static_cast<size_t>(r * yRow) * e);
+    for (int64_t i = 0; i < c.h * c.dv; ++i)
+      got[static_cast<size_t>(swapped12(r * c.h * c.dv + i, c.sq, c.h, c.dv))] = row.doubleAt(i);
+    for (int64_t i = c.h * c.dv * static_cast<int64_t>(e); i < yRow * static_cast<int64_t>(e); ++i)
+      padChanged += y[static_cast<size_t>(r * yRow) * e + static_cast<size_t>(i)] != 0x5a;
+  }
+  EXPECT_EQ(padChanged, 0) << "bytes written between y's rows";
+  HostTensor const gotT = HostTensor::fromVector(c.t, ref->shape(), got);
+  EXPECT_LE(normRelativeError(gotT, *ref), defaultTolerance(c.t));
+}
+
+TEST(CudaAttention, BshdViewsThroughStrides) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : kFloats) {
+    expectBshdMatchesReference({t, 2, 3, 65, 197, 64, 64, true, false, 0, 0});
+    expectBshdMatchesReference({t, 2, 3, 128, 128, 128, 128, false, false, 0, 8});
+    expectBshdMatchesReference({t, 2, 3, 63, 70, 40, 40, true, true, 0, 0});
+    expectBshdMatchesReference({t, 1, 2, 1, 512, 72, 72, false, false, 0, 0});
+    expectBshdMatchesReference({t, 2, 2, 2, 2, 64, 64, true, false, 0, 0});     // batch 0's rows fully masked: NaN
+    expectBshdMatchesReference({t, 2, 2, 2, 2, 64, 64, true, true, 0, 0});      // ... and 0 with nan_to_zero
+    expectBshdMatchesReference({t, 2, 3, 70, 100, 64, 32, true, false, 1, 3});  // unaligned q and y: plain loads
+  }
+}
+
+// Not a check of speed: prints the kernel's time on BERT-base's attention (b 128, h 12, s 128, d 64), packed
+// [b, h, s, d] and as [b, s, h, d] views, for issue 8's comparison (FLOPs = 4 b h s^2 d).
+TEST(CudaAttention, BenchmarkBertBase) {
+  KILN_REQUIRE_GPU();
+  constexpr int64_t kB = 128, kH = 12, kS = 128, kD = 64;
+  size_t const bytes = static_cast<size_t>(kB * kH * kS * kD) * 2;
+  std::vector<double> host = randomValues(static_cast<size_t>(kB * kH * kS * kD), 71, -1, 1);
+  HostTensor const x = HostTensor::fromVector(DataType::kHALF, makeDims({kB * kH * kS * kD}), host);
+  DeviceMemory q(bytes), k(bytes), v(bytes), y(bytes);
+  for (void* p : {q.p, k.p, v.p}) ASSERT_EQ(cudaMemcpy(p, x.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  for (bool bshd : {false, true}) {
+    cuda::AttentionArgs a;
+    a.q = q.p;
+    a.k = k.p;
+    a.v = v.p;
+    a.y = y.p;
+    a.sq = a.skv = kS;
+    a.d = a.dv = kD;
+    a.batchRank = 2;
+    a.batch[0] = kB;
+    a.batch[1] = kH;
+    a.batchCount = kB * kH;
+    a.scale = 0.125f;
+    int64_t const batchStride0 = bshd ? kS * kH * kD : kH * kS * kD, batchStride1 = bshd ? kD : kS * kD;
+    for (int64_t* s : {a.qStride, a.kStride, a.vStride, a.yStride}) {
+      s[0] = batchStride0;
+      s[1] = batchStride1;
+    }
+    a.yStrided = true;
+    if (bshd) a.qRowStride = a.kRowStride = a.vRowStride = a.yRowStride = kH * kD;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+    ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(cuda::launchAttention(static_cast<int32_t>(DataType::kHALF), a, nullptr));
+    constexpr int kIters = 20;
+    ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
+    for (int i = 0; i < kIters; ++i)
+      ASSERT_TRUE(cuda::launchAttention(static_cast<int32_t>(DataType::kHALF), a, nullptr));
+    ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    float ms = 0;
+    ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+    double const us = 1e3 * ms / kIters;
+    double const tflops = 4.0 * kB * kH * kS * kS * kD / (us * 1e-6) / 1e12;
+    std::printf("attention fp16 b%lld h%lld s%lld d%lld %s: %.1f us per launch, %.1f TFLOP/s\n",
+                static_cast<long long>(kB), static_cast<long long>(kH), static_cast<long long>(kS),
+                static_cast<long long>(kD), bshd ? "[b,s,h,d] views" : "[b,h,s,d]", us, tflops);
+    // The output is a convex combination of v's values in [-1, 1].
+    std::vector<uint16_t> out(1024);
+    ASSERT_EQ(cudaMemcpy(out.data(), y.p, out.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    HostTensor const o = HostTensor::borrow(DataType::kHALF, makeDims({1024}), out.data());
+    for (int64_t i = 0; i < o.count(); ++i) ASSERT_LE(std::fabs(o.doubleAt(i)), 1.0) << "element " << i;
+  }
+}
+
 TEST(CudaAttention, RefusesWhatItCannotRun) {
   KILN_REQUIRE_GPU();
   // Head dims 12 (not a multiple of 8) and 136 (past 128): no CUDA tactic, the builder keeps the host fallback.
@@ -122,6 +375,50 @@ TEST(CudaAttention, RefusesWhatItCannotRun) {
         expectMatchesReference(spec(DataType::kHALF, bhsd(1, 2, 8, 8, d, dv, false), 0.5, false, false, 41), -1, 0);
     EXPECT_TRUE(r.empty()) << "d " << d << " dv " << dv;
   }
+}
+
+}  // namespace
+}  // namespace kiln
+
+// Layout 1 ([B, S, H, D] operands, fuse_attention's form for BERT): q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv,
+// H, Dv] -> y [B, Sq, H, Dv] against the reference, over tile edges, d != dv, masks and fully masked rows; the
+// kernels read the operands through row and batch strides.
+
+namespace kiln {
+namespace {
+
+TEST(CudaAttention, BshdLayoutMatchesReference) {
+  KILN_REQUIRE_GPU();
+  struct Case {
+    int64_t b, h, sq, skv, d, dv;
+  };
+  Case const cases[] = {{2, 3, 7, 300, 64, 64}, {1, 12, 128, 128, 64, 64}, {2, 4, 65, 197, 32, 48},
+                        {3, 2, 1, 1, 8, 8},     {2, 2, 130, 64, 128, 128}, {1, 5, 64, 65, 96, 96}};
+  for (DataType t : kFloats)
+    for (Case const& c : cases)
+      for (int maskKind = 0; maskKind < 4; ++maskKind) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv, " d ", c.d, " dv ",
+                            c.dv, " mask ", maskKind));
+        auto const seed = static_cast<uint32_t>(c.sq * 13 + c.skv + c.d + maskKind);
+        std::vector<In> in{var(randomTensor(t, {c.b, c.sq, c.h, c.d}, seed, -2, 2)),
+                           var(randomTensor(t, {c.b, c.skv, c.h, c.d}, seed + 1, -2, 2)),
+                           var(randomTensor(t, {c.b, c.skv, c.h, c.dv}, seed + 2, -1, 1))};
+        bool nanToZero = false;
+        if (maskKind == 1) in.push_back(var(randomTensor(t, {c.b, 1, 1, c.skv}, seed + 3, -4, 0)));  // BERT's
+        if (maskKind == 2) in.push_back(var(randomTensor(t, {c.b, c.h, c.sq, c.skv}, seed + 3, -4, 0)));
+        if (maskKind == 3) {
+          // Row sq/2 of every head fully masked; rows that the softmax makes NaN are 0.
+          in.push_back(var(maskWithRow(t, c.b, c.sq, c.skv, c.sq / 2, -INFINITY)));
+          nanToZero = true;
+        }
+        NodeSpec s{ir::OpType::kAttention,
+                   attrs({{"scale", 1.0 / std::sqrt(double(c.d))},
+                          {"k_transposed", int64_t{0}},
+                          {"nan_to_zero", int64_t{nanToZero}},
+                          {"layout", int64_t{1}}}),
+                   std::move(in)};
+        expectMatchesReference(s, -1, 1);
+      }
 }
 
 }  // namespace

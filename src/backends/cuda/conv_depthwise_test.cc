@@ -1,12 +1,13 @@
-// gpu tests of the channels-last depthwise convolution tactics (convolution_cuda_depthwise_hwc and its vectorized
-// form, conv_depthwise.cu) against the reference: channel counts around the vector width, 1 to 112 pixels wide,
-// 3x3 / 5x5 / other kernels, strides, dilation, asymmetric pads, bias, residual, activations, each kernel variant
-// of the vectorized launcher forced in turn; its refusals, the in-place residual, and that it is a candidate for
-// MobileNetV2's and EfficientNet-B0's depthwise layers.
+// gpu tests of the channels-last depthwise convolution tactics (convolution_cuda_depthwise_hwc, its vectorized form,
+// conv_depthwise.cu, and its shared-memory-tiled form, conv_depthwise_tiled.cu) against the reference: channel counts
+// around the vector width, 1 to 112 pixels wide, 3x3 / 5x5 / other kernels, strides, dilation, asymmetric pads, bias,
+// residual, activations, each kernel variant of the vectorized launcher forced in turn; the launchers' refusals, the
+// in-place residual, and that they are candidates for MobileNetV2's and EfficientNet-B0's depthwise layers.
 #include <algorithm>
 
 #include "backends/cuda/conv_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
+#include "backends/cuda/tactic_timing_test_util.h"
 #include "ir/infer/window_util.h"
 
 namespace kiln {
@@ -16,6 +17,7 @@ using namespace cudatest;  // NOLINT: test helpers
 
 constexpr char const* kVec = "convolution_cuda_depthwise_hwc_vec";
 constexpr char const* kScalar = "convolution_cuda_depthwise_hwc";
+constexpr char const* kTiled = "convolution_cuda_depthwise_hwc_tiled";
 
 struct Dw {
   std::vector<int64_t> x{};  // [n, c, h, w]
@@ -60,8 +62,8 @@ NodeSpec nodeOf(Dw const& c, DataType t, uint32_t seed) {
   return {ir::OpType::kConvolution, a, ins, 1, true};
 }
 
-// Runs every CUDA tactic of the channels-last node against the reference; the vectorized tactic must be among
-// them exactly when C is a multiple of its vector width.
+// Runs every CUDA tactic of the channels-last node against the reference; the vectorized and tiled tactics must be
+// among them exactly when C is a multiple of their vector width.
 void run(Dw const& c, DataType t, uint32_t seed) {
   SCOPED_TRACE(std::string("dtype ") + dataTypeName(t) + ", x [" + std::to_string(c.x[0]) + ", " +
                std::to_string(c.x[1]) + ", " + std::to_string(c.x[2]) + ", " + std::to_string(c.x[3]) + "], kernel " +
@@ -73,6 +75,7 @@ void run(Dw const& c, DataType t, uint32_t seed) {
   int width = cuda::depthwiseHwcVecWidth(static_cast<int32_t>(t));
   EXPECT_TRUE(has(kScalar));
   EXPECT_EQ(has(kVec), c.x[1] % width == 0) << "C = " << c.x[1] << ", vector width " << width;
+  EXPECT_EQ(has(kTiled), c.x[1] % width == 0) << "C = " << c.x[1] << ", vector width " << width;
 }
 
 // Forces one variant of the vectorized launcher for the scope (0: its own choice).
@@ -232,8 +235,91 @@ TEST(CudaDepthwiseHwc, LauncherRefusalsAndInPlaceResidual) {
   dev->destroyStream(stream);
 }
 
+// The tiled launcher's refusals (the tactic then runs the vectorized kernel), its window past the shared memory,
+// and a residual that is y's own memory, against the scalar kernel with the residual apart; 9x11 pixels are two
+// partial 8x8 tiles per dimension.
+TEST(CudaDepthwiseHwc, TiledLauncherRefusalsAndInPlaceResidual) {
+  KILN_REQUIRE_GPU();
+  backends::DeviceBackend* dev = device();
+  void* stream = *dev->createStream();
+  cuda::ConvGeom g;
+  g.n = 3;
+  g.c = g.k = g.groups = 16;
+  g.in[1] = 9;
+  g.in[2] = 11;
+  g.out[1] = 9;
+  g.out[2] = 11;
+  g.kernel[1] = g.kernel[2] = 3;
+  g.padBegin[1] = g.padBegin[2] = 1;
+  int64_t const count = g.n * g.c * 9 * 11;
+  size_t const bytes = static_cast<size_t>(count) * sizeof(float);
+  HostTensor hx = randomTensor(DataType::kFLOAT, {count}, 31), hw = randomTensor(DataType::kFLOAT, {16 * 9}, 32);
+  HostTensor hb = randomTensor(DataType::kFLOAT, {16}, 33), hr = randomTensor(DataType::kFLOAT, {count}, 34);
+  auto up = [&](HostTensor const& h, size_t extra) {
+    auto b = backends::DeviceBuffer::allocate(dev, h.bytes() + extra, "test buffer");
+    EXPECT_TRUE(b.isOk());
+    EXPECT_TRUE(dev->copy(b->data(), h.data(), h.bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+    return std::move(*b);
+  };
+  backends::DeviceBuffer x = up(hx, 16), w = up(hw, 0), bias = up(hb, 16), res = up(hr, 0), inPlace = up(hr, 0);
+  auto y = backends::DeviceBuffer::allocate(dev, bytes + 16, "test output");
+  ASSERT_TRUE(y.isOk());
+  auto cs = static_cast<cudaStream_t>(stream);
+  cuda::Epilogue ep;
+  ep.bias = bias.data();
+  int32_t const f32 = static_cast<int32_t>(DataType::kFLOAT);
+  auto* xb = static_cast<char*>(x.data());
+  EXPECT_FALSE(cuda::launchDepthwiseHwcTiled(f32, g, xb + 4, w.data(), ep, y->data(), cs)) << "x misaligned";
+  EXPECT_FALSE(cuda::launchDepthwiseHwcTiled(f32, g, xb, w.data(), ep, static_cast<char*>(y->data()) + 8, cs))
+      << "y misaligned";
+  cuda::Epilogue badBias = ep;
+  badBias.bias = static_cast<char*>(bias.data()) + 4;
+  EXPECT_FALSE(cuda::launchDepthwiseHwcTiled(f32, g, xb, w.data(), badBias, y->data(), cs)) << "bias misaligned";
+  EXPECT_FALSE(
+      cuda::launchDepthwiseHwcTiled(static_cast<int32_t>(DataType::kINT32), g, xb, w.data(), ep, y->data(), cs));
+  cuda::ConvGeom odd = g;
+  odd.c = odd.k = odd.groups = 6;  // not whole 4-channel vectors
+  EXPECT_FALSE(cuda::launchDepthwiseHwcTiled(f32, odd, xb, w.data(), ep, y->data(), cs));
+  cuda::ConvGeom dense = g;
+  dense.k = 32;  // not depthwise
+  EXPECT_FALSE(cuda::launchDepthwiseHwcTiled(f32, dense, xb, w.data(), ep, y->data(), cs));
+  cuda::ConvGeom huge = g;
+  huge.dil[1] = huge.dil[2] = 64;  // a window of 136 x 136 vectors: past 48 KiB
+  EXPECT_FALSE(cuda::depthwiseHwcTiledFits(f32, huge));
+  EXPECT_FALSE(cuda::launchDepthwiseHwcTiled(f32, huge, xb, w.data(), ep, y->data(), cs));
+  EXPECT_TRUE(cuda::depthwiseHwcTiledFits(f32, g));
+
+  ep.residual = res.data();
+  ep.activation = static_cast<int32_t>(ActivationType::kRELU);
+  ASSERT_TRUE(cuda::launchDepthwiseHwc(f32, g, xb, w.data(), ep, y->data(), cs));
+  ASSERT_TRUE(cuda::launchStatus("scalar depthwise").isOk());
+  ep.residual = inPlace.data();
+  ASSERT_TRUE(cuda::launchDepthwiseHwcTiled(f32, g, xb, w.data(), ep, inPlace.data(), cs));
+  ASSERT_TRUE(cuda::launchStatus("tiled depthwise").isOk());
+  HostTensor want = *HostTensor::allocate(DataType::kFLOAT, makeDims({count}), "want");
+  HostTensor got = *HostTensor::allocate(DataType::kFLOAT, makeDims({count}), "got");
+  ASSERT_TRUE(dev->copy(want.mutableData(), y->data(), bytes, backends::CopyKind::kDeviceToHost, stream).isOk());
+  ASSERT_TRUE(dev->copy(got.mutableData(), inPlace.data(), bytes, backends::CopyKind::kDeviceToHost, stream).isOk());
+  ASSERT_TRUE(dev->synchronize(stream).isOk());
+  EXPECT_LE(normRelativeError(got, want), 1e-6);
+  dev->destroyStream(stream);
+}
+
+// MobileNetV2's stride-1 layers at full resolution, several images and channel chunks of 1, 2 and 4 vectors (fp16:
+// 144 channels are 18 vectors, chunks of 2; 32 are 4, one chunk of 4; 24 are 3, chunks of 1).
+TEST(CudaDepthwiseHwc, TiledMobileNetV2Shapes) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : kFloats) {
+    run(relu6({{2, 32, 112, 112}}), t, 41);
+    run(relu6({{3, 144, 56, 56}}), t, 42);
+    Dw r = relu6({{2, 24, 28, 30}, {3, 3}, {2, 2}});
+    r.residual = true;
+    run(r, t, 43);
+  }
+}
+
 // MobileNetV2's seventeen depthwise layers (ten distinct shapes, 3x3) and EfficientNet-B0's 5x5 ones, fp16/bf16/fp32
-// channels-last at batch 1 and 256: the vectorized tactic must be a candidate for each (no device needed).
+// channels-last at batch 1 and 256: the vectorized and tiled tactics must be candidates for each (no device needed).
 TEST(CudaDepthwiseHwc, CandidateForMobileNetV2AndEfficientNet) {
   struct Layer {
     int64_t hw, c, k, s;
@@ -242,9 +328,13 @@ TEST(CudaDepthwiseHwc, CandidateForMobileNetV2AndEfficientNet) {
                                   {28, 192, 3, 2}, {14, 384, 3, 1}, {14, 576, 3, 1}, {14, 576, 3, 2}, {7, 960, 3, 1},
                                   {56, 144, 5, 2}, {28, 240, 5, 1}, {14, 480, 5, 1}, {14, 672, 5, 2}, {7, 1152, 5, 1}};
   backends::Tactic const* vec = nullptr;
-  for (backends::Tactic const& t : cuda::CudaTactics::instance().all())
+  backends::Tactic const* tiled = nullptr;
+  for (backends::Tactic const& t : cuda::CudaTactics::instance().all()) {
     if (t.name == kVec) vec = &t;
+    if (t.name == kTiled) tiled = &t;
+  }
   ASSERT_NE(vec, nullptr);
+  ASSERT_NE(tiled, nullptr);
   for (DataType t : kFloats)
     for (int64_t n : {int64_t{1}, int64_t{256}})
       for (Layer const& l : layers) {
@@ -269,7 +359,45 @@ TEST(CudaDepthwiseHwc, CandidateForMobileNetV2AndEfficientNet) {
         std::vector<ir::TensorInfo> in, out{{conv->output(0)->dtype, conv->output(0)->shape}};
         for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
         EXPECT_TRUE(vec->supports(*conv, in, out));
+        EXPECT_TRUE(tiled->supports(*conv, in, out));
       }
+}
+
+// Device time of every CUDA tactic taking MobileNetV2's depthwise layers at batch 256, fp16 channels-last, with bias
+// and ReLU6 (printed, not asserted: the builder's timing decides per shape).
+TEST(CudaDepthwiseHwc, TimesAtBatch256) {
+  KILN_REQUIRE_GPU();
+  struct Layer {
+    int64_t hw, c, s;
+  };
+  DataType const t = DataType::kHALF;
+  int64_t const n = 256;
+  for (Layer const& l : {Layer{112, 32, 1}, Layer{112, 96, 2}, Layer{56, 144, 1}, Layer{14, 576, 1}}) {
+    ir::Graph g;
+    ir::Value* x = *g.addInput("x", t, makeDims({n, l.c, l.hw, l.hw}));
+    ir::Value* w = g.addConstant("w", *HostTensor::allocate(t, makeDims({l.c, 1, 3, 3}), "w"))->output(0);
+    ir::Value* b = g.addConstant("b", *HostTensor::allocate(t, makeDims({l.c}), "b"))->output(0);
+    ir::Node* conv = g.addNode(ir::OpType::kConvolution, "dw", {x, w, b}, 1);
+    conv->attrs.setInt("num_output_maps", l.c);
+    conv->attrs.setInts("kernel_shape", {3, 3});
+    conv->attrs.setInts("strides", {l.s, l.s});
+    conv->attrs.setInts("pads_begin", {1, 1});
+    conv->attrs.setInts("pads_end", {1, 1});
+    conv->attrs.setInt("groups", l.c);
+    conv->attrs.setInt("activation", static_cast<int64_t>(ActivationType::kCLIP));
+    conv->attrs.setFloat("act_beta", 6.0);
+    g.markOutput(conv->output(0));
+    ir::HostEvaluator eval = backends::referenceEvaluator();
+    ASSERT_TRUE(ir::inferGraphInPlace(g, &eval).isOk());
+    conv->attrs.setInt("format", static_cast<int64_t>(TensorFormat::kHWC));
+    std::vector<ir::TensorInfo> in, out{{t, conv->output(0)->shape}};
+    for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
+    double moved = static_cast<double>((volume(in[0].shape) + volume(out[0].shape)) * 2);
+    std::printf("depthwise 3x3 %lldx%lldx%lld stride %lld, batch %lld fp16 channels-last: %.0f MB to move\n",
+                static_cast<long long>(l.hw), static_cast<long long>(l.hw), static_cast<long long>(l.c),
+                static_cast<long long>(l.s), static_cast<long long>(n), moved / 1e6);
+    printTacticTimes(*conv, in, out, moved);
+  }
 }
 
 }  // namespace

@@ -53,6 +53,19 @@ bool launchDepthwiseHwc(int32_t dtype, ConvGeom const& g, void const* x, void co
 bool launchDepthwiseHwcVec(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
                            cudaStream_t stream);
 
+/// The shared-memory-tiled form of launchDepthwiseHwcVec (conv_depthwise_tiled.cu): a block computes 8x8 output
+/// pixels of one image for 1, 2 or 4 channel vectors (depthwiseHwcVecWidth channels each), staging the tiles' input
+/// window (halo included) once with 16-byte loads and the weights as fp32; any 2-D geometry. False (nothing
+/// launched) where it cannot run: another type, c not a multiple of the width, x, y, bias or residual not 16-byte
+/// aligned, a window of one vector and its weights over 48 KiB (depthwiseHwcTiledFits), an empty x, 2^31 elements
+/// or more.
+bool launchDepthwiseHwcTiled(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep,
+                             void* y, cudaStream_t stream);
+
+/// True when launchDepthwiseHwcTiled's shared memory holds one channel vector's window and weights for this
+/// kernel, stride and dilation (2-D; entries [1] and [2] of the geometry's arrays) and dtype code.
+bool depthwiseHwcTiledFits(int32_t dtype, ConvGeom const& g);
+
 /// For tests: makes launchDepthwiseHwcVec run one kernel variant whatever the size: 1 pixel per thread, or 4 the
 /// several pixels per thread of its stride (4 at stride 1, 2 at stride 2), in the unrolled kernel where the
 /// geometry has one, else the generic loop; -1 the generic loop; 0 (the default) chooses by geometry and size.
@@ -70,6 +83,21 @@ bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void co
 /// In place on y [n, k, spatial]: y = act(y + bias[channel] + residual).
 bool launchEpilogue(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilogue const& ep, void* y,
                     cudaStream_t stream);
+
+/// launchEpilogue with 16-byte loads and stores (conv_pointwise.cu): 8 fp16/bf16 or 4 fp32 elements per thread.
+/// `spatial` == 1 is channels-last (y [n, k] with the channel fastest; k must be a multiple of the width), larger
+/// row-major (y [n, k, spatial]; spatial a multiple of the width). False (nothing launched) where it cannot run:
+/// another type, those multiples, y, the residual or (channels-last) the bias not 16-byte aligned, an empty y or
+/// 2^31 elements or more; the caller then runs launchEpilogue.
+bool launchEpilogueVec(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilogue const& ep, void* y,
+                       cudaStream_t stream);
+
+/// The channels-last pointwise convolution y [m, n] = x [m, k] * w [n, k]^T (m pixels, k input and n output
+/// channels) on tensor cores (wmma, fp32 accumulation; conv_pointwise.cu) with the epilogue (bias, residual, any
+/// activation) fused, so y is written once. False (nothing launched) for another type than fp16/bf16, an empty
+/// problem, n or k not a multiple of 8, or x, w, y, bias or residual not 16-byte aligned. The residual may be y.
+bool launchPointwiseWmma(int32_t dtype, int64_t m, int64_t n, int64_t k, void const* x, void const* w,
+                         Epilogue const& ep, void* y, cudaStream_t stream);
 
 /// dst [planes, dstExt...] = src [planes, srcExt...] shifted by `offset` per dim: dst[j] = src[j - offset] where
 /// inside src, else 0 (zero padding when offset >= 0, cropping when offset <= 0), then + bias[plane % channels]

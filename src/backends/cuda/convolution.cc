@@ -248,11 +248,13 @@ class ConvCudnnKernel final : public backends::Kernel {
     KILN_ASSIGN_OR_RETURN(auto p, plan(c, y.dtype, x.shape, w.shape, y.shape));
     // cuDNN writes y before the epilogue reads the residual: a residual sharing y's memory needs the direct kernel.
     bool residualInY = ctx.inputs.size() > 3 && ctx.inputs[3].data == y.data;
-    if (!p->cudnn || residualInY) return fallback(c, ctx, residualInY ? "the residual shares y's memory" : "cuDNN refused the shape");
+    if (!p->cudnn || residualInY)
+      return fallback(c, ctx, residualInY ? "the residual shares y's memory" : "cuDNN refused the shape");
     cudnnConvolutionFwdAlgo_t algo = p->algo;
     size_t ws = p->algoWs;
     if (p->padBytes + ws > ctx.workspaceSize) {
-      if (!p->safeOk || p->padBytes + p->safeWs > ctx.workspaceSize) return fallback(c, ctx, "the workspace is too small");
+      if (!p->safeOk || p->padBytes + p->safeWs > ctx.workspaceSize)
+        return fallback(c, ctx, "the workspace is too small");
       algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
       ws = p->safeWs;
     }
@@ -295,15 +297,15 @@ class ConvCudnnKernel final : public backends::Kernel {
     cudnnStatus_t s = cudnnConvolutionForward(h, &one, p->x.get(), xp, p->w.get(), w.data, p->conv.get(), algo,
                                               ws ? scratch : nullptr, ws, &zero, p->y.get(), y.data);
     // A refusal found only at launch time (nothing was queued): the direct kernel computes the whole output.
-    if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) return fallback(c, ctx, "cuDNN refused the call");
+    if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM)
+      return fallback(c, ctx, "cuDNN refused the call");
     if (s != CUDNN_STATUS_SUCCESS) return cudnnStatusOf(s, a_.who + ": cudnnConvolutionForward");
     if (!ep.bias && !ep.residual && ep.activation < 0) return Status::ok();
     int64_t spatial = c.g.out[0] * c.g.out[1] * c.g.out[2];
     // Channels-last: the channel is the fastest index, so the epilogue sees [n * spatial, k, 1].
     bool ok = a_.hwc ? launchEpilogue(static_cast<int32_t>(y.dtype), c.g.n * spatial, c.g.k, 1, ep, y.data, stream)
                      : launchEpilogue(static_cast<int32_t>(y.dtype), c.g.n, c.g.k, spatial, ep, y.data, stream);
-    if (!ok)
-      return invalidArgument(a_.who, ": no epilogue for ", dataTypeName(y.dtype));
+    if (!ok) return invalidArgument(a_.who, ": no epilogue for ", dataTypeName(y.dtype));
     return launchStatus(a_.who + ": convolution epilogue");
   }
 
@@ -357,10 +359,11 @@ backends::Tactic makeDirect() {
 KILN_REGISTER_CUDA_TACTIC(makeDirect);
 
 // Channels-last depthwise convolution (one input channel per group, one output channel per group): our own
-// kernels, any 2-D geometry and padding, every activation fused. Two tactics: the scalar kernel (one thread per
-// output element, any channel count) and the vectorized one (16-byte channel vectors, several pixels per thread;
+// kernels, any 2-D geometry and padding, every activation fused. Three tactics: the scalar kernel (one thread per
+// output element, any channel count), the vectorized one (16-byte channel vectors, several pixels per thread;
 // C a multiple of 8 for fp16/bf16, 4 for fp32), which falls back to the scalar kernel where a launch's pointers
-// are not 16-byte aligned. The builder times both.
+// are not 16-byte aligned, and the tiled one (the vectorized kernel's vectors, 8x8 output pixels per block from an
+// input window staged in shared memory), which falls back to the vectorized kernel. The builder times all three.
 bool supportsDepthwiseHwc(ir::Node const& node, std::vector<ir::TensorInfo> const& in,
                           std::vector<ir::TensorInfo> const& out) {
   if (backends::nodeFormat(node) != TensorFormat::kHWC || !supportsConv(node, in, out)) return false;
@@ -375,9 +378,11 @@ bool supportsDepthwiseHwc(ir::Node const& node, std::vector<ir::TensorInfo> cons
          geometry(*a, x, w, y).isOk();
 }
 
+enum class DwVariant { kScalar, kVec, kTiled };
+
 class ConvDepthwiseHwcKernel final : public backends::Kernel {
  public:
-  ConvDepthwiseHwcKernel(ConvAttrs a, bool vectorized) : a_(std::move(a)), vectorized_(vectorized) {}
+  ConvDepthwiseHwcKernel(ConvAttrs a, DwVariant variant) : a_(std::move(a)), variant_(variant) {}
   Status enqueue(backends::LaunchContext const& ctx) const override {
     KILN_ASSIGN_OR_RETURN(ConvCall c, geometry(a_, ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape));
     if (c.outCount == 0) return Status::ok();
@@ -385,7 +390,12 @@ class ConvDepthwiseHwcKernel final : public backends::Kernel {
     auto dt = static_cast<int32_t>(y.dtype);
     Epilogue ep = epilogueOf(a_, ctx);
     cudaStream_t stream = streamOf(ctx);
-    if (vectorized_ && launchDepthwiseHwcVec(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
+    // Each variant falls back to the next simpler one where a launch cannot take it (alignment, sizes).
+    if (variant_ == DwVariant::kTiled &&
+        launchDepthwiseHwcTiled(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
+      return launchStatus(a_.who + ": tiled channels-last depthwise convolution");
+    if (variant_ != DwVariant::kScalar &&
+        launchDepthwiseHwcVec(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
       return launchStatus(a_.who + ": vectorized channels-last depthwise convolution");
     if (!launchDepthwiseHwc(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
       return invalidArgument(a_.who, ": no channels-last depthwise convolution for ", dataTypeName(y.dtype), " at ",
@@ -395,35 +405,56 @@ class ConvDepthwiseHwcKernel final : public backends::Kernel {
 
  private:
   ConvAttrs a_;
-  bool vectorized_;
+  DwVariant variant_;
 };
 
-backends::Tactic makeDepthwiseHwc(bool vectorized) {
+backends::Tactic makeDepthwiseHwc(DwVariant variant) {
   backends::Tactic t;
-  t.name = vectorized ? "convolution_cuda_depthwise_hwc_vec" : "convolution_cuda_depthwise_hwc";
+  switch (variant) {
+    case DwVariant::kScalar:
+      t.name = "convolution_cuda_depthwise_hwc";
+      t.priority = 32;
+      break;
+    case DwVariant::kVec:
+      t.name = "convolution_cuda_depthwise_hwc_vec";
+      t.priority = 33;
+      break;
+    case DwVariant::kTiled:
+      t.name = "convolution_cuda_depthwise_hwc_tiled";
+      t.priority = 31;  // below the others at level 0 until measurements say otherwise; timed above it
+      break;
+  }
   t.op = ir::OpType::kConvolution;
   t.source = TacticSource::kKILN;
-  t.priority = vectorized ? 33 : 32;
   t.formatAware = true;
-  t.supports = [vectorized](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                            std::vector<ir::TensorInfo> const& out) {
+  t.supports = [variant](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
+                         std::vector<ir::TensorInfo> const& out) {
     if (!supportsDepthwiseHwc(node, in, out)) return false;
-    if (!vectorized) return true;
-    // Whole 16-byte channel vectors, and one kernel's fp32 weights for one vector within a block's shared memory.
-    int width = depthwiseHwcVecWidth(static_cast<int32_t>(out[0].dtype));
+    if (variant == DwVariant::kScalar) return true;
+    // Whole 16-byte channel vectors, and one kernel's fp32 weights for one vector within a block's shared memory
+    // (the tiled kernel: also one vector's input window).
+    auto dt = static_cast<int32_t>(out[0].dtype);
+    int width = depthwiseHwcVecWidth(dt);
     Dims const& w = in[1].shape;
-    return width > 0 && in[0].shape.d[1] % width == 0 && w.d[2] * w.d[3] * width * 4 <= 48 * 1024;
+    if (width == 0 || in[0].shape.d[1] % width != 0 || w.d[2] * w.d[3] * width * 4 > 48 * 1024) return false;
+    if (variant == DwVariant::kVec) return true;
+    auto a = readAttrs(node);
+    if (!a.isOk()) return false;
+    auto c = geometry(*a, in[0].shape, in[1].shape, out[0].shape);
+    return c.isOk() && depthwiseHwcTiledFits(dt, c->g);
   };
-  t.create = [vectorized](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+  t.create = [variant](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     KILN_ASSIGN_OR_RETURN(ConvAttrs a, readAttrs(node));
-    return std::unique_ptr<backends::Kernel>(new ConvDepthwiseHwcKernel(std::move(a), vectorized));
+    return std::unique_ptr<backends::Kernel>(new ConvDepthwiseHwcKernel(std::move(a), variant));
   };
   return t;
 }
-backends::Tactic makeDepthwiseHwcScalar() { return makeDepthwiseHwc(false); }
-backends::Tactic makeDepthwiseHwcVec() { return makeDepthwiseHwc(true); }
+backends::Tactic makeDepthwiseHwcScalar() { return makeDepthwiseHwc(DwVariant::kScalar); }
+backends::Tactic makeDepthwiseHwcVec() { return makeDepthwiseHwc(DwVariant::kVec); }
+backends::Tactic makeDepthwiseHwcTiled() { return makeDepthwiseHwc(DwVariant::kTiled); }
 KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcVec);
 KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcScalar);
+KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcTiled);
 
 // `exactFp32`: the algorithm keeps fp32 accuracy (FFT and Winograd transforms do not reach 1e-5, so those claim
 // fp32 only where TF32 is allowed anyway).
@@ -436,7 +467,8 @@ backends::Tactic makeCudnn(char const* name, cudnnConvolutionFwdAlgo_t algo, int
   t.priority = priority;
   t.formatAware = true;
   // Channels-last through the implicit-GEMM algorithms (the transform-based ones want NCHW).
-  bool hwcAlgo = algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  bool hwcAlgo =
+      algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
   t.supports = [exactFp32, fused, hwcAlgo](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
                                            std::vector<ir::TensorInfo> const& out) {
     if (!supportsConv(node, in, out)) return false;

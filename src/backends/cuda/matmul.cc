@@ -1,6 +1,6 @@
 // MatrixMultiply on the GPU: the shape analysis shared by the tactics (operand layouts, broadcast batch, bias
-// map, as the reference kernel defines them) and the tactic of the own tiled kernel, matrixmultiply_cuda_simt.
-// The cuBLASLt tactics are in matmul_cublaslt.cc.
+// map, the residual, as the reference kernel defines them) and the tactic of the own tiled kernel,
+// matrixmultiply_cuda_simt. The cuBLASLt tactics are in matmul_cublaslt.cc.
 #include "backends/cuda/matmul.h"
 
 #include "backends/cuda/cuda_util.h"
@@ -52,14 +52,15 @@ Result<Attrs> readAttrs(ir::Node const& node) {
 
 bool supportsNode(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out,
                   bool withFloat64) {
-  if (in.size() < 2 || in.size() > 3 || out.size() != 1) return false;
+  if (in.size() < 2 || in.size() > 4 || out.size() != 1) return false;
   if (!readAttrs(node).isOk()) return false;
   DataType t = out[0].dtype;
   bool typeOk = isCudaFloat(t) || (withFloat64 && t == DataType::kFLOAT64);
   if (!typeOk || in[0].dtype != t || in[1].dtype != t) return false;
   if (in[0].shape.nbDims < 0 || in[1].shape.nbDims < 0) return false;
-  // The bias is read as the output's type (mixed types go to the host).
-  return in.size() < 3 || in[2].shape.nbDims < 0 || in[2].dtype == t;
+  // The bias and the residual are read as the output's type (mixed types go to the host).
+  if (in.size() > 2 && in[2].shape.nbDims >= 0 && in[2].dtype != t) return false;
+  return in.size() < 4 || in[3].shape.nbDims < 0 || in[3].dtype == t;
 }
 
 Result<Shape> analyze(Attrs const& at, Dims const& a, Dims const& b, Dims const* bias, Dims const& y) {
@@ -146,6 +147,10 @@ Result<Shape> analyze(Attrs const& at, Dims const& a, Dims const& b, Dims const*
   return s;
 }
 
+void const* residualOf(backends::LaunchContext const& ctx) {
+  return ctx.inputs.size() > 3 ? ctx.inputs[3].data : nullptr;
+}
+
 MatmulEpilogue epilogueFor(Shape const& s, Attrs const& at, void const* bias, bool addBias, bool applyActivation) {
   MatmulEpilogue ep = s.biasMap;
   ep.bias = addBias ? bias : nullptr;
@@ -161,6 +166,7 @@ Status runSimt(Shape const& s, Attrs const& at, backends::LaunchContext const& c
   MatmulProblem p = s.p;
   p.dtype = static_cast<int32_t>(y.dtype);
   MatmulEpilogue ep = epilogueFor(s, at, bias, bias != nullptr, true);
+  ep.residual = residualOf(ctx);
   if (!launchMatmulSimt(ctx.inputs[0].data, ctx.inputs[1].data, y.data, p, s.batch, s.batchCount, ep, streamOf(ctx)))
     return unsupported(at.who, ": no tiled matmul kernel for ", dataTypeName(y.dtype));
   return launchStatus(at.who + ": tiled matmul kernel");
@@ -169,6 +175,9 @@ Status runSimt(Shape const& s, Attrs const& at, backends::LaunchContext const& c
 Result<Shape> analyzeLaunch(Attrs const& at, backends::LaunchContext const& ctx) {
   if (ctx.inputs.size() < 2 || ctx.outputs.size() != 1) return invalidArgument(at.who, ": needs a, b and y");
   TensorView const* bias = ctx.inputs.size() > 2 && ctx.inputs[2].data ? &ctx.inputs[2] : nullptr;
+  if (void const* r = residualOf(ctx); r && !dimsEqual(ctx.inputs[3].shape, ctx.outputs[0].shape))
+    return invalidArgument(at.who, ": residual ", dimsToString(ctx.inputs[3].shape), " must have y's shape ",
+                           dimsToString(ctx.outputs[0].shape));
   return analyze(at, ctx.inputs[0].shape, ctx.inputs[1].shape, bias ? &bias->shape : nullptr, ctx.outputs[0].shape);
 }
 

@@ -2,6 +2,7 @@
 // the shape of one launch (operand layouts, collapsed broadcast batch, bias map) and the tiled-kernel launch.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,8 @@ struct Attrs {
 /// Reads and checks op_a, op_b, activation, act_alpha, act_beta and allow_tf32; errors name the node.
 Result<Attrs> readAttrs(ir::Node const& node);
 
-/// True for 2 or 3 inputs with a, b, y (and a present bias) all of one CUDA float type (fp32/fp16/bf16, and
-/// fp64 when `withFloat64`), and attributes the reference accepts.
+/// True for 2 to 4 inputs with a, b, y (and a present bias and residual) all of one CUDA float type (fp32/fp16/bf16,
+/// and fp64 when `withFloat64`), and attributes the reference accepts.
 bool supportsNode(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out,
                   bool withFloat64);
 
@@ -45,17 +46,55 @@ struct Shape {
 
 /// The shape of a launch with these dims, with the reference kernel's checks (invalidArgument when they fail).
 Result<Shape> analyze(Attrs const& at, Dims const& a, Dims const& b, Dims const* bias, Dims const& y);
-/// analyze() on a launch's inputs and output.
+/// analyze() on a launch's inputs and output; also checks that a present residual has y's shape.
 Result<Shape> analyzeLaunch(Attrs const& at, backends::LaunchContext const& ctx);
 
-/// The epilogue: the bias when `addBias`, the node's activation when `applyActivation`.
+/// The launch's residual (input 3, y's shape and layout; only read), or null.
+void const* residualOf(backends::LaunchContext const& ctx);
+
+/// The epilogue (no residual): the bias when `addBias`, the node's activation when `applyActivation`.
 MatmulEpilogue epilogueFor(Shape const& s, Attrs const& at, void const* bias, bool addBias, bool applyActivation);
 
-/// The cuBLASLt kernel of matrixmultiply_cublaslt_algo<algoIndex> for these attributes (also run by other ops
-/// that are a matrix multiply in disguise: channels-last 1x1 convolutions).
-std::unique_ptr<backends::Kernel> makeCublasLtKernel(Attrs at, int algoIndex);
+/// One plain cuBLASLt GEMM for ops that are a matrix multiply in disguise (pointwise convolutions): y[i] (m x n,
+/// row-major) = op(a[i]) (m x k) * op(b[i]) (k x n) (+ c[i], y's layout, when given) for i < count, each operand
+/// at its element stride per batch entry (0: shared); the epilogue adds `bias` (n values along y's rows) and then
+/// applies ReLU where asked. fp32 (TF32 with `tf32`), fp16 or bf16 with fp32 accumulation; m, n, k > 0.
+struct LtGemm {
+  DataType dtype = DataType::kFLOAT;
+  bool tf32 = false;
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false;  // a stored [k, m]
+  bool transB = false;  // b stored [n, k]
+  int64_t count = 1;    // at most 65535
+  int64_t strideA = 0, strideB = 0, strideY = 0;
+  bool bias = false, relu = false;
+};
 
-/// Enqueues the whole node on the tiled kernel (bias and activation fused). y must not be empty.
+/// cuBLASLt plans (descriptors and heuristic results) of LtGemm shapes, cached per object (shapes change with
+/// the context's inputs); safe to use from several threads at once.
+class LtGemmRunner {
+ public:
+  LtGemmRunner();
+  ~LtGemmRunner();
+  LtGemmRunner(LtGemmRunner const&) = delete;
+  LtGemmRunner& operator=(LtGemmRunner const&) = delete;
+  /// The workspace heuristic result #algoIndex (or #0 where there are fewer) needs at 256-byte alignment, plus
+  /// the slack for aligning it; the cap when the plan cannot be made.
+  size_t workspaceSize(LtGemm const& g, int algoIndex) const;
+  /// The most workspace any call takes (with the slack for aligning it): what to ask for when shapes are unknown.
+  static size_t maxWorkspaceSize();
+  /// Enqueues the GEMM with heuristic result #algoIndex (or #0) on `stream`, within the workspace given (any
+  /// alignment). Returns false in *ran (and enqueues nothing) when cuBLASLt has no algorithm for the shape;
+  /// errors name `who`.
+  Status run(LtGemm const& g, int algoIndex, void const* a, void const* b, void const* c, void const* bias, void* y,
+             void* workspace, size_t workspaceBytes, cudaStream_t stream, std::string const& who, bool* ran) const;
+
+ private:
+  struct Cache;
+  std::unique_ptr<Cache> cache_;
+};
+
+/// Enqueues the whole node on the tiled kernel (bias, residual and activation fused). y must not be empty.
 Status runSimt(Shape const& s, Attrs const& at, backends::LaunchContext const& ctx);
 
 }  // namespace kiln::cuda::matmul

@@ -1,6 +1,8 @@
 // MatrixMultiply on cuBLASLt: tactics matrixmultiply_cublaslt_algo{0,1,2} (heuristic result #i, the builder
 // keeps the fastest), fp32 (TF32 only when allowed) / fp16 / bf16 with fp32 accumulation, strided batches with
-// broadcast operands, bias/ReLU/GELU epilogues fused where cuBLASLt has them, the rest in a pointwise pass.
+// broadcast operands, bias/ReLU/GELU epilogues fused where cuBLASLt has them, the rest in a pointwise pass; a
+// residual (input 3) is cuBLASLt's C with beta = 1; and LtGemmRunner, the same plans for ops that are a GEMM in
+// disguise (pointwise convolutions).
 #include <cublasLt.h>
 
 #include <algorithm>
@@ -29,9 +31,10 @@ constexpr size_t kMaxPlans = 512;  // cached shapes per kernel before the cache 
 struct PlanKey {
   int64_t dtype, tf32, m, n, k, transA, transB, count, strideA, strideB, strideY, epilogue;
   int64_t alignA, alignB, alignY, alignBias, workspace;
+  int64_t alignC;  // the residual's alignment (C); alignY without one
   auto tie() const {
     return std::tie(dtype, tf32, m, n, k, transA, transB, count, strideA, strideB, strideY, epilogue, alignA, alignB,
-                    alignY, alignBias, workspace);
+                    alignY, alignBias, workspace, alignC);
   }
   bool operator<(PlanKey const& o) const { return tie() < o.tie(); }
 };
@@ -129,7 +132,7 @@ Result<std::shared_ptr<Plan>> makePlan(PlanKey const& key, void const* biasForAl
   std::array<std::pair<cublasLtMatmulPreferenceAttributes_t, int64_t>, 4> aligns = {{
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.alignB},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.alignA},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.alignY},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.alignC},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.alignY},
   }};
   for (auto const& [attr, value] : aligns) {
@@ -156,14 +159,16 @@ struct EpilogueSplit {
   bool postBias = false, postActivation = false;
 };
 
-EpilogueSplit splitEpilogue(Attrs const& at, Shape const& s, DataType dtype, bool hasBias) {
+// With a residual the activation always goes to the pointwise pass: it must follow the residual's addition, and
+// cuBLASLt's epilogue is not documented to come after beta * C.
+EpilogueSplit splitEpilogue(Attrs const& at, Shape const& s, DataType dtype, bool hasBias, bool hasResidual) {
   EpilogueSplit e;
   bool biasFused = hasBias && s.biasAlongN;
   // cuBLASLt's GELU is the tanh form; its accuracy is trusted only where fp32's 1e-5 is not asked for.
   bool geluOk =
       at.activation == static_cast<int32_t>(ActivationType::kGELU_TANH) && (dtype != DataType::kFLOAT || at.tf32);
   bool reluOk = at.activation == static_cast<int32_t>(ActivationType::kRELU);
-  bool actFused = (!hasBias || biasFused) && (at.activation < 0 || geluOk || reluOk);
+  bool actFused = (!hasBias || biasFused) && !hasResidual && (at.activation < 0 || geluOk || reluOk);
   if (biasFused)
     e.lt = actFused && reluOk ? CUBLASLT_EPILOGUE_RELU_BIAS
                               : (actFused && geluOk ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS);
@@ -220,14 +225,15 @@ class LtKernel final : public backends::Kernel {
     for (auto const& i : in) known = known && (i.shape.nbDims < 0 || dimsKnown(i.shape));
     if (!known) return kWorkspaceCap + kWorkspaceAlign;
     bool hasBias = in.size() > 2 && in[2].shape.nbDims >= 0;
+    bool hasResidual = in.size() > 3 && in[3].shape.nbDims >= 0;
     auto s = analyze(at_, in[0].shape, in[1].shape, hasBias ? &in[2].shape : nullptr, out[0].shape);
     if (!s.isOk() || volume(out[0].shape) == 0 || s->p.k == 0) return 0;
     // The exact need of the first call's algorithm at full alignment; a launch with less workspace (or other
     // alignments) asks the heuristic again within what it got.
     CallShape c = callShapeOf(*s);
-    EpilogueSplit e = splitEpilogue(at_, *s, out[0].dtype, hasBias);
+    EpilogueSplit e = splitEpilogue(at_, *s, out[0].dtype, hasBias, hasResidual);
     PlanKey key =
-        keyOf(*s, c, out[0].dtype, e, std::min(c.innerCount, kMaxBatchPerCall), 256, 256, 256, 256, kWorkspaceCap);
+        keyOf(*s, c, out[0].dtype, e, std::min(c.innerCount, kMaxBatchPerCall), 256, 256, 256, 256, kWorkspaceCap, 256);
     auto plan = planFor(key, reinterpret_cast<void const*>(kWorkspaceAlign));
     if (!plan.isOk()) return kWorkspaceCap + kWorkspaceAlign;
     std::vector<cublasLtMatmulHeuristicResult_t> const& algos = (*plan)->algos;
@@ -242,7 +248,10 @@ class LtKernel final : public backends::Kernel {
     if (y.count() == 0) return Status::ok();
     if (s.p.k == 0) return runSimt(s, at_, ctx);  // y = act(0 + bias): nothing for cuBLASLt to multiply
     void const* bias = ctx.inputs.size() > 2 ? ctx.inputs[2].data : nullptr;
-    EpilogueSplit e = splitEpilogue(at_, s, y.dtype, bias != nullptr);
+    // The residual is C (beta = 1), laid out as D. It is another buffer than y (the memory plan keeps a layer's
+    // inputs and outputs apart), and cuBLASLt only reads C; were it y itself, C == D with one layout is allowed.
+    void const* residual = residualOf(ctx);
+    EpilogueSplit e = splitEpilogue(at_, s, y.dtype, bias != nullptr, residual != nullptr);
     CallShape c = callShapeOf(s);
     int64_t es = static_cast<int64_t>(dataTypeSize(y.dtype));
     MatmulBatch const& b = s.batch;
@@ -257,6 +266,7 @@ class LtKernel final : public backends::Kernel {
     void const* pb = ctx.inputs[1].data;
     int64_t alignA = alignmentOf(pa, {stepsOf(b.strideA)}), alignB = alignmentOf(pb, {stepsOf(b.strideB)});
     int64_t alignY = alignmentOf(y.data, {yBits});
+    int64_t alignC = residual ? alignmentOf(residual, {yBits}) : alignY;
     int64_t alignBias = e.lt & CUBLASLT_EPILOGUE_BIAS ? alignmentOf(bias, {}) : 256;
     // Workspace as cuBLASLt wants it: 256-byte aligned, at most the cap.
     uintptr_t wsAddr = reinterpret_cast<uintptr_t>(ctx.workspace);
@@ -273,6 +283,7 @@ class LtKernel final : public backends::Kernel {
     for (int32_t d = 0; d < b.rank; ++d)
       if (d != c.inner) outer *= b.dims[d];
     float const one = 1.0f, zero = 0.0f;
+    float const* beta = residual ? &one : &zero;
     for (int64_t o = 0; o < outer; ++o) {
       int64_t offA = 0, offB = 0, offY = 0, rem = o;
       for (int32_t d = b.rank - 1; d >= 0; --d) {
@@ -285,20 +296,23 @@ class LtKernel final : public backends::Kernel {
       }
       for (int64_t start = 0; start < c.innerCount; start += kMaxBatchPerCall) {
         int64_t count = std::min(kMaxBatchPerCall, c.innerCount - start);
-        PlanKey key = keyOf(s, c, y.dtype, e, count, alignA, alignB, alignY, alignBias, static_cast<int64_t>(wsSize));
+        PlanKey key =
+            keyOf(s, c, y.dtype, e, count, alignA, alignB, alignY, alignBias, static_cast<int64_t>(wsSize), alignC);
         KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, planFor(key, bias));
         if (plan->algos.empty()) return runSimt(s, at_, ctx);  // no cuBLASLt algorithm for this shape
         size_t ai = static_cast<size_t>(algoIndex_) < plan->algos.size() ? static_cast<size_t>(algoIndex_) : 0;
         auto const* a = static_cast<char const*>(pa) + (offA + start * c.strideA) * es;
         auto const* bb = static_cast<char const*>(pb) + (offB + start * c.strideB) * es;
-        auto* yy = static_cast<char*>(y.data) + (offY + start * c.strideY) * es;
+        int64_t yOff = (offY + start * c.strideY) * es;
+        auto* yy = static_cast<char*>(y.data) + yOff;
+        void const* cc = residual ? static_cast<char const*>(residual) + yOff : yy;
         std::lock_guard<std::mutex> lock(plan->mu);
         if (e.lt & CUBLASLT_EPILOGUE_BIAS)
           KILN_CUBLAS_RETURN_IF_ERROR(
               cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
               "cuBLASLt bias pointer");
         KILN_CUBLAS_RETURN_IF_ERROR(
-            cublasLtMatmul(handle, plan->desc, &one, bb, plan->layoutA, a, plan->layoutB, &zero, yy, plan->layoutD, yy,
+            cublasLtMatmul(handle, plan->desc, &one, bb, plan->layoutA, a, plan->layoutB, beta, cc, plan->layoutD, yy,
                            plan->layoutD, &plan->algos[ai].algo, ws, wsSize, stream),
             at_.who + ": cublasLtMatmul");
       }
@@ -314,7 +328,8 @@ class LtKernel final : public backends::Kernel {
 
  private:
   PlanKey keyOf(Shape const& s, CallShape const& c, DataType dtype, EpilogueSplit const& e, int64_t count,
-                int64_t alignA, int64_t alignB, int64_t alignY, int64_t alignBias, int64_t workspace) const {
+                int64_t alignA, int64_t alignB, int64_t alignY, int64_t alignBias, int64_t workspace,
+                int64_t alignC) const {
     PlanKey k{};
     k.dtype = static_cast<int64_t>(dtype);
     k.tf32 = dtype == DataType::kFLOAT && at_.tf32;
@@ -334,6 +349,7 @@ class LtKernel final : public backends::Kernel {
     k.alignY = alignY;
     k.alignBias = alignBias;
     k.workspace = workspace;
+    k.alignC = alignC;
     return k;
   }
 
@@ -355,8 +371,105 @@ class LtKernel final : public backends::Kernel {
 
 }  // namespace
 
-std::unique_ptr<backends::Kernel> makeCublasLtKernel(Attrs at, int algoIndex) {
-  return std::unique_ptr<backends::Kernel>(new LtKernel(std::move(at), algoIndex));
+// LtGemmRunner: the plans of makePlan under their PlanKey, as LtKernel keeps them, for callers that describe the
+// GEMM themselves (a residual as C with beta 1; no batch broadcast analysis, no pointwise pass).
+struct LtGemmRunner::Cache {
+  std::mutex mu;
+  std::map<PlanKey, std::shared_ptr<Plan>> plans;
+
+  Result<std::shared_ptr<Plan>> planFor(PlanKey const& key, void const* bias) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+    if (plans.size() >= kMaxPlans) plans.clear();  // plans in use live on through their shared_ptr
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, makePlan(key, bias));
+    plans.emplace(key, plan);
+    return plan;
+  }
+
+  static PlanKey keyOf(LtGemm const& g, int64_t alignA, int64_t alignB, int64_t alignY, int64_t alignBias,
+                       int64_t workspace) {
+    PlanKey k{};
+    k.dtype = static_cast<int64_t>(g.dtype);
+    k.tf32 = g.dtype == DataType::kFLOAT && g.tf32;
+    k.m = g.m;
+    k.n = g.n;
+    k.k = g.k;
+    k.transA = g.transA;
+    k.transB = g.transB;
+    k.count = g.count;
+    k.strideA = g.count > 1 ? g.strideA : 0;
+    k.strideB = g.count > 1 ? g.strideB : 0;
+    k.strideY = g.count > 1 ? g.strideY : 0;
+    cublasLtEpilogue_t e = g.bias ? (g.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                  : (g.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    k.epilogue = static_cast<int64_t>(e);
+    k.alignA = alignA;
+    k.alignB = alignB;
+    k.alignY = alignY;
+    k.alignBias = alignBias;
+    k.workspace = workspace;
+    return k;
+  }
+};
+
+LtGemmRunner::LtGemmRunner() : cache_(new Cache) {}
+LtGemmRunner::~LtGemmRunner() = default;
+
+size_t LtGemmRunner::maxWorkspaceSize() { return kWorkspaceCap + kWorkspaceAlign; }
+
+size_t LtGemmRunner::workspaceSize(LtGemm const& g, int algoIndex) const {
+  PlanKey key = Cache::keyOf(g, 256, 256, 256, 256, kWorkspaceCap);
+  auto plan = cache_->planFor(key, reinterpret_cast<void const*>(kWorkspaceAlign));
+  if (!plan.isOk()) return kWorkspaceCap + kWorkspaceAlign;
+  std::vector<cublasLtMatmulHeuristicResult_t> const& algos = (*plan)->algos;
+  if (algos.empty()) return 0;
+  size_t i = static_cast<size_t>(algoIndex) < algos.size() ? static_cast<size_t>(algoIndex) : 0;
+  size_t need = algos[i].workspaceSize == 0 ? 0 : algos[i].workspaceSize + kWorkspaceAlign;
+  // A launch given exactly this (256-byte aligned, as pool memory is) keys its plan by that workspace: make it
+  // now, so that the first launch -- the builder's timed warm-up -- does not pay for the heuristic query.
+  if (need < kWorkspaceCap) {
+    PlanKey exact = Cache::keyOf(g, 256, 256, 256, 256, static_cast<int64_t>(need));
+    (void)cache_->planFor(exact, reinterpret_cast<void const*>(kWorkspaceAlign));
+  }
+  return need;
+}
+
+Status LtGemmRunner::run(LtGemm const& g, int algoIndex, void const* a, void const* b, void const* c, void const* bias,
+                         void* y, void* workspace, size_t workspaceBytes, cudaStream_t stream, std::string const& who,
+                         bool* ran) const {
+  *ran = false;
+  int64_t es = static_cast<int64_t>(dataTypeSize(g.dtype));
+  int64_t steps = g.count > 1 ? 1 : 0;
+  int64_t alignA = alignmentOf(a, {steps * g.strideA * es}), alignB = alignmentOf(b, {steps * g.strideB * es});
+  int64_t alignY = alignmentOf(y, {steps * g.strideY * es});
+  // C shares D's layout (and its alignment preference): the smaller of the two alignments serves both.
+  if (c) alignY = std::min(alignY, alignmentOf(c, {steps * g.strideY * es}));
+  int64_t alignBias = g.bias ? alignmentOf(bias, {}) : 256;
+  uintptr_t wsAddr = reinterpret_cast<uintptr_t>(workspace);
+  uintptr_t wsAligned = (wsAddr + kWorkspaceAlign - 1) & ~(uintptr_t{kWorkspaceAlign} - 1);
+  size_t wsSize = workspace && workspaceBytes > wsAligned - wsAddr ? workspaceBytes - (wsAligned - wsAddr) : 0;
+  wsSize = std::min(wsSize, kWorkspaceCap);
+  void* ws = wsSize ? reinterpret_cast<void*>(wsAligned) : nullptr;
+
+  PlanKey key = Cache::keyOf(g, alignA, alignB, alignY, alignBias, static_cast<int64_t>(wsSize));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, cache_->planFor(key, bias));
+  if (plan->algos.empty()) return Status::ok();
+  KILN_ASSIGN_OR_RETURN(cublasLtHandle_t handle, cublasLt());
+  size_t ai = static_cast<size_t>(algoIndex) < plan->algos.size() ? static_cast<size_t>(algoIndex) : 0;
+  float const one = 1.0f, zero = 0.0f;
+  std::lock_guard<std::mutex> lock(plan->mu);
+  if (g.bias)
+    KILN_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+        "cuBLASLt bias pointer");
+  // Row-major y = a * b is column-major y^T = b^T * a^T (makePlan's layouts): cuBLASLt's A is b, its B is a.
+  KILN_CUBLAS_RETURN_IF_ERROR(
+      cublasLtMatmul(handle, plan->desc, &one, b, plan->layoutA, a, plan->layoutB, c ? &one : &zero, c ? c : y,
+                     plan->layoutD, y, plan->layoutD, &plan->algos[ai].algo, ws, wsSize, stream),
+      who + ": cublasLtMatmul");
+  *ran = true;
+  return Status::ok();
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Launchers of the MatrixMultiply device kernels (matmul.cu): the tiled shared-memory GEMM with its fused
-// bias/activation epilogue, and the bias + activation pass that follows a cuBLASLt GEMM. Plain C++ signatures.
+// bias/residual/activation epilogue, and the bias + activation pass that follows a cuBLASLt GEMM (a vectorized
+// kernel for the common cases, a generic one for the rest). Plain C++ signatures.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,17 +22,20 @@ struct MatmulBatch {
   int64_t strideB[kMatmulMaxDims] = {};
 };
 
-/// What follows the product: y = act(y + bias[map(index of y)]). The bias has y's dtype; `dims` are y's dims
-/// (size-1 dims dropped, compatible neighbours merged) and `biasStrides` the bias's element strides over them
-/// (0 where it broadcasts). activation -1: none; else an ActivationType value with alpha/beta as TensorRT's.
+/// What follows the product: y = act(y + bias[map(index of y)] + residual[index of y]). The bias and the
+/// residual have y's dtype; `dims` are y's dims (size-1 dims dropped, compatible neighbours merged) and
+/// `biasStrides` the bias's element strides over them (0 where it broadcasts). The residual is laid out as y
+/// (contiguous, same shape) and is only read. activation -1: none; else an ActivationType value with alpha/beta
+/// as TensorRT's.
 struct MatmulEpilogue {
   void const* bias = nullptr;
+  void const* residual = nullptr;
   int32_t rank = 0;
   int64_t dims[kMatmulMaxDims] = {};
   int64_t biasStrides[kMatmulMaxDims] = {};
   int32_t activation = -1;
   double alpha = 0, beta = 0;
-  bool active() const { return bias != nullptr || activation >= 0; }
+  bool active() const { return bias != nullptr || residual != nullptr || activation >= 0; }
 };
 
 /// One GEMM problem: y[b] (m x n, row-major) = op(a[b]) (m x k) * op(b[b]) (k x n). Element (i, t) of a is at
@@ -47,8 +51,20 @@ struct MatmulProblem {
 bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const& p, MatmulBatch const& batch,
                       int64_t batchCount, MatmulEpilogue const& ep, cudaStream_t stream);
 
-/// Enqueues y = act(y + bias) in place over `count` > 0 elements of dtype `dtype`. Returns false for a dtype
-/// it has no kernel for.
+/// Which kernel launchMatmulEpilogue runs for a call.
+enum class MatmulEpiloguePath {
+  kVector,   ///< 16-byte loads and stores, the activation compiled in: no bias or one along y's last dim
+  kGeneric,  ///< one element at a time, any bias map, residual and activation
+};
+
+/// The kernel launchMatmulEpilogue would run: kVector for fp32/fp16/bf16 with no residual, an activation among
+/// none, ReLU, sigmoid, tanh, leaky ReLU, clip, GELU (erf and tanh), y 16-byte aligned, and no bias or a bias
+/// that repeats along y's last dim (or covers y whole) with a length in whole 16-byte vectors and a 16-byte
+/// aligned address; kGeneric otherwise.
+MatmulEpiloguePath matmulEpiloguePath(void const* y, int32_t dtype, MatmulEpilogue const& ep);
+
+/// Enqueues y = act(y + bias + residual) in place over `count` > 0 elements of dtype `dtype`. Returns false
+/// for a dtype it has no kernel for.
 bool launchMatmulEpilogue(void* y, int32_t dtype, int64_t count, MatmulEpilogue const& ep, cudaStream_t stream);
 
 }  // namespace kiln::cuda

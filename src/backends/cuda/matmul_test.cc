@@ -1,17 +1,25 @@
 // gpu tests of the MatrixMultiply tactics (cuBLASLt algo0..2 and the tiled kernel) against the reference
-// backend: every float type, transposes, vectors, batch broadcasting, edge sizes, bias with each activation.
+// backend: every float type, transposes, vectors, batch broadcasting, edge sizes, bias with each activation, the
+// fused residual; and the post-GEMM epilogue launcher's vectorized and generic paths against host math.
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <thread>
 #include <vector>
 
 #include "backends/cuda/cuda_test_util.h"
+#include "backends/cuda/matmul_kernels.h"
+#include "backends/reference/activation_math.h"
 #include "kiln/kiln.h"
 
 namespace kiln {
 namespace {
 
 using namespace cudatest;  // NOLINT: test helpers
+using cuda::launchMatmulEpilogue;
+using cuda::MatmulEpilogue;
+using cuda::MatmulEpiloguePath;
+using cuda::matmulEpiloguePath;
 
 using Shape = std::vector<int64_t>;
 
@@ -23,6 +31,7 @@ struct Mm {
   double alpha = 0, beta = 0;
   bool tf32 = false;
   bool constB = false;
+  std::optional<Shape> residual;  // input 3 (y's shape)
 };
 
 Mm mm(Shape a, Shape b, int opA = 0, int opB = 0, std::optional<Shape> bias = std::nullopt) {
@@ -48,6 +57,10 @@ std::vector<TacticResult> check(DataType t, Mm const& c, double tol = -1, uint32
   std::vector<In> ins = {var(randomTensor(t, c.a, seed)),
                          c.constB ? cst(randomTensor(t, c.b, seed + 1)) : var(randomTensor(t, c.b, seed + 1))};
   if (c.bias) ins.push_back(var(randomTensor(t, *c.bias, seed + 2)));
+  if (c.residual) {
+    if (!c.bias) ins.push_back(none());
+    ins.push_back(var(randomTensor(t, *c.residual, seed + 3)));
+  }
   return expectMatchesReference({ir::OpType::kMatrixMultiply, at, ins}, tol, minTactics);
 }
 
@@ -278,6 +291,268 @@ TEST(CudaMatrixMultiply, OddAlignmentsAndManyBatches) {
     check(t, mm({70000, 1, 2}, {70000, 2, 1}));  // more batches than one cuBLASLt call or grid.z takes
     check(t, mm({70000, 2}, {70000, 2}, 2, 2));
   }
+}
+
+// y = act(a b + bias + residual) (input 3, fused from the residual Add after BERT's attention-output and FFN-out
+// GEMMs): cuBLASLt's C with beta = 1, the activation after it in the pointwise pass; the tiled kernel's epilogue.
+void residualCases(DataType t, double tol) {
+  std::vector<std::optional<Shape>> biases = {std::nullopt, Shape{11}, Shape{9, 1}};
+  for (auto const& bias : biases) {
+    for (int act : {-1, static_cast<int>(ActivationType::kRELU), static_cast<int>(ActivationType::kGELU_ERF),
+                    static_cast<int>(ActivationType::kGELU_TANH)}) {
+      Mm c = mm({2, 1, 9, 13}, {3, 13, 11});  // strided-batch calls: C advances with D
+      c.bias = bias;
+      c.act = act;
+      c.residual = Shape{2, 3, 9, 11};
+      check(t, c, tol, 5);
+    }
+  }
+  Mm tall = mm({4, 9, 16}, {16, 24});  // b shared: one tall GEMM, bias along N in cuBLASLt's epilogue
+  tall.constB = true;
+  tall.bias = Shape{24};
+  tall.residual = Shape{4, 9, 24};
+  check(t, tall, tol, 6);
+  Mm vec = mm({2, 9, 13}, {13}, 0, 2);  // matrix times vector
+  vec.residual = Shape{2, 9};
+  check(t, vec, tol, 7);
+  Mm k0 = mm({3, 0}, {0, 5});  // K = 0: y = bias + residual
+  k0.bias = Shape{5};
+  k0.residual = Shape{3, 5};
+  check(t, k0, tol, 8);
+}
+
+TEST(CudaMatrixMultiply, ResidualFloat32) {
+  KILN_REQUIRE_GPU();
+  residualCases(DataType::kFLOAT, -1);
+}
+
+TEST(CudaMatrixMultiply, ResidualFloat16) {
+  KILN_REQUIRE_GPU();
+  residualCases(DataType::kHALF, -1);
+}
+
+TEST(CudaMatrixMultiply, ResidualBFloat16) {
+  KILN_REQUIRE_GPU();
+  residualCases(DataType::kBF16, -1);
+}
+
+TEST(CudaMatrixMultiply, ResidualFloat64OnTheTiledKernel) {
+  KILN_REQUIRE_GPU();
+  Mm c = mm({2, 1, 9, 13}, {3, 13, 11});
+  c.bias = Shape{11};
+  c.act = static_cast<int>(ActivationType::kSIGMOID);
+  c.residual = Shape{2, 3, 9, 11};
+  auto r = check(DataType::kFLOAT64, c, 1e-12);
+  ASSERT_EQ(r.size(), 1u);
+}
+
+TEST(CudaMatrixMultiply, ResidualBertAndManyBatches) {
+  KILN_REQUIRE_GPU();
+  Mm proj = mm({2, 128, 768}, {768, 768});  // BERT's attention-output GEMM + bias + the layer input
+  proj.constB = true;
+  proj.bias = Shape{768};
+  proj.residual = Shape{2, 128, 768};
+  check(DataType::kHALF, proj);
+  for (DataType t : {DataType::kFLOAT, DataType::kHALF}) {
+    Mm many = mm({70000, 1, 2}, {70000, 2, 1});  // several cuBLASLt calls: C offset per call
+    many.residual = Shape{70000, 1, 1};
+    check(t, many);
+    Mm odd = mm({3, 5, 3}, {3, 3, 7});  // odd byte strides: C's alignment as small as D's
+    odd.residual = Shape{3, 5, 7};
+    check(t, odd);
+  }
+}
+
+// ---- launchMatmulEpilogue directly: which path runs, and its results against host math. ----
+
+// One in-place epilogue over y (count elements of t, at `yOffset` elements into its buffer) with the bias
+// (biasLen elements at `biasOffset` into its buffer) mapped by `ep`'s dims/strides. Expects `path`; compares
+// with the reference's activation in double; checks that the elements around y are untouched.
+void checkEpilogue(DataType t, int64_t count, int64_t yOffset, std::optional<int64_t> biasLen, int64_t biasOffset,
+                   MatmulEpilogue ep, MatmulEpiloguePath path, double tol = -1) {
+  SCOPED_TRACE(strCat(dataTypeName(t), " count ", count, " y+", yOffset, " bias ", biasLen ? *biasLen : -1, "+",
+                      biasOffset, " act ", ep.activation));
+  size_t es = dataTypeSize(t);
+  int64_t const pad = 16;
+  HostTensor y0 = randomTensor(t, {count + 2 * pad}, 41, -3, 3);
+  HostTensor b0 = randomTensor(t, {(biasLen ? *biasLen : 0) + pad}, 42, -1, 1);
+  void *dy = nullptr, *db = nullptr;
+  ASSERT_EQ(cudaMalloc(&dy, y0.bytes()), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&db, b0.bytes()), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dy, y0.data(), y0.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(db, b0.data(), b0.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  void* y = static_cast<char*>(dy) + (pad + yOffset) * es;
+  ep.bias = biasLen ? static_cast<char*>(db) + biasOffset * es : nullptr;
+  int32_t code = static_cast<int32_t>(t);
+  EXPECT_EQ(matmulEpiloguePath(y, code, ep), path);
+  ASSERT_TRUE(launchMatmulEpilogue(y, code, count, ep, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  HostTensor got = randomTensor(t, {count + 2 * pad}, 43);
+  ASSERT_EQ(cudaMemcpy(got.mutableData(), dy, got.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(dy);
+  cudaFree(db);
+  double num = 0, den = 0;
+  int64_t first = pad + yOffset;
+  for (int64_t i = 0; i < count; ++i) {
+    double v = y0.doubleAt(first + i);
+    if (biasLen) {
+      // The bias's offset for y's linear index i over ep's dims (row-major), as the kernels map it.
+      int64_t off = 0, rem = i;
+      for (int32_t d = ep.rank - 1; d >= 0; --d) {
+        off += (rem % ep.dims[d]) * ep.biasStrides[d];
+        rem /= ep.dims[d];
+      }
+      v += b0.doubleAt(biasOffset + off);
+    }
+    if (ep.activation >= 0)
+      v = backends::reference::applyActivation(static_cast<ActivationType>(ep.activation), v, ep.alpha, ep.beta);
+    double d = got.doubleAt(first + i) - v;
+    num += d * d;
+    den += v * v;
+  }
+  // Norm-relative error, as the tactic tests measure it (NaN fails).
+  double err = std::sqrt(num / (den > 0 ? den : 1));
+  EXPECT_LE(err, tol < 0 ? defaultTolerance(t) : tol);
+  for (int64_t i = 0; i < y0.count(); ++i) {
+    if (i >= first && i < first + count) continue;
+    ASSERT_EQ(
+        std::memcmp(static_cast<char const*>(got.data()) + i * es, static_cast<char const*>(y0.data()) + i * es, es), 0)
+        << "element " << i - first << " outside y was written";
+  }
+}
+
+// y [m, n] with a bias of n along its rows (strides {0, 1}), or none.
+MatmulEpilogue rowsEpilogue(int64_t m, int64_t n, int act, double alpha = 0, double beta = 0) {
+  MatmulEpilogue ep;
+  ep.rank = 2;
+  ep.dims[0] = m;
+  ep.dims[1] = n;
+  ep.biasStrides[0] = 0;
+  ep.biasStrides[1] = 1;
+  ep.activation = act;
+  ep.alpha = alpha;
+  ep.beta = beta;
+  return ep;
+}
+
+bool vectorActivation(ActivationType a) {
+  switch (a) {
+    case ActivationType::kRELU:
+    case ActivationType::kSIGMOID:
+    case ActivationType::kTANH:
+    case ActivationType::kLEAKY_RELU:
+    case ActivationType::kCLIP:
+    case ActivationType::kGELU_ERF:
+    case ActivationType::kGELU_TANH:
+      return true;
+    case ActivationType::kELU:
+    case ActivationType::kSELU:
+    case ActivationType::kSOFTSIGN:
+    case ActivationType::kSOFTPLUS:
+    case ActivationType::kHARD_SIGMOID:
+    case ActivationType::kSCALED_TANH:
+    case ActivationType::kTHRESHOLDED_RELU:
+      return false;
+  }
+  return false;
+}
+
+// Every activation on the vector path (those compiled in) or the generic one (the rest), with and without a
+// bias along the rows, fp32/fp16/bf16; one layout of y whose row count is not a multiple of the unroll.
+TEST(CudaMatmulEpilogue, EachActivationOnItsPath) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
+    for (Act const& a : activations()) {
+      auto path = vectorActivation(a.type) ? MatmulEpiloguePath::kVector : MatmulEpiloguePath::kGeneric;
+      MatmulEpilogue ep = rowsEpilogue(37, 48, static_cast<int>(a.type), a.alpha, a.beta);
+      checkEpilogue(t, 37 * 48, 0, int64_t{48}, 0, ep, path);
+      checkEpilogue(t, 37 * 48, 0, std::nullopt, 0, ep, path);
+    }
+    // Bias only (no activation), and large enough for a grid of many blocks with four vectors per thread.
+    checkEpilogue(t, 1027 * 768, 0, int64_t{768}, 0, rowsEpilogue(1027, 768, -1), MatmulEpiloguePath::kVector);
+    checkEpilogue(t, 257 * 3072, 0, int64_t{3072}, 0,
+                  rowsEpilogue(257, 3072, static_cast<int>(ActivationType::kGELU_ERF)), MatmulEpiloguePath::kVector);
+  }
+}
+
+// What the vector path refuses falls back, and what it takes at its edges is still right: y or the bias off
+// 16 bytes, a row length not in whole vectors, a bias along another dim, a residual, fp64; odd element counts
+// without a bias (the scalar tail), a bias covering y whole, one element.
+TEST(CudaMatmulEpilogue, FallbacksAndEdges) {
+  KILN_REQUIRE_GPU();
+  int const gelu = static_cast<int>(ActivationType::kGELU_ERF);
+  for (DataType t : {DataType::kFLOAT, DataType::kHALF, DataType::kBF16}) {
+    int64_t lanes = 16 / static_cast<int64_t>(dataTypeSize(t));
+    MatmulEpilogue rows = rowsEpilogue(9, 8 * lanes, gelu);
+    int64_t n = 8 * lanes, count = 9 * n;
+    checkEpilogue(t, count, 0, n, 0, rows, MatmulEpiloguePath::kVector);
+    checkEpilogue(t, count, 1, n, 0, rows, MatmulEpiloguePath::kGeneric);  // y misaligned
+    checkEpilogue(t, count, 0, n, 1, rows, MatmulEpiloguePath::kGeneric);  // bias misaligned
+    MatmulEpilogue ragged = rowsEpilogue(9, n + 1, gelu);                  // rows not in whole vectors
+    checkEpilogue(t, 9 * (n + 1), 0, n + 1, 0, ragged, MatmulEpiloguePath::kGeneric);
+    MatmulEpilogue alongM = rowsEpilogue(9, n, gelu);  // a bias per row
+    alongM.biasStrides[0] = 1;
+    alongM.biasStrides[1] = 0;
+    checkEpilogue(t, count, 0, int64_t{9}, 0, alongM, MatmulEpiloguePath::kGeneric);
+    for (int64_t odd : {int64_t{1}, lanes - 1, 5 * lanes + 3, 4099 * lanes + 1})  // no bias: the scalar tail
+      checkEpilogue(t, odd, 0, std::nullopt, 0, rowsEpilogue(1, odd, gelu), MatmulEpiloguePath::kVector);
+    MatmulEpilogue whole;  // a bias of y's whole shape
+    whole.rank = 1;
+    whole.dims[0] = 6 * lanes;
+    whole.biasStrides[0] = 1;
+    whole.activation = static_cast<int>(ActivationType::kTANH);
+    checkEpilogue(t, 6 * lanes, 0, 6 * lanes, 0, whole, MatmulEpiloguePath::kVector);
+    // A residual is read by the generic kernel only (cuBLASLt adds it as C; this checks the launcher's choice).
+    MatmulEpilogue withResidual = rowsEpilogue(9, n, -1);
+    withResidual.residual = &withResidual;  // never dereferenced: only the path is asked for
+    EXPECT_EQ(matmulEpiloguePath(reinterpret_cast<void*>(uintptr_t{256}), static_cast<int32_t>(t), withResidual),
+              MatmulEpiloguePath::kGeneric);
+  }
+  MatmulEpilogue f64 = rowsEpilogue(9, 16, gelu);
+  checkEpilogue(DataType::kFLOAT64, 9 * 16, 0, int64_t{16}, 0, f64, MatmulEpiloguePath::kGeneric, 1e-12);
+}
+
+// The epilogue after BERT-base's FFN-in GEMM at batch 128 x 128 tokens (fp16 [16384, 3072], GELU erf, the bias
+// already added by cuBLASLt) and a bias-only pass of the same size: event-timed, bytes read + written per second
+// printed, never asserted (speed is for the benchmarks; an sm_90 part moves 3.35-4.8 TB/s).
+TEST(CudaMatmulEpilogue, BertFfnBandwidth) {
+  KILN_REQUIRE_GPU();
+  int64_t const m = 128 * 128, n = 3072, count = m * n;
+  void *y = nullptr, *bias = nullptr;
+  ASSERT_EQ(cudaMalloc(&y, static_cast<size_t>(count) * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&bias, static_cast<size_t>(n) * 2), cudaSuccess);
+  {
+    // Values of both signs: erfc's branches diverge inside warps as they do on real activations.
+    HostTensor init = randomTensor(DataType::kHALF, {count}, 51, -3, 3);
+    ASSERT_EQ(cudaMemcpy(y, init.data(), init.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ASSERT_EQ(cudaMemset(bias, 0, static_cast<size_t>(n) * 2), cudaSuccess);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  int32_t const half = static_cast<int32_t>(DataType::kHALF);
+  for (bool withBias : {false, true}) {
+    MatmulEpilogue ep = rowsEpilogue(m, n, withBias ? -1 : static_cast<int>(ActivationType::kGELU_ERF));
+    ep.bias = withBias ? bias : nullptr;
+    ASSERT_EQ(matmulEpiloguePath(y, half, ep), MatmulEpiloguePath::kVector);
+    constexpr int kRuns = 20;
+    ASSERT_TRUE(launchMatmulEpilogue(y, half, count, ep, nullptr));  // warm-up
+    ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
+    for (int r = 0; r < kRuns; ++r) ASSERT_TRUE(launchMatmulEpilogue(y, half, count, ep, nullptr));
+    ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    float ms = 0;
+    ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+    double perRun = ms / kRuns;
+    double gbps = 2.0 * static_cast<double>(count) * 2 / (perRun * 1e-3) / 1e9;
+    std::printf("%s epilogue fp16 [%lld, %lld]: %.4f ms, %.0f GB/s\n", withBias ? "bias" : "GELU erf",
+                static_cast<long long>(m), static_cast<long long>(n), perRun, gbps);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(y);
+  cudaFree(bias);
 }
 
 TEST(CudaMatrixMultiply, MixedTypesAreNotClaimed) {

@@ -1,11 +1,12 @@
 // Normalization on the GPU: layer / instance norm over `axes` with scale and bias broadcast to x, and group norm
-// (num_groups > 1: x viewed as [N, G, C/G, spatial...], scale/bias per group, or per channel with v2), float
-// types with fp32 math; the index spaces are built here exactly as the reference walks them.
+// (num_groups > 1: x viewed as [N, G, C/G, spatial...], scale/bias per group, or per channel with v2), of x or of
+// x + residual (the fused residual add), float types with fp32 math; the index spaces are built here exactly as
+// the reference walks them.
 #include <vector>
 
 #include "backends/cuda/cuda_util.h"
-#include "backends/normalization_view.h"
 #include "backends/cuda/normalization_kernels.h"
+#include "backends/normalization_view.h"
 
 namespace kiln::cuda {
 namespace {
@@ -28,8 +29,15 @@ class NormalizationKernel final : public backends::Kernel {
     auto const& bias = ctx.inputs[2];
     auto const& y = ctx.outputs[0];
     if (!dimsEqual(x.shape, y.shape)) return invalidArgument(p_.who, ": y must have x's shape");
-    KILN_ASSIGN_OR_RETURN(backends::NormalizationView view, backends::normalizationView(p_.who, x.shape, scale.shape,
-                                                                                        bias.shape, p_.axes, p_.groups, p_.v2));
+    void const* residual = nullptr;
+    if (ctx.inputs.size() > 3 && ctx.inputs[3].data) {
+      if (!dimsEqual(ctx.inputs[3].shape, x.shape) || ctx.inputs[3].dtype != x.dtype)
+        return invalidArgument(p_.who, ": residual must have x's shape and type");
+      residual = ctx.inputs[3].data;
+    }
+    KILN_ASSIGN_OR_RETURN(
+        backends::NormalizationView view,
+        backends::normalizationView(p_.who, x.shape, scale.shape, bias.shape, p_.axes, p_.groups, p_.v2));
     if (x.count() == 0) return Status::ok();
     std::vector<int64_t> const& shape = view.shape;
     int32_t n = static_cast<int32_t>(shape.size());
@@ -39,9 +47,9 @@ class NormalizationKernel final : public backends::Kernel {
     StridedSpace outer = makeSpace(n, shape.data(), maskB, false, 3, strides);
     StridedSpace inner = makeSpace(n, shape.data(), maskB, true, 3, strides);
     if (outer.count == 0 || inner.count == 0) return Status::ok();
-    if (!launchNormalization(static_cast<int32_t>(x.dtype), x.data, y.data, scale.data,
-                             static_cast<int32_t>(scale.dtype), bias.data, static_cast<int32_t>(bias.dtype), outer,
-                             inner, p_.epsilon, streamOf(ctx)))
+    if (launchNormalization(static_cast<int32_t>(x.dtype), x.data, residual, y.data, scale.data,
+                            static_cast<int32_t>(scale.dtype), bias.data, static_cast<int32_t>(bias.dtype), outer,
+                            inner, p_.epsilon, streamOf(ctx)) == NormPath::kNone)
       return unsupported(p_.who, ": no GPU normalization for ", dataTypeName(x.dtype));
     return launchStatus(p_.who);
   }
@@ -56,9 +64,10 @@ backends::Tactic makeNormalization() {
   t.op = ir::OpType::kNormalization;
   t.source = TacticSource::kKILN;
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    if (in.size() != 3 || out.size() != 1 || out[0].dtype != in[0].dtype) return false;
+    if (in.size() < 3 || in.size() > 4 || out.size() != 1 || out[0].dtype != in[0].dtype) return false;
     for (auto const& i : in)
       if (!isCudaFloat(i.dtype)) return false;
+    if (in.size() == 4 && in[3].shape.nbDims >= 0 && in[3].dtype != in[0].dtype) return false;
     return in[0].shape.nbDims <= Dims::MAX_DIMS && !node.attrs.getInts("axes").empty() &&
            node.attrs.getInt("num_groups", 1) >= 1;
   };

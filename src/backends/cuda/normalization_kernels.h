@@ -9,11 +9,22 @@
 
 namespace kiln::cuda {
 
-/// y = (x - mean) / sqrt(var + eps) * scale + bias, mean and population variance (two passes, fp32) over `inner`
-/// for each index of `outer`; both spaces carry strides into x/y (tensor 0), scale (1) and bias (2). x and y share
-/// `dtype` (float, half, bf16); scale and bias may each be any of those. Returns false for another x dtype.
-bool launchNormalization(int32_t dtype, void const* x, void* y, void const* scale, int32_t scaleType, void const* bias,
-                         int32_t biasType, StridedSpace const& outer, StridedSpace const& inner, float epsilon,
-                         cudaStream_t stream);
+/// The kernel launchNormalization chose (for tests and the benchmark).
+enum class NormPath : int32_t {
+  kNone = 0,        ///< nothing launched (unsupported dtype)
+  kWarpVec = 1,     ///< one warp per row, 16-byte vectors held in registers
+  kClusterVec = 2,  ///< one block or a cluster of up to 8 blocks per row, 16-byte vectors held in registers
+  kWarpScalar = 3,  ///< one warp per row, element by element (rows not in whole vectors, or misaligned)
+  kBlock = 4,       ///< one block per group, three passes over memory (any layout)
+};
+
+/// y = (x [+ residual] - mean) / sqrt(var + eps) * scale + bias, mean and population variance (two passes, fp32)
+/// over `inner` for each index of `outer`; both spaces carry strides into x/y/residual (tensor 0), scale (1) and
+/// bias (2). x, y and residual (optional: null for none; x's shape and strides) share `dtype` (float, half, bf16);
+/// scale and bias may each be any of those. Returns the path launched, kNone (nothing launched) for another x
+/// dtype. `forceGeneric` runs the block-per-group kernel whatever the layout (tests compare the others with it).
+NormPath launchNormalization(int32_t dtype, void const* x, void const* residual, void* y, void const* scale,
+                             int32_t scaleType, void const* bias, int32_t biasType, StridedSpace const& outer,
+                             StridedSpace const& inner, float epsilon, cudaStream_t stream, bool forceGeneric = false);
 
 }  // namespace kiln::cuda

@@ -1,12 +1,15 @@
-// SoftMax kernels: a warp per row (rows up to 1024 elements, eight rows a block) or a block per row (longer rows)
-// when the axis is innermost; one thread per column otherwise. fp32 math, max-subtracted; a NaN anywhere in a
-// row, or an infinite maximum, makes the row NaN exactly as the reference's formula does.
+// SoftMax kernels. Rows along the innermost axis in whole 16-byte vectors are held in registers, read once and
+// written once: a team of 1 to 32 lanes per row (several short rows a warp) up to 1,024 elements, a block per
+// row up to 32,768 (16,384 fp32); other rows go element by element, a warp per row (up to 1,024) or a block per
+// row; one thread per column when the axis is not innermost. fp32 math, max-subtracted; a NaN anywhere in a row,
+// or an infinite maximum, makes the row NaN exactly as the reference's formula does.
 #include <cmath>
 #include <cstdint>
 
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/reduce_device.cuh"
 #include "backends/cuda/softmax_kernels.h"
+#include "backends/cuda/vector_io.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -86,11 +89,155 @@ __global__ void softmaxColumnKernel(T const* __restrict__ x, T* __restrict__ y, 
   }
 }
 
+// Reduces v over aligned teams of `team` lanes (a power of two up to 32); every lane of a team gets its result.
+// All 32 lanes must call it.
+template <typename F>
+__device__ __forceinline__ float teamReduce(float v, F f, int team) {
+  for (int o = team >> 1; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Register-resident rows of nvec 16-byte vectors: a team of `team` lanes per row (32 / team rows a warp), vector k
+// of team lane l at l + team * k (nvec <= team * kVecs).
+constexpr int kVecBlock = 128;
+
+template <typename T, int kVecs>
+__global__ void __launch_bounds__(kVecBlock)
+    softmaxTeamVecKernel(T const* __restrict__ x, T* __restrict__ y, int64_t rows, int32_t nvec, int team) {
+  constexpr int V = vec::kWidth<T>;
+  int const lane = threadIdx.x & 31;
+  int const tl = lane & (team - 1);
+  int64_t const rowsPerBlock = static_cast<int64_t>(blockDim.x / team);
+  int64_t const step = static_cast<int64_t>(gridDim.x) * rowsPerBlock;
+  // Whole warps run the loop together (the shuffles are full-warp); a team past the last row only lends its lanes.
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rowsPerBlock; base < rows; base += step) {
+    int64_t const r = base + threadIdx.x / team;
+    bool const live = r < rows;
+    int64_t const len = static_cast<int64_t>(nvec) * V;
+    float v[kVecs][V];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      int vi = tl + team * k;
+      if (live && vi < nvec) {
+        vec::load<T, V>(x + r * len + static_cast<int64_t>(vi) * V, v[k]);
+#pragma unroll
+        for (int i = 0; i < V; ++i) mx = red::nanMax(mx, v[k][i]);
+      }
+    }
+    mx = teamReduce(mx, red::MaxOp{}, team);
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k)
+      if (live && tl + team * k < nvec)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          v[k][i] = expf(v[k][i] - mx);
+          sum += v[k][i];
+        }
+    sum = teamReduce(sum, red::SumOp{}, team);
+    float const inv = 1.f / sum;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      int vi = tl + team * k;
+      if (live && vi < nvec) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[k][i] *= inv;
+        vec::store<T, V>(y + r * len + static_cast<int64_t>(vi) * V, v[k]);
+      }
+    }
+  }
+}
+
+// Register-resident rows of nvec 16-byte vectors, a block per row (nvec <= blockDim * kVecs), thread t holding
+// vectors t + blockDim * k.
+template <typename T, int kVecs>
+__global__ void __launch_bounds__(1024)
+    softmaxBlockVecKernel(T const* __restrict__ x, T* __restrict__ y, int64_t rows, int32_t nvec) {
+  constexpr int V = vec::kWidth<T>;
+  __shared__ float scratch[33];
+  int64_t const len = static_cast<int64_t>(nvec) * V;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float v[kVecs][V];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      int vi = threadIdx.x + blockDim.x * k;
+      if (vi < nvec) {
+        vec::load<T, V>(x + r * len + static_cast<int64_t>(vi) * V, v[k]);
+#pragma unroll
+        for (int i = 0; i < V; ++i) mx = red::nanMax(mx, v[k][i]);
+      }
+    }
+    mx = red::blockReduce(mx, red::MaxOp{}, -INFINITY, scratch);
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k)
+      if (threadIdx.x + blockDim.x * k < nvec)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          v[k][i] = expf(v[k][i] - mx);
+          sum += v[k][i];
+        }
+    sum = red::blockReduce(sum, red::SumOp{}, 0.f, scratch);
+    float const inv = 1.f / sum;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      int vi = threadIdx.x + blockDim.x * k;
+      if (vi < nvec) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[k][i] *= inv;
+        vec::store<T, V>(y + r * len + static_cast<int64_t>(vi) * V, v[k]);
+      }
+    }
+  }
+}
+
+// The register-resident launch for contiguous rows of `len`, or false (nothing launched) where it does not apply.
+template <typename T>
+bool launchVec(T const* x, T* y, int64_t rows, int64_t len, cudaStream_t stream) {
+  constexpr int V = vec::kWidth<T>;
+  constexpr int kBytes = static_cast<int>(sizeof(T));
+  if (len % V != 0 || !vec::aligned(x, V, kBytes) || !vec::aligned(y, V, kBytes)) return false;
+  int64_t const nvec = len / V;
+  auto cap = [](int64_t n) { return static_cast<unsigned>(n < (1 << 20) ? n : (1 << 20)); };
+  if (len <= 1024) {
+    int team = 1;
+    while (team < 32 && team < nvec) team *= 2;
+    int64_t perLane = (nvec + team - 1) / team;  // at most 1024 / (4 * 32) = 8
+    int64_t rowsPerBlock = kVecBlock / team;
+    unsigned blocks = cap((rows + rowsPerBlock - 1) / rowsPerBlock);
+    auto n = static_cast<int32_t>(nvec);
+    if (perLane <= 1)
+      softmaxTeamVecKernel<T, 1><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
+    else if (perLane <= 2)
+      softmaxTeamVecKernel<T, 2><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
+    else if (perLane <= 4)
+      softmaxTeamVecKernel<T, 4><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
+    else
+      softmaxTeamVecKernel<T, 8><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
+    return true;
+  }
+  for (int k = 2; k <= 4; k *= 2) {
+    int64_t threads = ((nvec + k - 1) / k + 31) / 32 * 32;
+    if (threads > 1024) continue;
+    auto n = static_cast<int32_t>(nvec);
+    auto t = static_cast<unsigned>(threads);
+    if (k == 2)
+      softmaxBlockVecKernel<T, 2><<<cap(rows), t, 0, stream>>>(x, y, rows, n);
+    else
+      softmaxBlockVecKernel<T, 4><<<cap(rows), t, 0, stream>>>(x, y, rows, n);
+    return true;
+  }
+  return false;
+}
+
 template <typename T>
 void launch(void const* xv, void* yv, int64_t outer, int64_t len, int64_t inner, int32_t const* bounds,
-            cudaStream_t stream) {
+            cudaStream_t stream, bool forceGeneric) {
   auto const* x = static_cast<T const*>(xv);
   auto* y = static_cast<T*>(yv);
+  if (inner == 1 && !bounds && !forceGeneric && launchVec<T>(x, y, outer, len, stream)) return;
   if (inner == 1) {
     if (len <= 1024) {
       auto blocks = static_cast<unsigned>((outer + kRowsPerWarpBlock - 1) / kRowsPerWarpBlock);
@@ -107,8 +254,8 @@ void launch(void const* xv, void* yv, int64_t outer, int64_t len, int64_t inner,
 }  // namespace
 
 bool launchSoftmax(int32_t dtype, void const* x, void* y, int64_t outer, int64_t len, int64_t inner,
-                   int32_t const* bounds, cudaStream_t stream) {
-  return KILN_CUDA_DISPATCH_FLOAT(dtype, launch<T>(x, y, outer, len, inner, bounds, stream));
+                   int32_t const* bounds, cudaStream_t stream, bool forceGeneric) {
+  return KILN_CUDA_DISPATCH_FLOAT(dtype, launch<T>(x, y, outer, len, inner, bounds, stream, forceGeneric));
 }
 
 }  // namespace kiln::cuda

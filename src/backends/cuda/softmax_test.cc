@@ -1,7 +1,9 @@
 // gpu tests of the CUDA SoftMax and RaggedSoftMax tactics against the reference backend: every float dtype, axis
 // first / middle / last / default, short rows (warp per row), long rows (block per row), non-innermost axes,
-// rows of -inf and NaN, ragged bounds 0..S.
+// rows of -inf and NaN, ragged bounds 0..S; the register-resident vectorized kernels (lane teams of 1 to 32 per
+// row, block per row) over row lengths around their limits, and the launcher on misaligned pointers.
 #include "backends/cuda/cuda_test_util.h"
+#include "backends/cuda/softmax_kernels.h"
 
 namespace kiln {
 namespace {
@@ -50,6 +52,82 @@ TEST(CudaSoftMax, InfinitiesNaNAndEmpty) {
   expectMatchesReference({ir::OpType::kSoftMax, attrs({{"axis", int64_t{0}}}), {var(x)}});
   expectMatchesReference(
       {ir::OpType::kSoftMax, attrs({{"axis", int64_t{1}}}), {var(randomTensor(DataType::kFLOAT, {0, 5}, 1))}});
+}
+
+// Rows in whole 16-byte vectors: teams of 1, 2, 4, 8, 16 and 32 lanes per row and 1 to 8 vectors a lane (up to
+// 1,024 elements), a block per row beyond (up to 32,768 at 2 bytes, 16,384 at 4; longer rows go element by
+// element), with row counts that leave teams of a warp idle.
+TEST(CudaSoftMax, VectorizedRowLengths) {
+  KILN_REQUIRE_GPU();
+  uint32_t seed = 40;
+  for (DataType t : kFloats)
+    for (int64_t len : {8, 16, 32, 64, 128, 136, 256, 512, 768, 1024, 1032, 2048, 8192, 16384, 32768, 32776})
+      for (int64_t rows : {1, 3, 129}) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " len ", len, " rows ", rows));
+        expectMatchesReference(
+            {ir::OpType::kSoftMax, attrs({{"axis", int64_t{1}}}), {var(randomTensor(t, {rows, len}, ++seed, -8, 8))}});
+      }
+  // BERT's attention probabilities: [b * heads * s, s].
+  for (DataType t : kFloats)
+    expectMatchesReference(
+        {ir::OpType::kSoftMax, attrs({{"axis", int64_t{3}}}), {var(randomTensor(t, {2, 12, 128, 128}, 60, -8, 8))}});
+}
+
+// -inf rows, NaN, +inf on the vectorized kernels (rows of 8 and of 2,048 elements): the same NaN rows as the
+// reference, a masked (-inf) element 0.
+TEST(CudaSoftMax, VectorizedInfinitiesAndNaN) {
+  KILN_REQUIRE_GPU();
+  for (int64_t len : {8, 2048})
+    for (DataType t : kFloats) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " len ", len));
+      std::vector<double> v = randomValues(static_cast<size_t>(5 * len), 70, -4, 4);
+      for (int64_t i = 0; i < len; ++i) v[static_cast<size_t>(i)] = -INFINITY;  // row 0: all masked
+      v[static_cast<size_t>(len + 3)] = NAN;                                    // row 1: a NaN
+      v[static_cast<size_t>(2 * len + 1)] = INFINITY;                           // row 2: +inf
+      v[static_cast<size_t>(3 * len + 2)] = -INFINITY;                          // row 3: one masked element
+      expectMatchesReference({ir::OpType::kSoftMax,
+                              attrs({{"axis", int64_t{1}}}),
+                              {var(HostTensor::fromVector(t, makeDims({5, len}), v))}});
+    }
+}
+
+// The launcher on pointers off the 16-byte grid (it must fall back to the element-by-element kernels) against the
+// generic kernels on aligned copies.
+TEST(CudaSoftMax, LauncherMisalignedPointers) {
+  KILN_REQUIRE_GPU();
+  backends::DeviceBackend* dev = device();
+  void* stream = *dev->createStream();
+  auto cs = static_cast<cudaStream_t>(stream);
+  for (DataType t : kFloats)
+    for (int64_t len : {128, 4096})
+      for (int shiftX : {0, 1})
+        for (int shiftY : {0, 1}) {
+          SCOPED_TRACE(strCat(dataTypeName(t), " len ", len, " shifts ", shiftX, shiftY));
+          int64_t const rows = 37, n = rows * len;
+          size_t const e = dataTypeSize(t);
+          HostTensor hx = randomTensor(t, {n}, 80, -8, 8);
+          auto x = backends::DeviceBuffer::allocate(dev, hx.bytes() + 64, "test x");
+          auto xa = backends::DeviceBuffer::allocate(dev, hx.bytes(), "test x");
+          auto y = backends::DeviceBuffer::allocate(dev, hx.bytes() + 64, "test y");
+          auto ya = backends::DeviceBuffer::allocate(dev, hx.bytes(), "test y");
+          ASSERT_TRUE(x.isOk() && xa.isOk() && y.isOk() && ya.isOk());
+          char* xp = static_cast<char*>(x->data()) + shiftX * e;
+          char* yp = static_cast<char*>(y->data()) + shiftY * e;
+          ASSERT_TRUE(dev->copy(xp, hx.data(), hx.bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+          ASSERT_TRUE(dev->copy(xa->data(), hx.data(), hx.bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+          auto dt = static_cast<int32_t>(t);
+          ASSERT_TRUE(cuda::launchSoftmax(dt, xp, yp, rows, len, 1, nullptr, cs));
+          ASSERT_TRUE(cuda::launchSoftmax(dt, xa->data(), ya->data(), rows, len, 1, nullptr, cs, true));
+          ASSERT_TRUE(cuda::launchStatus("softmax").isOk());
+          HostTensor got = *HostTensor::allocate(t, makeDims({n}), "got");
+          HostTensor want = *HostTensor::allocate(t, makeDims({n}), "want");
+          ASSERT_TRUE(dev->copy(got.mutableData(), yp, got.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
+          ASSERT_TRUE(dev->copy(want.mutableData(), ya->data(), want.bytes(), backends::CopyKind::kDeviceToHost, stream)
+                          .isOk());
+          ASSERT_TRUE(dev->synchronize(stream).isOk());
+          EXPECT_LE(normRelativeError(got, want), defaultTolerance(t));
+        }
+  dev->destroyStream(stream);
 }
 
 TEST(CudaRaggedSoftMax, BoundsFromZeroToRowLength) {

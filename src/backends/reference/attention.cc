@@ -1,5 +1,6 @@
 // Reference kernel of Attention: softmax(scale * q k^T + mask) v in fp64, the unfused layers' math (softmax with
-// max subtraction, NaN/Inf as SoftMax gives them, NaN probabilities replaced by 0 with nan_to_zero).
+// max subtraction, NaN/Inf as SoftMax gives them, NaN probabilities replaced by 0 with nan_to_zero); operands
+// [.., S, D] (layout 0) or [B, S, H, D] (layout 1).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -16,7 +17,53 @@ struct AttentionParams {
   double scale = 1.0;
   bool kTransposed = false;
   bool nanToZero = false;
+  int64_t layout = 0;
 };
+
+// One batch entry (one (batch, head) pair): where its q, k, v, mask and y elements are. Row r, column c of q is
+// q[qBase + r * qRow + c]; likewise k (k[kBase + c * kRow + r] when transposed), v and y; the mask's (r, c) is
+// mask[maskBase + r * maskRow + c * maskCol].
+struct Entry {
+  int64_t qBase = 0, qRow = 0, kBase = 0, kRow = 0, vBase = 0, vRow = 0, yBase = 0, yRow = 0;
+  int64_t maskBase = 0, maskRow = 0, maskCol = 0;
+};
+
+// The sq query rows of one batch entry, exactly as the unfused layers compute them (a NaN max stays NaN).
+void attendEntry(AttentionParams const& ap, Entry const& e, int64_t sq, int64_t skv, int64_t d, int64_t dv,
+                 std::vector<double> const& qd, std::vector<double> const& kd, std::vector<double> const& vd,
+                 double const* md, TensorView const& y) {
+  std::vector<double> p(static_cast<size_t>(skv));
+  std::vector<double> acc(static_cast<size_t>(dv));
+  for (int64_t i = 0; i < sq; ++i) {
+    double const* pq = qd.data() + e.qBase + i * e.qRow;
+    double mx = -INFINITY;
+    for (int64_t j = 0; j < skv; ++j) {
+      double s = 0.0;
+      for (int64_t t = 0; t < d; ++t)
+        s += pq[t] * (ap.kTransposed ? kd[static_cast<size_t>(e.kBase + t * e.kRow + j)]
+                                     : kd[static_cast<size_t>(e.kBase + j * e.kRow + t)]);
+      s *= ap.scale;
+      if (md) s += md[e.maskBase + i * e.maskRow + j * e.maskCol];
+      p[j] = s;
+      if ((s > mx || std::isnan(s)) && !std::isnan(mx)) mx = s;
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < skv; ++j) {
+      p[j] = std::exp(p[j] - mx);
+      sum += p[j];
+    }
+    for (int64_t j = 0; j < skv; ++j) {
+      p[j] /= sum;
+      if (ap.nanToZero && std::isnan(p[j])) p[j] = 0.0;
+    }
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t j = 0; j < skv; ++j) {
+      double const* pv = vd.data() + e.vBase + j * e.vRow;
+      for (int64_t c = 0; c < dv; ++c) acc[c] += p[j] * pv[c];
+    }
+    for (int64_t c = 0; c < dv; ++c) storeFromDouble(y, e.yBase + i * e.yRow + c, acc[c]);
+  }
+}
 
 std::vector<double> loadAll(TensorView const& v) {
   std::vector<double> r(static_cast<size_t>(std::max<int64_t>(0, v.count())));
@@ -41,9 +88,13 @@ bool broadcastsTo(Dims const& in, Dims const& out) {
   return true;
 }
 
+Status runBshd(AttentionParams const& ap, LaunchContext const& ctx);
+
 Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
   if (ctx.inputs.size() < 3 || ctx.outputs.size() != 1)
     return invalidArgument(ap.who, ": needs q, k, v and one output");
+  if (ap.layout == 1) return runBshd(ap, ctx);
+  if (ap.layout != 0) return invalidArgument(ap.who, ": layout ", ap.layout, " (0 and 1 exist)");
   TensorView const& q = ctx.inputs[0];
   TensorView const& k = ctx.inputs[1];
   TensorView const& v = ctx.inputs[2];
@@ -75,38 +126,68 @@ Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
   ms.resize(static_cast<size_t>(batch.nbDims));
   std::vector<double> const qd = loadAll(q), kd = loadAll(k), vd = loadAll(v);
   std::vector<double> const md = mask ? loadAll(*mask) : std::vector<double>{};
-  std::vector<double> p(static_cast<size_t>(skv));
-  std::vector<double> acc(static_cast<size_t>(dv));
   forEachIndex<4>(batch, {sqb, skb, svb, ms}, [&](int64_t bi, std::array<int64_t, 4> const& off) {
-    double const* pq = qd.data() + off[0] * sq * d;
-    double const* pk = kd.data() + off[1] * skv * d;
-    double const* pv = vd.data() + off[2] * skv * dv;
-    for (int64_t i = 0; i < sq; ++i) {
-      // Scores, then the softmax exactly as the SoftMax reference computes it (a NaN max stays NaN).
-      double mx = -INFINITY;
-      for (int64_t j = 0; j < skv; ++j) {
-        double s = 0.0;
-        for (int64_t t = 0; t < d; ++t) s += pq[i * d + t] * (ap.kTransposed ? pk[t * skv + j] : pk[j * d + t]);
-        s *= ap.scale;
-        if (mask) s += md[static_cast<size_t>(off[3] + i * maskRow + j * maskCol)];
-        p[j] = s;
-        if ((s > mx || std::isnan(s)) && !std::isnan(mx)) mx = s;
-      }
-      double sum = 0.0;
-      for (int64_t j = 0; j < skv; ++j) {
-        p[j] = std::exp(p[j] - mx);
-        sum += p[j];
-      }
-      for (int64_t j = 0; j < skv; ++j) {
-        p[j] /= sum;
-        if (ap.nanToZero && std::isnan(p[j])) p[j] = 0.0;
-      }
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t j = 0; j < skv; ++j)
-        for (int64_t c = 0; c < dv; ++c) acc[c] += p[j] * pv[j * dv + c];
-      for (int64_t c = 0; c < dv; ++c) storeFromDouble(y, (bi * sq + i) * dv + c, acc[c]);
-    }
+    Entry e;
+    e.qBase = off[0] * sq * d;
+    e.qRow = d;
+    e.kBase = off[1] * skv * d;
+    e.kRow = ap.kTransposed ? skv : d;
+    e.vBase = off[2] * skv * dv;
+    e.vRow = dv;
+    e.yBase = bi * sq * dv;
+    e.yRow = dv;
+    e.maskBase = off[3];
+    e.maskRow = maskRow;
+    e.maskCol = maskCol;
+    attendEntry(ap, e, sq, skv, d, dv, qd, kd, vd, mask ? md.data() : nullptr, y);
   });
+  return Status::ok();
+}
+
+// Layout 1: q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv, H, Dv], y [B, Sq, H, Dv]; the mask broadcasts to the
+// scores [B, H, Sq, Skv].
+Status runBshd(AttentionParams const& ap, LaunchContext const& ctx) {
+  TensorView const& q = ctx.inputs[0];
+  TensorView const& k = ctx.inputs[1];
+  TensorView const& v = ctx.inputs[2];
+  TensorView const* mask = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
+  TensorView const& y = ctx.outputs[0];
+  if (ap.kTransposed) return invalidArgument(ap.who, ": layout 1 (BSHD) takes k untransposed");
+  if (q.shape.nbDims != 4 || k.shape.nbDims != 4 || v.shape.nbDims != 4 || y.shape.nbDims != 4)
+    return invalidArgument(ap.who, ": layout 1 (BSHD) needs q, k, v and y of rank 4, not q ", dimsToString(q.shape),
+                           ", k ", dimsToString(k.shape), ", v ", dimsToString(v.shape), ", y ", dimsToString(y.shape));
+  int64_t const b = q.shape.d[0], sq = q.shape.d[1], h = q.shape.d[2], d = q.shape.d[3];
+  int64_t const skv = k.shape.d[1], dv = v.shape.d[3];
+  if (k.shape.d[0] != b || k.shape.d[2] != h || k.shape.d[3] != d || v.shape.d[0] != b || v.shape.d[1] != skv ||
+      v.shape.d[2] != h || !dimsEqual(y.shape, makeDims({b, sq, h, dv})))
+    return invalidArgument(ap.who, ": layout 1 (BSHD): q ", dimsToString(q.shape), ", k ", dimsToString(k.shape),
+                           ", v ", dimsToString(v.shape),
+                           " are not [B, Sq, H, D], [B, Skv, H, D], [B, Skv, H, Dv] "
+                           "giving y ",
+                           dimsToString(y.shape));
+  Dims const scores = makeDims({b, h, sq, skv});
+  if (mask && !broadcastsTo(mask->shape, scores))
+    return invalidArgument(ap.who, ": mask ", dimsToString(mask->shape), " does not broadcast to the scores ",
+                           dimsToString(scores));
+  std::vector<int64_t> const ms = mask ? broadcastStrides(mask->shape, scores) : std::vector<int64_t>(4, 0);
+  std::vector<double> const qd = loadAll(q), kd = loadAll(k), vd = loadAll(v);
+  std::vector<double> const md = mask ? loadAll(*mask) : std::vector<double>{};
+  for (int64_t bi = 0; bi < b; ++bi)
+    for (int64_t hi = 0; hi < h; ++hi) {
+      Entry e;
+      e.qBase = (bi * sq * h + hi) * d;
+      e.qRow = h * d;
+      e.kBase = (bi * skv * h + hi) * d;
+      e.kRow = h * d;
+      e.vBase = (bi * skv * h + hi) * dv;
+      e.vRow = h * dv;
+      e.yBase = (bi * sq * h + hi) * dv;
+      e.yRow = h * dv;
+      e.maskBase = bi * ms[0] + hi * ms[1];
+      e.maskRow = ms[2];
+      e.maskCol = ms[3];
+      attendEntry(ap, e, sq, skv, d, dv, qd, kd, vd, mask ? md.data() : nullptr, y);
+    }
   return Status::ok();
 }
 
@@ -119,6 +200,9 @@ Tactic attentionTactic() {
         ap.scale = node.attrs.getFloat("scale", 1.0);
         ap.kTransposed = node.attrs.getInt("k_transposed", 0) != 0;
         ap.nanToZero = node.attrs.getInt("nan_to_zero", 0) != 0;
+        ap.layout = node.attrs.getInt("layout", 0);
+        if (ap.layout != 0 && ap.layout != 1)
+          return invalidArgument(ap.who, ": layout ", ap.layout, " (0 and 1 exist)");
         return makeKernel([ap](LaunchContext const& ctx) { return runAttention(ap, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {

@@ -1,9 +1,11 @@
 // Tests of Attention: shape inference and its errors, and the reference kernel against the unfused layers it
 // replaces (MatrixMultiply, scale, mask Add, SoftMax, NaN cleanup, MatrixMultiply) run by the host interpreter,
-// with batch and mask broadcasting, transposed k, fully masked rows, and every float type.
+// with batch and mask broadcasting, transposed k, fully masked rows, and every float type; layout 1 ([B, S, H, D]
+// operands) against layout 0 between transposes.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -253,6 +255,191 @@ TEST(AttentionReference, ShapeInference) {
   g2.markOutput(n->output(0));
   Status st = ir::inferGraphInPlace(g2, nullptr);
   EXPECT_NE(st.message().find("one type"), std::string::npos) << st.toString();
+}
+
+// Layout 1 (BSHD): q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv, H, Dv]; `mask` as for the scores [B, H, Sq, Skv].
+struct BshdCase {
+  DataType dtype = DataType::kFLOAT64;
+  int64_t b = 2, sq = 5, skv = 7, h = 3, d = 8, dv = 4;
+  std::vector<int64_t> mask;
+  bool nanToZero = false;
+};
+
+ir::Value* swapAxes12(ir::Graph& g, std::string const& name, ir::Value* x) {
+  ir::Node* n = g.addNode(OpType::kShuffle, name, {x});
+  n->attrs.setInts("first_perm", {0, 2, 1, 3});
+  return n->output(0);
+}
+
+// Layout 1 directly, or (`viaLayout0`) layout 0 between Transposes (0,2,1,3) of q, k, v and y.
+std::unique_ptr<ir::Graph> bshdGraph(BshdCase const& c, bool viaLayout0, int64_t layoutAttr = 1) {
+  auto g = std::make_unique<ir::Graph>();
+  std::vector<ir::Value*> in{input(*g, "q", c.dtype, {c.b, c.sq, c.h, c.d}),
+                             input(*g, "k", c.dtype, {c.b, c.skv, c.h, c.d}),
+                             input(*g, "v", c.dtype, {c.b, c.skv, c.h, c.dv})};
+  if (viaLayout0)
+    for (size_t i = 0; i < 3; ++i) in[i] = swapAxes12(*g, "t" + std::to_string(i), in[i]);
+  if (!c.mask.empty()) in.push_back(input(*g, "m", c.dtype, c.mask));
+  ir::Node* n = g->addNode(OpType::kAttention, "attention", in);
+  n->attrs.setFloat("scale", 0.3);
+  n->attrs.setInt("k_transposed", 0);
+  n->attrs.setInt("nan_to_zero", c.nanToZero ? 1 : 0);
+  if (!viaLayout0) n->attrs.setInt("layout", layoutAttr);
+  g->markOutput(viaLayout0 ? swapAxes12(*g, "ty", n->output(0)) : n->output(0));
+  return g;
+}
+
+std::vector<HostTensor> bshdInputs(BshdCase const& c, uint64_t seed) {
+  std::vector<std::vector<int64_t>> shapes{{c.b, c.sq, c.h, c.d}, {c.b, c.skv, c.h, c.d}, {c.b, c.skv, c.h, c.dv}};
+  if (!c.mask.empty()) shapes.push_back(c.mask);
+  std::vector<HostTensor> r;
+  for (auto const& s : shapes) {
+    auto t = ir::makeRandomTensor(c.dtype, makeDims(s), seed++);
+    EXPECT_TRUE(t.isOk());
+    r.push_back(*t);
+  }
+  return r;
+}
+
+TEST(AttentionReference, BshdLayoutMatchesLayout0BetweenTransposes) {
+  std::vector<BshdCase> cases;
+  BshdCase c;
+  cases.push_back(c);
+  c.mask = {2, 1, 1, 7};  // BERT's padding mask
+  cases.push_back(c);
+  c.mask = {2, 3, 5, 7};  // a full mask: every stride differs
+  c.nanToZero = true;
+  cases.push_back(c);
+  c.mask = {5, 7};
+  c.b = 1;
+  c.h = 1;  // tile-1 batch and heads
+  cases.push_back(c);
+  BshdCase big;
+  big.b = 3;
+  big.sq = 1;
+  big.skv = 9;
+  big.h = 4;
+  big.d = 16;
+  big.dv = 24;
+  big.mask = {3, 1, 1, 9};
+  cases.push_back(big);
+  for (BshdCase const& cc : cases)
+    for (DataType t : {DataType::kFLOAT64, DataType::kFLOAT, DataType::kHALF}) {
+      SCOPED_TRACE(testing::Message() << "b " << cc.b << " h " << cc.h << " mask " << cc.mask.size() << " type "
+                                      << dataTypeName(t));
+      BshdCase x = cc;
+      x.dtype = t;
+      auto a = bshdGraph(x, true), b = bshdGraph(x, false);
+      ASSERT_TRUE(ir::inferGraphInPlace(*a, nullptr).isOk());
+      Status st = ir::inferGraphInPlace(*b, nullptr);
+      ASSERT_TRUE(st.isOk()) << st.toString();
+      EXPECT_EQ(dimsToString(b->outputs()[0]->shape), dimsToString(makeDims({x.b, x.sq, x.h, x.dv})));
+      std::vector<HostTensor> in = bshdInputs(x, 21);
+      auto ra = backends::runGraphOnHost(*a, in);
+      auto rb = backends::runGraphOnHost(*b, in);
+      ASSERT_TRUE(ra.isOk()) << ra.status().toString();
+      ASSERT_TRUE(rb.isOk()) << rb.status().toString();
+      ASSERT_EQ((*ra)[0].count(), (*rb)[0].count());
+      // The same sums in the same order, rounded once: equal bits.
+      for (int64_t i = 0; i < (*ra)[0].count(); ++i) ASSERT_EQ((*ra)[0].doubleAt(i), (*rb)[0].doubleAt(i)) << i;
+    }
+}
+
+TEST(AttentionReference, BshdFullyMaskedRows) {
+  BshdCase c;
+  c.dtype = DataType::kFLOAT;
+  c.mask = {2, 3, 5, 7};
+  for (bool nanToZero : {false, true}) {
+    c.nanToZero = nanToZero;
+    std::vector<HostTensor> in = bshdInputs(c, 4);
+    fillMaskRow(in[3], 5, 7, 1, -INFINITY);  // query row 1 of every (batch, head)
+    auto r = backends::runGraphOnHost(*bshdGraph(c, false), in);
+    ASSERT_TRUE(r.isOk()) << r.status().toString();
+    // y [2, 5, 3, 4]: row 1 is y[b, 1, h, :] in every batch entry and head.
+    for (int64_t i = 0; i < (*r)[0].count(); ++i) {
+      double x = (*r)[0].doubleAt(i);
+      if ((i / (3 * 4)) % 5 == 1) {
+        if (nanToZero)
+          EXPECT_EQ(x, 0.0) << i;
+        else
+          EXPECT_TRUE(std::isnan(x)) << i;
+      } else {
+        EXPECT_TRUE(std::isfinite(x)) << i;
+      }
+    }
+  }
+}
+
+// Shape inference of `g` after `edit` changed its Attention node or inputs; the message.
+std::string bshdInferError(BshdCase const& c, std::function<void(ir::Graph&, ir::Node&)> const& edit) {
+  auto g = bshdGraph(c, false);
+  ir::Node* n = g->findNode("attention");
+  edit(*g, *n);
+  Status st = ir::inferGraphInPlace(*g, nullptr);
+  return st.isOk() ? std::string("ok") : st.message();
+}
+
+void setInputShape(ir::Graph& g, ir::Node& n, size_t i, std::vector<int64_t> const& s) {
+  auto v = g.addInput("x" + std::to_string(i), n.inputs[i]->dtype, makeDims(s));
+  ASSERT_TRUE(v.isOk());
+  n.inputs[i] = *v;
+}
+
+TEST(AttentionReference, BshdShapeInference) {
+  BshdCase c;
+  c.dtype = DataType::kFLOAT;
+  c.mask = {2, 1, 1, 7};
+  auto has = [](std::string const& msg, char const* what) { EXPECT_NE(msg.find(what), std::string::npos) << msg; };
+  has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {2, 4, 3, 8}); }), "ok");
+  has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {2, 5, 24}); }), "needs rank 4");
+  has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 1, {1, 7, 3, 8}); }), "batch dim");
+  has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 2, {2, 7, 1, 4}); }), "head count");
+  has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 1, {2, 7, 3, 16}); }), "head dim");
+  has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 2, {2, 6, 3, 4}); }), "key count");
+  has(bshdInferError(c,
+                     [](ir::Graph& g, ir::Node& n) {
+                       setInputShape(g, n, 3, {2, 3, 7, 7});
+                     }),
+      "does not broadcast to the scores [2,3,5,7]");
+  has(bshdInferError(c, [](ir::Graph&, ir::Node& n) { n.attrs.setInt("k_transposed", 1); }), "untransposed");
+  has(bshdInferError(c, [](ir::Graph&, ir::Node& n) { n.attrs.setInt("layout", 2); }), "layout is 2");
+  // Unknown extents are checked when they are known.
+  has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {-1, 5, 3, 8}); }), "ok");
+}
+
+// The kernel itself checks the shapes it is launched with (a plan's shapes reach it without inference when they
+// are static), naming the layout; an unknown layout is refused when the kernel is made.
+TEST(AttentionReference, BshdKernelRefusesShapesThatDoNotFit) {
+  backends::Tactic const* tactic = backends::TacticRegistry::instance().find("attention_reference");
+  ASSERT_NE(tactic, nullptr);
+  ir::Node n;
+  n.op = OpType::kAttention;
+  n.name = "attention";
+  n.attrs.setFloat("scale", 0.5);
+  n.attrs.setInt("layout", 1);
+  auto k = tactic->create(n);
+  ASSERT_TRUE(k.isOk()) << k.status().toString();
+  std::vector<float> buf(4096, 0.f);
+  auto launch = [&](std::vector<int64_t> const& q, std::vector<int64_t> const& kk, std::vector<int64_t> const& v,
+                    std::vector<int64_t> const& y) {
+    backends::CpuStream stream;
+    backends::LaunchContext ctx;
+    ctx.stream = &stream;
+    for (auto const* s : {&q, &kk, &v}) ctx.inputs.push_back({buf.data(), DataType::kFLOAT, makeDims(*s)});
+    ctx.outputs.push_back({buf.data(), DataType::kFLOAT, makeDims(y)});
+    return (*k)->enqueue(ctx);
+  };
+  EXPECT_TRUE(launch({2, 5, 3, 8}, {2, 7, 3, 8}, {2, 7, 3, 4}, {2, 5, 3, 4}).isOk());
+  Status st = launch({2, 5, 3, 8}, {1, 7, 3, 8}, {2, 7, 3, 4}, {2, 5, 3, 4});  // k's batch differs
+  EXPECT_NE(st.message().find("layout 1 (BSHD)"), std::string::npos) << st.toString();
+  st = launch({2, 5, 3, 8}, {2, 7, 3, 8}, {2, 7, 3, 4}, {2, 3, 5, 4});  // y as layout 0 would have it
+  EXPECT_NE(st.message().find("giving y [2,3,5,4]"), std::string::npos) << st.toString();
+  st = launch({2, 5, 24}, {2, 7, 24}, {2, 7, 12}, {2, 5, 12});
+  EXPECT_NE(st.message().find("rank 4"), std::string::npos) << st.toString();
+  n.attrs.setInt("layout", 5);
+  auto bad = tactic->create(n);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("layout 5"), std::string::npos) << bad.status().toString();
 }
 
 }  // namespace

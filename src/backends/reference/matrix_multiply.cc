@@ -1,5 +1,6 @@
 // Reference kernel of MatrixMultiply: batched (broadcast) matrix/vector products with kNONE / kTRANSPOSE /
-// kVECTOR operands, optional bias broadcast to the output and fused activation; fp64 accumulation.
+// kVECTOR operands, optional bias broadcast to the output, optional residual of the output's shape (added with
+// the bias, before the activation) and fused activation; fp64 accumulation, one rounding on store.
 #include <vector>
 
 #include "backends/reference/activation_math.h"
@@ -49,6 +50,7 @@ Status runMatMul(MatMulParams const& mp, LaunchContext const& ctx) {
   TensorView const& a = ctx.inputs[0];
   TensorView const& b = ctx.inputs[1];
   TensorView const* bias = ctx.inputs.size() > 2 && ctx.inputs[2].data ? &ctx.inputs[2] : nullptr;
+  TensorView const* residual = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
   TensorView const& y = ctx.outputs[0];
   bool vecA = mp.opA == MatrixOperation::kVECTOR, vecB = mp.opB == MatrixOperation::kVECTOR;
   bool trA = mp.opA == MatrixOperation::kTRANSPOSE, trB = mp.opB == MatrixOperation::kTRANSPOSE;
@@ -100,8 +102,12 @@ Status runMatMul(MatMulParams const& mp, LaunchContext const& ctx) {
     forEachIndex<1>(y.shape, {sbias},
                     [&](int64_t lin, std::array<int64_t, 1> const& off) { acc[lin] += loadAsDouble(*bias, off[0]); });
   }
+  if (residual && !dimsEqual(residual->shape, y.shape))
+    return invalidArgument(mp.who, ": residual ", dimsToString(residual->shape), " must have y's shape ",
+                           dimsToString(y.shape));
   for (int64_t i = 0; i < total; ++i) {
     double v = acc[i];
+    if (residual) v += loadAsDouble(*residual, i);
     if (mp.activation >= 0)
       v = applyActivation(static_cast<ActivationType>(mp.activation), v, mp.alpha, mp.beta);
     storeFromDouble(y, i, v);

@@ -2,6 +2,7 @@
 // reference kernel with bias and activation against a naive product written here, in float32/float16/bfloat16.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -123,6 +124,26 @@ TEST_P(MatMulTypes, BiasAndActivation) {
   expectClose(*out, ref, dt);
 }
 
+// y = act(a b + bias + residual): the residual is added with the bias, before the activation.
+TEST_P(MatMulTypes, ResidualThenActivation) {
+  DataType dt = GetParam();
+  auto av = randomValues(2 * 3 * 4, 4), bv = randomValues(4 * 5, 5), biasv = randomValues(5, 6),
+       rv = randomValues(2 * 3 * 5, 7);
+  for (bool withBias : {false, true}) {
+    ir::Graph g;
+    ir::Value* bias = withBias ? constant(g, "bias", dt, {5}, biasv) : nullptr;
+    ir::Node* n = g.addNode(OpType::kMatrixMultiply, "mm",
+                            {constant(g, "a", dt, {2, 3, 4}, av), constant(g, "b", dt, {4, 5}, bv), bias,
+                             constant(g, "r", dt, {2, 3, 5}, rv)});
+    n->attrs.setInt("activation", static_cast<int64_t>(ActivationType::kRELU));
+    auto out = run(g, n);
+    ASSERT_TRUE(out.isOk()) << out.status().toString();
+    auto ref = naiveMatMul({2, 3, 4}, av, 0, {4, 5}, bv, 0, {2});
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] = std::max(0.0, ref[i] + (withBias ? biasv[i % 5] : 0.0) + rv[i]);
+    expectClose(*out, ref, dt);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllFloat, MatMulTypes, ::testing::Values(DataType::kFLOAT, DataType::kHALF, DataType::kBF16),
                          [](auto const& pi) { return std::string(dataTypeShortName(pi.param)); });
 
@@ -198,6 +219,27 @@ TEST(MatrixMultiply, InferErrors) {
   EXPECT_TRUE(inferMm({3, 4}, 0, {4, 5}, 0, &goodBias).isOk());
   EXPECT_FALSE(inferMm({3, 4}, 0, {4, 5}, 0, &longBias).isOk());
   EXPECT_TRUE(inferMm({-1, 4}, 0, {-1, 5}, 0).isOk());
+}
+
+// The residual must have y's shape and type; unknown dims pass.
+TEST(MatrixMultiply, InferResidual) {
+  auto infer = [](std::vector<int64_t> const& rs, DataType rt) {
+    ir::Graph g;
+    auto a = g.addInput("a", DataType::kFLOAT, makeDims({2, 3, 4}));
+    auto b = g.addInput("b", DataType::kFLOAT, makeDims({4, 5}));
+    auto r = g.addInput("r", rt, makeDims(rs));
+    if (!a || !b || !r) return invalidArgument("bad test input");
+    g.addNode(OpType::kMatrixMultiply, "mm", {*a, *b, nullptr, *r});
+    return ir::inferGraphInPlace(g, nullptr);
+  };
+  EXPECT_TRUE(infer({2, 3, 5}, DataType::kFLOAT).isOk());
+  EXPECT_TRUE(infer({-1, 3, 5}, DataType::kFLOAT).isOk());
+  Status wrongShape = infer({3, 5}, DataType::kFLOAT);  // broadcasting is not a residual
+  EXPECT_FALSE(wrongShape.isOk());
+  EXPECT_NE(wrongShape.toString().find("residual [3,5] must have the output's shape"), std::string::npos)
+      << wrongShape.toString();
+  EXPECT_FALSE(infer({2, 3, 4}, DataType::kFLOAT).isOk());
+  EXPECT_FALSE(infer({2, 3, 5}, DataType::kHALF).isOk());
 }
 
 }  // namespace

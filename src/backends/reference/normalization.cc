@@ -1,6 +1,7 @@
 // Reference kernel of Normalization: (x - mean) / sqrt(var + eps) * scale + bias with the mean and population
 // variance over `axes` (layer / instance norm), or over each channel group and `axes` (group norm, num_groups > 1;
-// scale/bias per group for addNormalization, per channel for addNormalizationV2); fp64, two-pass variance.
+// scale/bias per group for addNormalization, per channel for addNormalizationV2), of x or of x + residual (the
+// optional fourth input the builder fuses); fp64, two-pass variance.
 #include <cmath>
 #include <vector>
 
@@ -56,6 +57,10 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
   TensorView const& y = ctx.outputs[0];
   if (!dimsEqual(x.shape, y.shape))
     return invalidArgument(np.who, ": y must have x's shape");
+  TensorView const* residual = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
+  if (residual && !dimsEqual(residual->shape, x.shape))
+    return invalidArgument(np.who, ": residual ", dimsToString(residual->shape), " must have x's shape ",
+                           dimsToString(x.shape));
   KILN_ASSIGN_OR_RETURN(NormalizationView view,
                         normalizationView(np.who, x.shape, scale.shape, bias.shape, np.axes, np.groups, np.v2));
   std::vector<int64_t> const& shape = view.shape;
@@ -72,6 +77,8 @@ Status runNorm(NormParams const& np, LaunchContext const& ctx) {
     double sum = 0.0;
     for (size_t i = 0; i < innerX.size(); ++i) {
       vals[i] = loadAsDouble(x, outerX[o] + innerX[i]);
+      if (residual)
+        vals[i] += loadAsDouble(*residual, outerX[o] + innerX[i]);
       sum += vals[i];
     }
     double mean = sum / count;
@@ -105,10 +112,10 @@ Tactic normalizationTactic() {
         return makeKernel([np](LaunchContext const& ctx) { return runNorm(np, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() != 3 || out.size() != 1)
+        if (in.size() < 3 || in.size() > 4 || out.size() != 1)
           return false;
         for (auto const& t : in)
-          if (!isComputeFloat(t.dtype))
+          if (t.shape.nbDims >= 0 && !isComputeFloat(t.dtype))
             return false;
         return isComputeFloat(out[0].dtype);
       });

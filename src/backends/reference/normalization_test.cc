@@ -1,5 +1,6 @@
 // Tests of Normalization: shape inference and its errors (axes, group norm scale/bias shapes of addNormalization
-// vs addNormalizationV2), and the reference kernel (layer, instance and group norm) against a naive version.
+// vs addNormalizationV2), and the reference kernel (layer, instance and group norm, with and without the fused
+// residual) against a naive version.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,10 +72,13 @@ std::vector<double> naiveNorm(std::vector<int64_t> const& shape, std::vector<dou
 
 Result<HostTensor> runNorm(DataType dt, std::vector<int64_t> const& xs, std::vector<double> const& xv,
                            std::vector<int64_t> const& ss, std::vector<double> const& sv, std::vector<double> const& bv,
-                           std::vector<int64_t> const& axes, int64_t groups, bool v2, double eps) {
+                           std::vector<int64_t> const& axes, int64_t groups, bool v2, double eps,
+                           std::vector<double> const* residual = nullptr) {
   ir::Graph g;
   ir::Node* n = g.addNode(OpType::kNormalization, "norm",
                           {constant(g, "x", dt, xs, xv), constant(g, "s", dt, ss, sv), constant(g, "b", dt, ss, bv)});
+  if (residual)
+    n->inputs.push_back(constant(g, "r", dt, xs, *residual));
   n->attrs.setInts("axes", axes);
   n->attrs.setFloat("epsilon", eps);
   n->attrs.setInt("num_groups", groups);
@@ -124,6 +128,29 @@ TEST_P(NormTypes, GroupNormV1PerGroupAndV2PerChannel) {
   auto out3 = runNorm(dt, xs, xv, {1, 6, 1, 1}, sc, bc, {3}, 2, true, 1e-5);
   ASSERT_TRUE(out3.isOk()) << out3.status().toString();
   expectClose(*out3, naiveNorm(xs, xv, {3}, 2, 1e-5, sc, bc, [](auto const& c) { return c[1]; }), dt);
+}
+
+// The fused residual: the kernel normalizes x + residual (the test values are sixteenths, exact in every type, and
+// so are their sums).
+TEST_P(NormTypes, ResidualIsAddedBeforeNormalizing) {
+  DataType dt = GetParam();
+  std::vector<int64_t> xs{3, 4, 6};
+  auto xv = randomValues(72, 21), rv = randomValues(72, 22), sv = randomValues(6, 23), bv = randomValues(6, 24);
+  std::vector<double> sum(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i)
+    sum[i] = xv[i] + rv[i];
+  auto out = runNorm(dt, xs, xv, {6}, sv, bv, {2}, 1, false, 1e-5, &rv);
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  expectClose(*out, naiveNorm(xs, sum, {2}, 1, 1e-5, sv, bv, [](auto const& c) { return c[2]; }), dt);
+  // Group norm with a residual.
+  std::vector<int64_t> gs{2, 4, 3, 3};
+  auto gx = randomValues(72, 25), gr = randomValues(72, 26), gsc = randomValues(2, 27), gb = randomValues(2, 28);
+  std::vector<double> gsum(gx.size());
+  for (size_t i = 0; i < gx.size(); ++i)
+    gsum[i] = gx[i] + gr[i];
+  auto out2 = runNorm(dt, gs, gx, {1, 2, 1, 1}, gsc, gb, {2, 3}, 2, false, 1e-5, &gr);
+  ASSERT_TRUE(out2.isOk()) << out2.status().toString();
+  expectClose(*out2, naiveNorm(gs, gsum, {2, 3}, 2, 1e-5, gsc, gb, [](auto const& c) { return c[1] / 2; }), dt);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFloat, NormTypes, ::testing::Values(DataType::kFLOAT, DataType::kHALF, DataType::kBF16),

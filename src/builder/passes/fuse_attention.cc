@@ -1,6 +1,8 @@
 // Attention fusion (GPU builds): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax(last axis) -> [NaN -> 0] ->
 // MatMul(p, v), as the exporters decompose scaled_dot_product_attention (PyTorch's SDPA for BERT and ViT, and the
-// plain Div/Mul forms), becomes one Attention node that the CUDA backend runs as one flash-attention kernel.
+// plain Div/Mul forms), becomes one Attention node that the CUDA backend runs as one flash-attention kernel; the
+// head-splitting Transposes around it (q, k, v [B, S, H, D] -> [B, H, S, D], y back) fold into its layout 1.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -31,10 +33,10 @@ bool isKernelType(DataType t) { return t == DataType::kFLOAT || t == DataType::k
 
 bool headDimOk(int64_t d) { return d > 0 && d % 8 == 0 && d <= kMaxHeadDim; }
 
-// A MatrixMultiply without bias or activation whose first operand is not transposed.
+// A MatrixMultiply without bias, residual or activation whose first operand is not transposed.
 bool isPlainMatmul(ir::Node const* n) {
   return n && n->op == ir::OpType::kMatrixMultiply && n->inputs.size() >= 2 && n->inputs[0] && n->inputs[1] &&
-         !n->input(2) && n->outputs.size() == 1 && n->attrs.getInt("activation", -1) == -1 &&
+         !n->input(2) && !n->input(3) && n->outputs.size() == 1 && n->attrs.getInt("activation", -1) == -1 &&
          n->attrs.getInt("op_a", 0) == static_cast<int64_t>(MatrixOperation::kNONE);
 }
 
@@ -64,6 +66,104 @@ std::pair<ir::Value*, double> stripScale(ir::Graph const& g, ir::Value* v, std::
   }
   return {v, 1.0};
 }
+
+using Perm = std::vector<int64_t>;
+
+// The swap of axes 1 and 2: [B, H, S, D] <-> [B, S, H, D].
+Perm const kSwapHeads{0, 2, 1, 3};
+// k^T [B, H, D, S] viewed as [B, S, H, D].
+Perm const kHeadsFromKT{0, 3, 1, 2};
+
+// A permutation attribute of `rank` entries (absent or empty: the identity); nullopt when malformed.
+std::optional<Perm> permAttr(ir::Node const& n, char const* name, int32_t rank) {
+  Perm p = n.attrs.getInts(name);
+  if (p.empty()) {
+    p.resize(static_cast<size_t>(std::max(rank, 0)));
+    for (int32_t i = 0; i < rank; ++i) p[static_cast<size_t>(i)] = i;
+  }
+  if (static_cast<int32_t>(p.size()) != rank) return std::nullopt;
+  return p;
+}
+
+// A rewrite of a Shuffle next to the attention: it goes (its input takes the place of its output), or it keeps
+// its reshape and loses its permutations.
+struct ShuffleEdit {
+  ir::Node* sh = nullptr;
+  bool remove = false;
+  Dims shape{};  // the output's new shape when kept
+};
+
+// A static-attribute Shuffle (reshape dims as attribute or input 1) with one output; its permutations.
+struct ShuffleView {
+  bool reshape = false;
+  Perm first, second;
+};
+std::optional<ShuffleView> readShuffle(ir::Node const* sh) {
+  if (!sh || sh->op != ir::OpType::kShuffle || sh->outputs.size() != 1 || sh->inputs.empty() || !sh->inputs[0] ||
+      sh->inputs.size() > 2)
+    return std::nullopt;
+  ShuffleView v;
+  v.reshape = sh->input(1) != nullptr || sh->attrs.has("reshape");
+  auto f = permAttr(*sh, "first_perm", sh->inputs[0]->shape.nbDims);
+  auto s = permAttr(*sh, "second_perm", sh->outputs[0]->shape.nbDims);
+  if (!f || !s) return std::nullopt;
+  v.first = *f;
+  v.second = *s;
+  return v;
+}
+
+// `x` (rank 4) made by a Shuffle that only the attention reads: the edit after which the Shuffle gives x viewed
+// through `e` (z[i] = x[e[i]]) with no transposition left; nullopt when a transposition would stay.
+std::optional<ShuffleEdit> absorbProducer(ir::Graph const& g, ir::Value* x, Perm const& e) {
+  ir::Node* sh = x->producer;
+  auto v = readShuffle(sh);
+  if (!v || x->shape.nbDims != 4 || !passutil::hasSingleUse(g, x)) return std::nullopt;
+  ShuffleEdit edit;
+  edit.sh = sh;
+  Perm after(4);
+  for (size_t i = 0; i < 4; ++i) after[i] = v->second[static_cast<size_t>(e[i])];
+  if (v->reshape) {
+    // out = second(reshape(first(in))): the reshape stays, so neither permutation may.
+    if (!passutil::isIdentityPermutation(v->first) || !passutil::isIdentityPermutation(after)) return std::nullopt;
+  } else {
+    // out[i] = in[first[second[i]]]; viewed through e: in[first[second[e[i]]]].
+    if (v->first.size() != 4) return std::nullopt;
+    Perm all(4);
+    for (size_t i = 0; i < 4; ++i) all[i] = v->first[static_cast<size_t>(after[i])];
+    if (!passutil::isIdentityPermutation(all)) return std::nullopt;
+    edit.remove = true;
+  }
+  edit.shape = x->shape;
+  for (int32_t i = 0; i < 4; ++i) edit.shape.d[i] = x->shape.d[e[static_cast<size_t>(i)]];
+  return edit;
+}
+
+// The only reader of `y` (rank 4), a Shuffle: the edit after which it reads y viewed through the involution `e`
+// (y[j] = ynew[e[j]]) and gives the same output with no transposition left; nullopt otherwise.
+std::optional<ShuffleEdit> absorbConsumer(ir::Graph const& g, ir::Value* y, Perm const& e) {
+  ir::Node* sh = passutil::singleUser(g, y);
+  auto v = readShuffle(sh);
+  if (!v || sh->inputs[0] != y || y->shape.nbDims != 4) return std::nullopt;
+  ShuffleEdit edit;
+  edit.sh = sh;
+  Perm before(4);
+  for (size_t i = 0; i < 4; ++i) before[i] = e[static_cast<size_t>(v->first[i])];
+  if (v->reshape) {
+    if (!passutil::isIdentityPermutation(before) || !passutil::isIdentityPermutation(v->second)) return std::nullopt;
+  } else {
+    // out[i] = y[first[second[i]]] = ynew[e[first[second[i]]]].
+    if (v->second.size() != 4) return std::nullopt;
+    Perm all(4);
+    for (size_t i = 0; i < 4; ++i) all[i] = before[static_cast<size_t>(v->second[i])];
+    if (!passutil::isIdentityPermutation(all)) return std::nullopt;
+    edit.remove = true;
+  }
+  edit.shape = sh->outputs[0]->shape;
+  return edit;
+}
+
+// Known, equal extents.
+bool sameKnown(int64_t a, int64_t b, int64_t c) { return a >= 0 && a == b && a == c; }
 
 class FuseAttention final : public Pass {
  public:
@@ -166,11 +266,29 @@ class FuseAttention final : public Pass {
       return false;
     if (mask && mask->shape.nbDims > rank) return false;
 
+    // Layout 1 when the head-splitting Shuffles of q, k and v and the head-merging one of y, each read only by
+    // the attention, leave no transposition once the attention reads and writes [B, S, H, D]; else layout 0.
+    std::vector<ShuffleEdit> edits;
+    bool bshd = false;
+    if (rank == 4 && q->shape.nbDims == 4 && k->shape.nbDims == 4 && v->shape.nbDims == 4) {
+      // No batch broadcast in layout 1: B and H known and equal (k^T's H is its dim 1 as well).
+      bool const dimsOk = sameKnown(q->shape.d[0], k->shape.d[0], v->shape.d[0]) &&
+                          sameKnown(q->shape.d[1], k->shape.d[1], v->shape.d[1]);
+      auto eq = dimsOk ? absorbProducer(g, q, kSwapHeads) : std::nullopt;
+      auto ek = eq ? absorbProducer(g, k, kTransposed ? kHeadsFromKT : kSwapHeads) : std::nullopt;
+      auto ev = ek ? absorbProducer(g, v, kSwapHeads) : std::nullopt;
+      auto ey = ev ? absorbConsumer(g, y, kSwapHeads) : std::nullopt;
+      if (ey && eq->sh != ek->sh && eq->sh != ev->sh && ek->sh != ev->sh) {
+        edits = {*eq, *ek, *ev, *ey};
+        bshd = true;
+      }
+    }
+
     // k^T made by a Shuffle read only here (K's Transpose(0,2,3,1), or ViT's swap of the last two axes): the
     // kernel reads k untransposed, so the Shuffle keeps rows whole (0,2,1,3) or goes.
     std::vector<ir::Node*> extraRemoved;
     ir::Node* sh = k->producer;
-    if (kTransposed && sh && sh->op == ir::OpType::kShuffle && sh->inputs.size() == 1 && sh->inputs[0] &&
+    if (!bshd && kTransposed && sh && sh->op == ir::OpType::kShuffle && sh->inputs.size() == 1 && sh->inputs[0] &&
         sh->outputs.size() == 1 && !sh->attrs.has("reshape") &&
         passutil::isIdentityPermutation(sh->attrs.getInts("second_perm")) && passutil::hasSingleUse(g, k)) {
       std::vector<int64_t> perm = sh->attrs.getInts("first_perm");
@@ -188,14 +306,42 @@ class FuseAttention final : public Pass {
       }
     }
 
+    ir::Value* yOut = y;  // the value the attention's output replaces
+    Dims yShape = y->shape;
+    if (bshd) {
+      ir::Value** operand[3] = {&q, &k, &v};
+      for (size_t i = 0; i < 3; ++i) {
+        ShuffleEdit const& e = edits[i];
+        if (e.remove) {
+          *operand[i] = e.sh->inputs[0];
+          extraRemoved.push_back(e.sh);
+        } else {
+          e.sh->attrs.erase("first_perm");
+          e.sh->attrs.erase("second_perm");
+          e.sh->outputs[0]->shape = e.shape;
+        }
+      }
+      kTransposed = false;
+      ShuffleEdit const& eo = edits[3];
+      yShape = makeDims({y->shape.d[0], y->shape.d[2], y->shape.d[1], y->shape.d[3]});
+      if (eo.remove) {
+        yOut = eo.sh->outputs[0];
+        extraRemoved.push_back(eo.sh);
+      } else {
+        eo.sh->attrs.erase("first_perm");
+        eo.sh->attrs.erase("second_perm");
+      }
+    }
+
     std::vector<ir::Value*> inputs{q, k, v};
     if (mask) inputs.push_back(mask);
     ir::Node* att = g.addNode(ir::OpType::kAttention, g.uniqueNodeName(qk->name + "_attention"), inputs);
     att->attrs.setFloat("scale", scale);
     att->attrs.setInt("k_transposed", kTransposed ? 1 : 0);
     att->attrs.setInt("nan_to_zero", nanToZero ? 1 : 0);
+    if (bshd) att->attrs.setInt("layout", 1);
     att->outputs[0]->dtype = t;
-    att->outputs[0]->shape = y->shape;
+    att->outputs[0]->shape = yShape;
     for (ir::Node* n : extraRemoved) chain.push_back(n);
     for (ir::Node const* n : chain) {
       if (n->fusedFrom.empty()) att->fusedFrom.push_back(n->name);
@@ -203,7 +349,7 @@ class FuseAttention final : public Pass {
     }
     passutil::log(ctx, strCat(name(), ": ", chain.size(), " layers from ", qk->describe(), " to ", pv->describe(),
                               " into ", att->describe()));
-    passutil::replaceValue(g, y, att->outputs[0]);
+    passutil::replaceValue(g, yOut, att->outputs[0]);
     for (ir::Node* n : chain) g.removeNode(n);
     return true;
   }

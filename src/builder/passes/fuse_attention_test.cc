@@ -1,7 +1,8 @@
 // Tests of attention fusion: the BERT (SDPA with mask and NaN cleanup), ViT (scaled q and k^T) and plain
-// (Div by a constant, mask) forms become one Attention node with the same outputs; near misses and CPU builds
-// are left alone.
+// (Div by a constant, mask) forms become one Attention node with the same outputs; BERT's head-splitting and
+// -merging Transposes fold into layout 1 only when all of them can; near misses and CPU builds are left alone.
 #include "builder/passes/pass_test_util.h"
+#include "builder/passes/pipeline.h"
 #include "kiln/kiln.h"
 
 namespace kiln::builder {
@@ -38,7 +39,9 @@ constexpr char kBert[] =
 
 TEST(FuseAttention, Bert) {
   auto pass = createFuseAttentionPass();
-  // K's Transpose(0,2,3,1) keeps rows whole (0,2,1,3); the dead constants go with dead-layer elimination.
+  // Every head-splitting Transpose (K's 0,2,3,1 included) and the head-merging one are read only by the attention:
+  // they go, and the attention reads and writes [B, S, H, D] (layout 1). The dead constants go with dead-layer
+  // elimination.
   testing::expectRewrite(
       *pass, kBert,
       "graph {\n"
@@ -51,14 +54,10 @@ TEST(FuseAttention, Bert) {
       "  zero: f32[1] = Constant \"zero\" () {data=[0.0]}\n"
       "  neg: f32[1] = Constant \"neg\" () {data=[-3.4e+38]}\n"
       "  pz: f32[1] = Constant \"pz\" () {data=[0.0]}\n"
-      "  q: f32[2,2,6,8] = Shuffle \"tq\" (qin) {first_perm=[0,2,1,3]}\n"
-      "  kt: f32[2,2,6,8] = Shuffle \"tk\" (kin) {first_perm=[0,2,1,3]}\n"
-      "  v: f32[2,2,6,8] = Shuffle \"tv\" (vin) {first_perm=[0,2,1,3]}\n"
       "  m: f32[2,1,1,6] = Select \"mask\" (am, zero, neg)\n"
-      "  qk_attention_output: f32[2,2,6,8] = Attention \"qk_attention\" (q, kt, v, m) {k_transposed=0, "
+      "  ot: f32[2,6,2,8] = Attention \"qk_attention\" (qin, kin, vin, m) {k_transposed=0, layout=1, "
       "nan_to_zero=1, scale=0.353553368012399} "
-      "@fused=[\"softmax\",\"add\",\"qk\",\"mq\",\"mk\",\"isnan\",\"where\",\"pv\"]\n"
-      "  ot: f32[2,6,2,8] = Shuffle \"to\" (qk_attention_output) {first_perm=[0,2,1,3]}\n"
+      "@fused=[\"softmax\",\"add\",\"qk\",\"mq\",\"mk\",\"isnan\",\"where\",\"pv\",\"tq\",\"tk\",\"tv\",\"to\"]\n"
       "  output ot\n"
       "}\n",
       1e-5);
@@ -176,6 +175,186 @@ TEST(FuseAttention, NearMissesStay) {
   // A mask that enlarges the scores.
   testing::expectNoRewrite(*pass, replaced(replaced(kPlain, "input m: f32[1,-1]", "input m: f32[2,3,-1,-1]"),
                                            "s2: f32[3,-1,-1]", "s2: f32[2,3,-1,-1]"));
+}
+
+// The fused node's layout attribute (-1 without an Attention node).
+int64_t attentionLayout(ir::Graph const& g) {
+  for (auto const& n : g.nodes())
+    if (n->op == ir::OpType::kAttention) return n->attrs.getInt("layout", 0);
+  return -1;
+}
+
+// Runs the pass on `text`, expecting it to fire with outputs equal to the unfused graph's; the fused graph.
+std::unique_ptr<ir::Graph> fuseChecked(std::string const& text) {
+  auto g = testing::parseInferred(text);
+  if (!g) return nullptr;
+  auto before = g->clone();
+  EXPECT_TRUE(testing::runPass(*createFuseAttentionPass(), *g));
+  Status st = ir::inferGraphInPlace(*g, &testing::evaluator());
+  EXPECT_TRUE(st.isOk()) << st.toString();
+  testing::expectSameOutputs(*before, *g, 1e-5);
+  return g;
+}
+
+// Layout 0 with a transposition kept: the BERT pattern with one Shuffle that cannot go. K's Transpose still loses
+// its last-two-axes swap (layout 0's k^T handling), the others stay as they were.
+void expectLayout0(std::string const& text) {
+  auto g = fuseChecked(text);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kAttention), 1);
+  EXPECT_EQ(attentionLayout(*g), 0) << ir::printGraph(*g);
+}
+
+TEST(FuseAttention, BertLayoutNeedsEveryTransposeAbsorbed) {
+  // q's Transpose has a second reader.
+  expectLayout0(replaced(kBert, "  output ot\n", "  output ot\n  output q\n"));
+  // v's Transpose is also read by another layer.
+  expectLayout0(replaced(kBert, "  output ot\n",
+                         "  vv: f32[2,2,6,8] = ElementWise \"vv\" (v, v) {op=0}\n  output ot\n  output vv\n"));
+  // The attention output has a second reader (it is a graph output too).
+  expectLayout0(replaced(kBert, "  output ot\n", "  output ot\n  output o\n"));
+  // The output goes back another way ([S, B, H, D] as torch.nn.MultiheadAttention's permute(2, 0, 1, 3)).
+  expectLayout0(replaced(kBert, "  ot: f32[2,6,2,8] = Shuffle \"to\" (o) {first_perm=[0,2,1,3]}\n",
+                         "  ot: f32[6,2,2,8] = Shuffle \"to\" (o) {first_perm=[2,0,1,3]}\n"));
+  // q is split another way: [S, B, H, D] in, perm 1,2,0,3.
+  expectLayout0(replaced(replaced(kBert, "  input qin: f32[2,6,2,8]\n", "  input qin: f32[6,2,2,8]\n"),
+                         "Shuffle \"tq\" (qin) {first_perm=[0,2,1,3]}", "Shuffle \"tq\" (qin) {first_perm=[1,2,0,3]}"));
+  // v is not made by a Shuffle at all.
+  expectLayout0(replaced(replaced(kBert, "  input vin: f32[2,6,2,8]\n", "  input vin: f32[2,2,6,8]\n"),
+                         "  v: f32[2,2,6,8] = Shuffle \"tv\" (vin) {first_perm=[0,2,1,3]}\n",
+                         "  v: f32[2,2,6,8] = Identity \"tv\" (vin)\n"));
+}
+
+TEST(FuseAttention, BertLayoutNeedsKnownBatchAndHeads) {
+  // A dynamic batch: q, k and v could broadcast against each other at run time, which layout 1 does not do.
+  std::string text = replaced(kBert, "input am: bool[2,1,1,6]", "input am: bool[1,1,1,6]");
+  for (int i = 0; i < 3; ++i) text = replaced(text, ": f32[2,6,2,8]\n", ": f32[-1,6,2,8]\n");
+  expectLayout0(text);
+}
+
+// BERT as the ONNX importer gives it after the profile fixed the shapes: MatMul -> Reshape (a shape tensor with a
+// -1, HF's view(*input_shape, -1, head_dim)) -> Transpose per operand, and Transpose -> Reshape on the output.
+constexpr char kBertImported[] =
+    "graph {\n"
+    "  input x: f32[2,6,16]\n"
+    "  input m: f32[2,1,1,6]\n"
+    "  wq: f32[16,16] = Constant \"wq\" () {data=random(1)}\n"
+    "  wk: f32[16,16] = Constant \"wk\" () {data=random(2)}\n"
+    "  wv: f32[16,16] = Constant \"wv\" () {data=random(3)}\n"
+    "  shp: i64[4] = Constant \"shp\" () {data=[2,6,-1,8]}\n"
+    "  oshp: i64[3] = Constant \"oshp\" () {data=[2,6,16]}\n"
+    "  c: f32[1] = Constant \"c\" () {data=[0.5946035575013605]}\n"
+    "  xq: f32[2,6,16] = MatrixMultiply \"mmq\" (x, wq) {op_a=0, op_b=0}\n"
+    "  xk: f32[2,6,16] = MatrixMultiply \"mmk\" (x, wk) {op_a=0, op_b=0}\n"
+    "  xv: f32[2,6,16] = MatrixMultiply \"mmv\" (x, wv) {op_a=0, op_b=0}\n"
+    "  rq: f32[2,6,2,8] = Shuffle \"rq\" (xq, shp)\n"
+    "  rk: f32[2,6,2,8] = Shuffle \"rk\" (xk, shp)\n"
+    "  rv: f32[2,6,2,8] = Shuffle \"rv\" (xv, shp)\n"
+    "  q: f32[2,2,6,8] = Shuffle \"tq\" (rq) {first_perm=[0,2,1,3]}\n"
+    "  kt: f32[2,2,8,6] = Shuffle \"tk\" (rk) {first_perm=[0,2,3,1]}\n"
+    "  v: f32[2,2,6,8] = Shuffle \"tv\" (rv) {first_perm=[0,2,1,3]}\n"
+    "  qs: f32[2,2,6,8] = ElementWise \"mq\" (q, c) {op=1}\n"
+    "  ks: f32[2,2,8,6] = ElementWise \"mk\" (kt, c) {op=1}\n"
+    "  s: f32[2,2,6,6] = MatrixMultiply \"qk\" (qs, ks) {op_a=0, op_b=0}\n"
+    "  s2: f32[2,2,6,6] = ElementWise \"add\" (s, m) {op=0}\n"
+    "  p: f32[2,2,6,6] = SoftMax \"softmax\" (s2) {axis=3}\n"
+    "  o: f32[2,2,6,8] = MatrixMultiply \"pv\" (p, v) {op_a=0, op_b=0}\n"
+    "  ot: f32[2,6,2,8] = Shuffle \"to\" (o) {first_perm=[0,2,1,3]}\n"
+    "  y: f32[2,6,16] = Shuffle \"ro\" (ot, oshp)\n"
+    "  output y\n"
+    "}\n";
+
+// The printed form of `g` from the line that starts with `from`.
+std::string printedFrom(ir::Graph const& g, std::string const& from) {
+  std::string text = ir::printGraph(g);
+  size_t at = text.find("\n  " + from);
+  return at == std::string::npos ? text : text.substr(at + 1);
+}
+
+TEST(FuseAttention, BertAsImportedGetsLayout1) {
+  auto g = fuseChecked(kBertImported);
+  ASSERT_TRUE(g);
+  // The Reshapes stay (no transposition in them), the four Transposes go.
+  EXPECT_EQ(
+      printedFrom(*g, "rq: "),
+      "  rq: f32[2,6,2,8] = Shuffle \"rq\" (xq, shp)\n"
+      "  rk: f32[2,6,2,8] = Shuffle \"rk\" (xk, shp)\n"
+      "  rv: f32[2,6,2,8] = Shuffle \"rv\" (xv, shp)\n"
+      "  qk_attention_output: f32[2,6,2,8] = Attention \"qk_attention\" (rq, rk, rv, m) {k_transposed=0, layout=1, "
+      "nan_to_zero=0, scale=0.353553368012399} "
+      "@fused=[\"softmax\",\"add\",\"qk\",\"mq\",\"mk\",\"pv\",\"tq\",\"tk\",\"tv\",\"to\"]\n"
+      "  y: f32[2,6,16] = Shuffle \"ro\" (qk_attention_output, oshp)\n"
+      "  output y\n"
+      "}\n");
+}
+
+TEST(FuseAttention, MergedReshapeTransposeShufflesKeepTheirReshapes) {
+  // eliminate_identity's merged forms: reshape then second_perm on the operands (K: 0,2,3,1), first_perm then
+  // reshape on the output; k^T as the matmul's transpose flag (fold_transpose_into_matmul's form) on K.
+  std::string text = kBertImported;
+  text = replaced(text, "Shuffle \"rq\" (xq, shp)",
+                  "Shuffle \"rq\" (xq) {reshape=[2,6,2,8], second_perm=[0,2,1,3], zero_is_placeholder=0}");
+  text = replaced(text, "rq: f32[2,6,2,8]", "q: f32[2,2,6,8]");
+  text = replaced(text, "  q: f32[2,2,6,8] = Shuffle \"tq\" (rq) {first_perm=[0,2,1,3]}\n", "");
+  text = replaced(text, "Shuffle \"rk\" (xk, shp)",
+                  "Shuffle \"rk\" (xk) {reshape=[2,6,2,8], second_perm=[0,2,1,3], zero_is_placeholder=0}");
+  text = replaced(text, "rk: f32[2,6,2,8]", "kt: f32[2,2,6,8]");
+  text = replaced(text, "  kt: f32[2,2,8,6] = Shuffle \"tk\" (rk) {first_perm=[0,2,3,1]}\n", "");
+  text = replaced(text, "ks: f32[2,2,8,6]", "ks: f32[2,2,6,8]");
+  text = replaced(text, "(qs, ks) {op_a=0, op_b=0}", "(qs, ks) {op_a=0, op_b=1}");
+  text = replaced(text, "Shuffle \"rv\" (xv, shp)",
+                  "Shuffle \"rv\" (xv) {reshape=[2,6,2,8], second_perm=[0,2,1,3], zero_is_placeholder=0}");
+  text = replaced(text, "rv: f32[2,6,2,8]", "v: f32[2,2,6,8]");
+  text = replaced(text, "  v: f32[2,2,6,8] = Shuffle \"tv\" (rv) {first_perm=[0,2,1,3]}\n", "");
+  text = replaced(text, "  ot: f32[2,6,2,8] = Shuffle \"to\" (o) {first_perm=[0,2,1,3]}\n", "");
+  text = replaced(text, "Shuffle \"ro\" (ot, oshp)",
+                  "Shuffle \"ro\" (o) {first_perm=[0,2,1,3], reshape=[2,6,16], zero_is_placeholder=0}");
+  auto g = fuseChecked(text);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(printedFrom(*g, "q: "),
+            "  q: f32[2,6,2,8] = Shuffle \"rq\" (xq) {reshape=[2,6,2,8], zero_is_placeholder=0}\n"
+            "  kt: f32[2,6,2,8] = Shuffle \"rk\" (xk) {reshape=[2,6,2,8], zero_is_placeholder=0}\n"
+            "  v: f32[2,6,2,8] = Shuffle \"rv\" (xv) {reshape=[2,6,2,8], zero_is_placeholder=0}\n"
+            "  qk_attention_output: f32[2,6,2,8] = Attention \"qk_attention\" (q, kt, v, m) {k_transposed=0, layout=1, "
+            "nan_to_zero=0, scale=0.353553368012399} @fused=[\"softmax\",\"add\",\"qk\",\"mq\",\"mk\",\"pv\"]\n"
+            "  y: f32[2,6,16] = Shuffle \"ro\" (qk_attention_output) {reshape=[2,6,16], zero_is_placeholder=0}\n"
+            "  output y\n"
+            "}\n");
+  // A reshape whose Shuffle also transposes before it cannot lose that transposition: layout 0.
+  expectLayout0(replaced(text, "Shuffle \"rv\" (xv) {reshape=[2,6,2,8]",
+                         "Shuffle \"rv\" (xv) {first_perm=[1,0,2], reshape=[2,6,2,8]"));
+}
+
+// The whole GPU pipeline on BERT as exported (bias Adds after the projections, K's head split and SDPA's swap of
+// the last two axes as two Transposes): identity elimination merges K's Transposes, the fusion takes them and the
+// others into layout 1 (bias fusion does not get in the way), and no Shuffle is left transposing anything.
+TEST(FuseAttention, GpuPipelineGivesBertLayout1) {
+  std::string text = kBertImported;
+  text = replaced(text, "  kt: f32[2,2,8,6] = Shuffle \"tk\" (rk) {first_perm=[0,2,3,1]}\n",
+                  "  k4: f32[2,2,6,8] = Shuffle \"tk\" (rk) {first_perm=[0,2,1,3]}\n"
+                  "  kt: f32[2,2,8,6] = Shuffle \"tkt\" (k4) {first_perm=[0,1,3,2]}\n");
+  for (char const* p : {"q", "k", "v"}) {
+    std::string const mm =
+        strCat("  x", p, ": f32[2,6,16] = MatrixMultiply \"mm", p, "\" (x, w", p, ") {op_a=0, op_b=0}\n");
+    text = replaced(text, mm,
+                    strCat("  b", p, ": f32[16] = Constant \"b", p, "\" () {data=random(7)}\n", "  u", p,
+                           ": f32[2,6,16] = MatrixMultiply \"mm", p, "\" (x, w", p, ") {op_a=0, op_b=0}\n", "  x", p,
+                           ": f32[2,6,16] = ElementWise \"bias", p, "\" (u", p, ", b", p, ") {op=0}\n"));
+  }
+  auto g = testing::parseInferred(text);
+  ASSERT_TRUE(g);
+  auto before = g->clone();
+  PassContext ctx;
+  ctx.evaluator = &testing::evaluator();
+  Status st = runPipeline(*g, ctx);
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  EXPECT_EQ(testing::countOps(*g, ir::OpType::kAttention), 1);
+  EXPECT_EQ(attentionLayout(*g), 1) << ir::printGraph(*g);
+  for (auto const& n : g->nodes()) {
+    if (n->op != ir::OpType::kShuffle) continue;
+    EXPECT_TRUE(n->attrs.getInts("first_perm").empty() && n->attrs.getInts("second_perm").empty()) << n->describe();
+  }
+  testing::expectSameOutputs(*before, *g, 1e-5);
 }
 
 TEST(FuseAttention, CpuBuildsKeepTheLayers) {

@@ -1,6 +1,6 @@
 // Bias, residual and activation fusion into Convolution and MatrixMultiply: a following constant per-channel
 // (conv) or last-dim (matmul) kSUM becomes the bias input, a following same-shape kSUM of an earlier tensor
-// becomes the conv's residual input, and a following Activation becomes the activation attributes.
+// becomes the residual input (input 3, of both ops), and a following Activation becomes the activation attributes.
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -30,6 +30,17 @@ std::optional<std::vector<double>> valuesAlong(HostTensor const& c, int32_t rank
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = c.doubleAt(along == 1 ? 0 : i);
   return v;
+}
+
+// True when the matmul `mm` looks like one of attention's two products, which fuse_attention may still turn into
+// an Attention node (its GPU re-run after profile constants comes after this pass): q k^T whose sum (the mask)
+// feeds a SoftMax, or p v with p from a SoftMax (or its NaN cleanup, a Select). A residual fused there would hide
+// the mask from that pass, or be dropped by it.
+bool partOfAttention(ir::Graph const& g, ir::Node const& mm, ir::Node const& sum) {
+  for (ir::Node const* u : g.users(sum.outputs[0]))
+    if (u->op == ir::OpType::kSoftMax) return true;
+  ir::Node const* p = mm.input(0) ? mm.input(0)->producer : nullptr;
+  return p && (p->op == ir::OpType::kSoftMax || p->op == ir::OpType::kSelect);
 }
 
 class FuseBiasActivation final : public Pass {
@@ -114,8 +125,9 @@ class FuseBiasActivation final : public Pass {
       passutil::log(ctx, strCat(name(), ": fused bias ", user.describe(), " into ", n.describe()));
       return true;
     }
-    // A residual: a computed tensor of y's shape, ready before the conv runs.
-    if (!conv || n.input(3) || other->dtype != y->dtype || !dimsEqual(other->shape, y->shape)) return false;
+    // A residual: a computed tensor of y's shape, ready before the conv or matmul runs.
+    if (n.input(3) || other->dtype != y->dtype || !dimsEqual(other->shape, y->shape)) return false;
+    if (!conv && partOfAttention(g, n, user)) return false;
     if (other->producer) {
       auto pOther = position.find(other->producer);
       auto pConv = position.find(&n);

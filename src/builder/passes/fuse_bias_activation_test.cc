@@ -102,6 +102,120 @@ TEST(FuseBiasActivation, ConvResidualAndRelu) {
                   "}\n");
 }
 
+// BERT's attention-output and FFN-out pattern: fc -> bias -> residual add of the layer's input; an activation
+// after the residual fuses too (y = act(x w + c + x), as for Convolution).
+TEST(FuseBiasActivation, MatMulBiasResidualAndActivation) {
+  auto pass = createFuseBiasActivationPass();
+  expectRewrite(*pass,
+                "graph {\n"
+                "  input x: f32[2,3,3]\n"
+                "  w: f32[3,3] = Constant \"w\" () {data=[1.0,2.0,3.0,4.0,-1.0,0.5,0.25,2.0,0.0]}\n"
+                "  y: f32[2,3,3] = MatrixMultiply \"fc\" (x, w) {op_a=0, op_b=0}\n"
+                "  c: f32[3] = Constant \"c\" () {data=[0.5,-0.25,1.0]}\n"
+                "  s: f32[2,3,3] = ElementWise \"bias\" (y, c) {op=0}\n"
+                "  t: f32[2,3,3] = ElementWise \"residual\" (x, s) {op=0}\n"
+                "  z: f32[2,3,3] = Activation \"relu\" (t) {type=0}\n"
+                "  output z\n"
+                "}\n",
+                "graph {\n"
+                "  input x: f32[2,3,3]\n"
+                "  w: f32[3,3] = Constant \"w\" () {data=[1.0,2.0,3.0,4.0,-1.0,0.5,0.25,2.0,0.0]}\n"
+                "  c: f32[3] = Constant \"c\" () {data=[0.5,-0.25,1.0]}\n"
+                "  z: f32[2,3,3] = MatrixMultiply \"fc\" (x, w, c, x) {act_alpha=0.0, act_beta=0.0, activation=0, "
+                "op_a=0, op_b=0} @fused=[\"fc\",\"bias\",\"residual\",\"relu\"]\n"
+                "  output z\n"
+                "}\n");
+}
+
+// A residual without a bias, from a node computed before the matmul.
+TEST(FuseBiasActivation, MatMulResidualWithoutBias) {
+  auto pass = createFuseBiasActivationPass();
+  expectRewrite(*pass,
+                "graph {\n"
+                "  input x: f32[4,2]\n"
+                "  input v: f32[2,5]\n"
+                "  input u: f32[4,5]\n"
+                "  r: f32[4,5] = Activation \"early\" (u) {type=1}\n"
+                "  y: f32[4,5] = MatrixMultiply \"fc\" (x, v) {op_a=0, op_b=0}\n"
+                "  s: f32[4,5] = ElementWise \"add\" (y, r) {op=0}\n"
+                "  output s\n"
+                "}\n",
+                "graph {\n"
+                "  input x: f32[4,2]\n"
+                "  input v: f32[2,5]\n"
+                "  input u: f32[4,5]\n"
+                "  r: f32[4,5] = Activation \"early\" (u) {type=1}\n"
+                "  s: f32[4,5] = MatrixMultiply \"fc\" (x, v, _, r) {op_a=0, op_b=0} @fused=[\"fc\",\"add\"]\n"
+                "  output s\n"
+                "}\n");
+}
+
+TEST(FuseBiasActivation, NoMatMulResidual) {
+  auto pass = createFuseBiasActivationPass();
+  // Computed after the matmul (in topological order).
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input x: f32[4,4]\n"
+                  "  y: f32[4,4] = MatrixMultiply \"fc\" (x, x) {op_a=0, op_b=0}\n"
+                  "  r: f32[4,4] = Activation \"late\" (x) {type=1}\n"
+                  "  s: f32[4,4] = ElementWise \"add\" (y, r) {op=0}\n"
+                  "  output s\n"
+                  "}\n");
+  // Broadcast to y's shape: not a residual (and not constant: not a bias).
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input x: f32[2,4,4]\n"
+                  "  input r: f32[4,4]\n"
+                  "  y: f32[2,4,4] = MatrixMultiply \"fc\" (x, x) {op_a=0, op_b=0}\n"
+                  "  s: f32[2,4,4] = ElementWise \"add\" (y, r) {op=0}\n"
+                  "  output s\n"
+                  "}\n");
+  // After an activation the sum comes after it: not the matmul's y = act(a b + residual).
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input x: f32[4,4]\n"
+                  "  input r: f32[4,4]\n"
+                  "  y: f32[4,4] = MatrixMultiply \"fc\" (x, x) {act_alpha=0.0, act_beta=0.0, activation=0, op_a=0, "
+                  "op_b=0}\n"
+                  "  s: f32[4,4] = ElementWise \"add\" (y, r) {op=0}\n"
+                  "  output s\n"
+                  "}\n");
+  // Another type.
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input x: f32[4,4]\n"
+                  "  input r: f16[4,4]\n"
+                  "  y: f32[4,4] = MatrixMultiply \"fc\" (x, x) {op_a=0, op_b=0}\n"
+                  "  c: f32[4,4] = Cast \"cast\" (r) {to=0}\n"
+                  "  s: f32[4,4] = ElementWise \"add\" (y, c) {op=0}\n"
+                  "  output s\n"
+                  "}\n");
+}
+
+// Attention's products stay plain for fuse_attention: q k^T + a computed mask before a SoftMax, and p v.
+TEST(FuseBiasActivation, NoMatMulResidualInAttention) {
+  auto pass = createFuseBiasActivationPass();
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input q: f32[2,4,8]\n"
+                  "  input k: f32[2,8,4]\n"
+                  "  input m: f32[2,4,4]\n"
+                  "  s: f32[2,4,4] = MatrixMultiply \"qk\" (q, k) {op_a=0, op_b=0}\n"
+                  "  t: f32[2,4,4] = ElementWise \"mask\" (s, m) {op=0}\n"
+                  "  p: f32[2,4,4] = SoftMax \"softmax\" (t) {axis=2}\n"
+                  "  output p\n"
+                  "}\n");
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input s: f32[2,4,4]\n"
+                  "  input v: f32[2,4,4]\n"
+                  "  p: f32[2,4,4] = SoftMax \"softmax\" (s) {axis=2}\n"
+                  "  o: f32[2,4,4] = MatrixMultiply \"pv\" (p, v) {op_a=0, op_b=0}\n"
+                  "  t: f32[2,4,4] = ElementWise \"add\" (o, v) {op=0}\n"
+                  "  output t\n"
+                  "}\n");
+}
+
 TEST(FuseBiasActivation, NoResidualFromATensorComputedAfterTheConv) {
   auto pass = createFuseBiasActivationPass();
   expectNoRewrite(*pass, a("graph {\n"

@@ -41,6 +41,8 @@ std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
 std::unique_ptr<Pass> createFuseBiasActivationPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
 std::unique_ptr<Pass> createFuseGeluPass();
+/// An ElementWise kSUM of two same-shape tensors read only by a Normalization (as x) becomes its residual input.
+std::unique_ptr<Pass> createFuseResidualLayerNormPass();
 /// Swaps the last two axes of a Shuffle feeding a MatrixMultiply operand into the operand's transpose flag.
 std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
 /// GPU builds only (not PassContext::cpuTarget): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax -> [NaN -> 0] ->

@@ -1,6 +1,6 @@
 // Shape inference of MatrixMultiply (TensorRT's IMatrixMultiplyLayer): each input is a (batch of) matrices
 // (kNONE / kTRANSPOSE, last two dims) or vectors (kVECTOR, last dim); batch dims broadcast; optional bias
-// broadcast to y; fused activation.
+// broadcast to y; optional residual of y's shape (fused by fuse_bias_activation); fused activation.
 #include "ir/shape_inference.h"
 #include "kiln/kiln.h"
 
@@ -17,8 +17,8 @@ Dims subDims(Dims const& d, int32_t begin, int32_t end) {
 }
 
 Status inferMatrixMultiply(InferContext& ctx) {
-  if (ctx.numInputs() < 2 || ctx.numInputs() > 3 || !ctx.present(0) || !ctx.present(1))
-    return ctx.error("needs inputs a and b, then an optional bias");
+  if (ctx.numInputs() < 2 || ctx.numInputs() > 4 || !ctx.present(0) || !ctx.present(1))
+    return ctx.error("needs inputs a and b, then an optional bias and an optional residual");
   int64_t opA = ctx.node.attrs.getInt("op_a", 0);
   int64_t opB = ctx.node.attrs.getInt("op_b", 0);
   if (opA < 0 || opA >= EnumMax<MatrixOperation>())
@@ -67,6 +67,16 @@ Status inferMatrixMultiply(InferContext& ctx) {
     }
     if (!ok)
       return ctx.error("bias ", dimsToString(bias), " does not broadcast to the output ", dimsToString(y));
+  }
+  if (ctx.present(3)) {
+    Dims const& r = ctx.in[3].shape;
+    bool ok = r.nbDims == y.nbDims;
+    for (int32_t i = 0; ok && i < y.nbDims; ++i)
+      if (r.d[i] >= 0 && y.d[i] >= 0 && r.d[i] != y.d[i]) ok = false;
+    if (!ok) return ctx.error("residual ", dimsToString(r), " must have the output's shape ", dimsToString(y));
+    if (ctx.in[3].dtype != ctx.in[0].dtype)
+      return ctx.error("residual of type ", dataTypeName(ctx.in[3].dtype), " must have the output's type ",
+                       dataTypeName(ctx.in[0].dtype));
   }
   int64_t act = ctx.node.attrs.getInt("activation", -1);
   if (act < -1 || act >= EnumMax<ActivationType>())

@@ -1,6 +1,7 @@
 // Shape inference of Normalization (TensorRT's INormalizationLayer: layer, instance and group norm). For group
 // norm (num_groups > 1, channel axis 1) scale and bias are [1, G, 1, ...] with addNormalization (v2 = 0) and
-// [1, C, 1, ...] with addNormalizationV2 (v2 = 1); otherwise they broadcast to x. y has x's shape and type.
+// [1, C, 1, ...] with addNormalizationV2 (v2 = 1); otherwise they broadcast to x. An optional fourth input, the
+// residual the builder fuses, has x's shape and type. y has x's shape and type.
 #include <vector>
 
 #include "ir/shape_inference.h"
@@ -9,9 +10,18 @@ namespace kiln::ir {
 namespace {
 
 Status inferNormalization(InferContext& ctx) {
-  if (ctx.numInputs() != 3 || !ctx.present(0) || !ctx.present(1) || !ctx.present(2))
-    return ctx.error("needs inputs x, scale and bias");
+  if (ctx.numInputs() < 3 || ctx.numInputs() > 4 || !ctx.present(0) || !ctx.present(1) || !ctx.present(2))
+    return ctx.error("needs inputs x, scale and bias, and optionally a residual");
   Dims const& x = ctx.in[0].shape;
+  if (ctx.numInputs() == 4 && ctx.present(3)) {
+    Dims const& r = ctx.in[3].shape;
+    bool same = r.nbDims == x.nbDims && ctx.in[3].dtype == ctx.in[0].dtype;
+    for (int32_t d = 0; same && d < x.nbDims; ++d)
+      same = r.d[d] < 0 || x.d[d] < 0 || r.d[d] == x.d[d];
+    if (!same)
+      return ctx.error("residual ", dimsToString(r), " (", dataTypeName(ctx.in[3].dtype), ") must have x's shape ",
+                       dimsToString(x), " and type ", dataTypeName(ctx.in[0].dtype));
+  }
   int32_t rank = x.nbDims;
   if (rank < 1)
     return ctx.error("input must have rank >= 1, got ", dimsToString(x));

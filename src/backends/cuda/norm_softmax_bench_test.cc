@@ -1,0 +1,135 @@
+// gpu micro-benchmark of the normalization and softmax kernels (issue 8): prints the time and the achieved memory
+// bandwidth (bytes read + written / time) of each launcher path and of its generic kernels on the issue's shapes,
+// for reading on the H200 (~4.8 TB/s peak). It asserts only that the launches succeed, never a time.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "backends/cuda/cuda_test_util.h"
+#include "backends/cuda/normalization_kernels.h"
+#include "backends/cuda/softmax_kernels.h"
+#include "backends/normalization_view.h"
+
+namespace kiln {
+namespace {
+
+using namespace cudatest;  // NOLINT: test helpers
+
+constexpr int kWarmup = 3;
+constexpr int kIterations = 20;
+
+// Mean milliseconds of one `launch()` over kIterations on `stream`, after kWarmup; -1 when a launch failed.
+template <typename F>
+double timeLaunches(cudaStream_t stream, F const& launch) {
+  for (int i = 0; i < kWarmup; ++i) launch();
+  cudaEvent_t start = nullptr, stop = nullptr;
+  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) return -1;
+  cudaEventRecord(start, stream);
+  for (int i = 0; i < kIterations; ++i) launch();
+  cudaEventRecord(stop, stream);
+  float ms = 0;
+  bool ok = cudaEventSynchronize(stop) == cudaSuccess && cudaEventElapsedTime(&ms, start, stop) == cudaSuccess;
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (!ok || !cuda::launchStatus("benchmark").isOk()) return -1;
+  return ms / kIterations;
+}
+
+void report(char const* what, char const* path, double ms, double bytes) {
+  std::printf("[ bench    ] %-44s %-13s %8.4f ms %8.1f GB/s\n", what, path, ms, ms > 0 ? bytes / (ms * 1e6) : 0.0);
+}
+
+char const* pathName(cuda::NormPath p) {
+  switch (p) {
+    case cuda::NormPath::kNone:
+      return "none";
+    case cuda::NormPath::kWarpVec:
+      return "warp-vec";
+    case cuda::NormPath::kClusterVec:
+      return "cluster-vec";
+    case cuda::NormPath::kWarpScalar:
+      return "warp-scalar";
+    case cuda::NormPath::kBlock:
+      return "block";
+  }
+  return "?";
+}
+
+struct NormCase {
+  char const* name;
+  std::vector<int64_t> x, scale;
+  std::vector<int64_t> axes;
+  int64_t groups;
+  bool v2, residual;
+};
+
+void benchNorm(NormCase const& c, backends::DeviceBackend* dev, cudaStream_t stream) {
+  DataType const t = DataType::kHALF;
+  Dims xd = makeDims(c.x), sd = makeDims(c.scale);
+  auto view = backends::normalizationView("bench", xd, sd, sd, c.axes, c.groups, c.v2);
+  ASSERT_TRUE(view.isOk()) << view.status().toString();
+  int32_t n = static_cast<int32_t>(view->shape.size());
+  int64_t const* strides[3] = {view->xStrides.data(), view->scaleStrides.data(), view->biasStrides.data()};
+  bool mask[cuda::kSpaceMaxDims] = {};
+  for (int32_t d = 0; d < n; ++d) mask[d] = view->reduced[static_cast<size_t>(d)];
+  cuda::StridedSpace outer = cuda::makeSpace(n, view->shape.data(), mask, false, 3, strides);
+  cuda::StridedSpace inner = cuda::makeSpace(n, view->shape.data(), mask, true, 3, strides);
+  size_t bytes = static_cast<size_t>(volume(xd)) * 2, sBytes = static_cast<size_t>(volume(sd)) * 2;
+  auto x = backends::DeviceBuffer::allocate(dev, bytes, "bench x");
+  auto r = backends::DeviceBuffer::allocate(dev, bytes, "bench residual");
+  auto y = backends::DeviceBuffer::allocate(dev, bytes, "bench y");
+  auto s = backends::DeviceBuffer::allocate(dev, sBytes, "bench scale");
+  ASSERT_TRUE(x.isOk() && r.isOk() && y.isOk() && s.isOk());
+  // Finite data: 0x3c3c is about 1.06 in fp16 (the kernels' speed does not depend on the values).
+  for (auto* b : {&*x, &*r, &*s}) ASSERT_TRUE(dev->fill(b->data(), 0x3c, b->size(), stream).isOk());
+  auto dt = static_cast<int32_t>(t);
+  double moved = static_cast<double>(bytes) * (c.residual ? 3 : 2) + 2.0 * static_cast<double>(sBytes);
+  for (bool generic : {false, true}) {
+    cuda::NormPath path = cuda::NormPath::kNone;
+    double ms = timeLaunches(stream, [&] {
+      path = cuda::launchNormalization(dt, x->data(), c.residual ? r->data() : nullptr, y->data(), s->data(), dt,
+                                       s->data(), dt, outer, inner, 1e-5f, stream, generic);
+    });
+    EXPECT_GT(ms, 0) << c.name;
+    report(c.name, pathName(path), ms, moved);
+  }
+}
+
+TEST(CudaNormSoftmaxBench, Bandwidth) {
+  KILN_REQUIRE_GPU();
+  backends::DeviceBackend* dev = device();
+  void* streamHandle = *dev->createStream();
+  auto stream = static_cast<cudaStream_t>(streamHandle);
+  std::printf("[ bench    ] fp16; bytes = inputs read + outputs written; %d launches after %d warm-ups\n", kIterations,
+              kWarmup);
+  std::vector<NormCase> cases = {
+      {"LayerNorm [16384, 768] (BERT-base b128 s128)", {16384, 768}, {768}, {1}, 1, false, false},
+      {"LayerNorm [25216, 768] (ViT-B/16 b128)", {128 * 197, 768}, {768}, {1}, 1, false, false},
+      {"Residual + LayerNorm [16384, 768]", {16384, 768}, {768}, {1}, 1, false, true},
+      {"GroupNorm [8, 512, 64, 64] 32 groups, per group", {8, 512, 64, 64}, {1, 32, 1, 1}, {2, 3}, 32, false, false},
+      {"GroupNorm [8, 512, 64, 64] 32 groups, per chan", {8, 512, 64, 64}, {1, 512, 1, 1}, {2, 3}, 32, true, false},
+      {"InstanceNorm [8, 512, 64, 64]", {8, 512, 64, 64}, {1, 512, 1, 1}, {2, 3}, 1, false, false},
+  };
+  for (NormCase const& c : cases) benchNorm(c, dev, stream);
+
+  int64_t const rows = int64_t{128} * 12 * 128, len = 128;
+  size_t bytes = static_cast<size_t>(rows * len) * 2;
+  auto x = backends::DeviceBuffer::allocate(dev, bytes, "bench x");
+  auto y = backends::DeviceBuffer::allocate(dev, bytes, "bench y");
+  ASSERT_TRUE(x.isOk() && y.isOk());
+  ASSERT_TRUE(dev->fill(x->data(), 0x3c, bytes, stream).isOk());
+  for (bool generic : {false, true}) {
+    double ms = timeLaunches(stream, [&] {
+      cuda::launchSoftmax(static_cast<int32_t>(DataType::kHALF), x->data(), y->data(), rows, len, 1, nullptr, stream,
+                          generic);
+    });
+    EXPECT_GT(ms, 0);
+    report("SoftMax [196608, 128] (BERT b128 h12 s128)", generic ? "warp-scalar" : "team-vec", ms,
+           2.0 * static_cast<double>(bytes));
+  }
+  ASSERT_TRUE(dev->synchronize(streamHandle).isOk());
+  dev->destroyStream(streamHandle);
+}
+
+}  // namespace
+}  // namespace kiln
