@@ -112,6 +112,11 @@ struct Tactic {
   /// True when the tactic reads the node attribute `format` (ops.def): only such tactics are candidates for
   /// nodes whose activations are in another layout than kLINEAR.
   bool formatAware = false;
+  /// The input whose memory the builder may give output 0 (-1: none), when the node is that input's last
+  /// reader, neither is a network I/O and both have one size and recorded format. A tactic sets it only where
+  /// its kernel is correct with the output at the input's address (it reads each element of that input before
+  /// or as it writes the output elements that depend on it).
+  int32_t outputMayReuseInput = -1;
   /// True when this tactic can run `node` with these input/output types and (possibly -1) shapes.
   std::function<bool(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out)>
       supports;

@@ -13,12 +13,13 @@
 #include "backends/device.h"
 #include "builder/assign_formats.h"
 #include "builder/assign_io_formats.h"
+#include "builder/buffer_aliases.h"
 #include "builder/memory_planner.h"
-#include "builder/timing_cache.h"
 #include "builder/passes/pass.h"
 #include "builder/passes/pipeline.h"
 #include "builder/plugins.h"
 #include "builder/precision.h"
+#include "builder/timing_cache.h"
 #include "core/dims.h"
 #include "core/tensor_format.h"
 #include "ir/shape_inference.h"
@@ -328,17 +329,6 @@ Result<bool> foldConstantCasts(Graph& g, ir::HostEvaluator const& eval, MemoryBu
     changed = true;
   }
   return changed;
-}
-
-// True for nodes whose output is their input under another shape (same bytes, same order).
-bool isViewNode(Node const& n) {
-  if (n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1) return false;
-  if (n.inputs[0]->dtype != n.outputs[0]->dtype) return false;
-  if (n.op == OpType::kShuffle)
-    return passutil::isIdentityPermutation(n.attrs.getInts("first_perm")) &&
-           passutil::isIdentityPermutation(n.attrs.getInts("second_perm"));
-  if (n.op == OpType::kIdentity) return n.inputs.size() == 1;
-  return n.op == OpType::kSqueeze || n.op == OpType::kUnsqueeze;
 }
 
 // The plan target: "cpu", or the GPU's architecture ("sm_90").
@@ -747,21 +737,17 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   auto inArena = [&](Value const* v) {
     return !v->isInput && !v->isOutput && !dynamic[v->id] && v->producer && v->producer->op != OpType::kConstant;
   };
-  // Views: the output of a node that only renames the shape of its input (a reshape, squeeze, unsqueeze, a
-  // same-type identity) shares the input's memory; the kernels skip the copy when the addresses are equal. The
-  // shared buffer lives until the last use of either.
-  std::vector<int32_t> aliasOf(nValues, -1);
-  for (auto const& np : g->nodes()) {
-    Node const& n = *np;
-    if (!isViewNode(n)) continue;
-    Value const* in = n.inputs[0];
-    Value const* out = n.outputs[0];
-    if (!inArena(in) || !inArena(out) || bytes[in->id] != bytes[out->id]) continue;
-    int32_t root = in->id;
-    while (aliasOf[root] >= 0) root = aliasOf[root];
-    aliasOf[out->id] = root;
-    lastUse[root] = std::max({lastUse[root], lastUse[out->id], firstUse[out->id]});
-  }
+  // Shared buffers: a view (a reshape, squeeze, unsqueeze, a same-type identity) lives in its input's memory,
+  // and so does an output its tactic may write over an input it reads last (a CPU convolution's residual, whose
+  // sum post-op then adds in place); the kernels skip the copy when the addresses are equal. The shared buffer
+  // lives until the last use of any sharer.
+  std::vector<bool> arenaValue(nValues, false);
+  for (auto const& v : g->values()) arenaValue[v->id] = inArena(v.get());
+  backends::TacticRegistry const& registry = backends::TacticRegistry::instance();
+  std::vector<int32_t> aliasOf = planBufferAliases(*g, arenaValue, bytes, lastUse, [&](Node const& n) {
+    backends::Tactic const* t = n.tactic.empty() ? nullptr : registry.find(n.tactic);
+    return t ? t->outputMayReuseInput : -1;
+  });
   std::vector<BufferRequest> requests;
   std::vector<std::pair<int, int32_t>> owners;  // (0 value / 1 workspace, id)
   for (auto const& v : g->values()) {

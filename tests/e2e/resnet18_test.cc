@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "e2e/e2e_util.h"
+#include "ir/graph.h"
+#include "plan/plan.h"
 
 namespace kiln_e2e {
 namespace {
@@ -194,6 +196,56 @@ TEST_P(ResNet18Test, MatchesFp64Reference) {
   EXPECT_LT(normRelError(logits->data, refLogits), 1e-5);
   EXPECT_LT(normRelError(probs->data, refProbs), 1e-5);
   EXPECT_EQ(logger.errorCount(), 0);
+}
+
+// With the oneDNN tactics: every convolution that reads its fused residual last writes its output over the
+// residual's buffer (Tactic::outputMayReuseInput), so no copy runs; the results still match the fp64 forward pass.
+TEST(ResNet18OneDnn, ConvolutionsWriteOverTheResidualsTheyReadLast) {
+  ResNetWeights const weights = kiln_samples::makeResNetWeights(kiln_samples::resNet18Spec(1, 64, 64, 1000));
+  CapturingLogger logger;
+  std::vector<uint8_t> const plan = buildPlan(
+      logger,
+      [&](kiln::IBuilder&, kiln::INetworkDefinition& net, kiln::IBuilderConfig&) {
+        return kiln_samples::addResNet(net, weights);
+      },
+      BuildOptions{3, false});
+  ASSERT_FALSE(plan.empty());
+  auto info = kiln::plan::readPlan(plan.data(), plan.size());
+  ASSERT_TRUE(info.isOk()) << info.status().toString();
+  kiln::ir::Graph const& g = *info.value().graph;
+  auto const& pl = info.value().placements;
+  int residualConvs = 0, shared = 0;
+  for (auto const& n : g.nodes()) {
+    if (n->tactic != "convolution_onednn_direct" || !n->input(3)) continue;
+    ++residualConvs;
+    kiln::ir::Value const* res = n->input(3);
+    kiln::ir::Value const* y = n->outputs[0];
+    // ResNet's residual is read by nothing after the block's last convolution.
+    bool readLater = false;
+    for (auto const& m : g.nodes())
+      if (m->id > n->id)
+        for (kiln::ir::Value const* v : m->inputs) readLater = readLater || v == res;
+    if (readLater || pl[res->id].offset < 0 || pl[y->id].offset < 0) continue;
+    EXPECT_EQ(pl[y->id].offset, pl[res->id].offset) << n->name;
+    shared += pl[y->id].offset == pl[res->id].offset;
+  }
+  if (residualConvs == 0) GTEST_SKIP() << "no oneDNN convolution with a fused residual (built without oneDNN?)";
+  EXPECT_GE(shared, 6) << "of " << residualConvs;
+
+  std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+  std::unique_ptr<kiln::ICudaEngine> engine = loadEngine(*runtime, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IExecutionContext> context(engine->createExecutionContext());
+  ASSERT_NE(context, nullptr);
+  kiln_samples::HostTensor const input = randomInput("input", kiln::Dims4(1, 3, 64, 64), 1818);
+  std::vector<kiln_samples::HostTensor> outputs;
+  for (int rep = 0; rep < 2; ++rep) {  // the second run starts from the first run's arena contents
+    ASSERT_TRUE(kiln_samples::runContext(*context, {input}, outputs)) << logger.lastError();
+    auto const [refLogits, refProbs] = referenceForward(weights, input.data);
+    auto const* logits = findTensor(outputs, "logits");
+    ASSERT_NE(logits, nullptr);
+    EXPECT_LT(normRelError(logits->data, refLogits), 1e-5);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(OptimizationLevels, ResNet18Test, ::testing::Values(0, 3),

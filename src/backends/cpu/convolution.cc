@@ -83,6 +83,7 @@ class OnednnConvKernel final : public Kernel {
       }
       void* dst = p->dstOut ? threadScratch(dstMd.get_size(), 2) : y.data;
       // The sum post-op adds what dst holds: the residual goes there first (reordered when its format differs).
+      // The builder usually places y in the residual's buffer (outputMayReuseInput below): nothing is copied then.
       if (res) {
         if (p->resIn && res->data == dst) {
           void* tmp = threadScratch(dstMd.get_size(), 3);
@@ -237,6 +238,8 @@ Tactic convolutionTactic() {
   t.source = TacticSource::kONEDNN;
   t.priority = 10;  // ahead of the reference (0)
   t.supports = supportsConv;
+  // y may take the residual's memory: the sum post-op reads each y element before it writes it.
+  t.outputMayReuseInput = 3;
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
     HostTensor const* w = constantInput(node, 1);
     if (!w || w->dtype() != DataType::kFLOAT)

@@ -170,6 +170,37 @@ TEST(OnednnConvolution, RecordedActivationFormats) {
   }
 }
 
+// y written over the residual's memory, as the builder places them when the convolution reads the residual last
+// (outputMayReuseInput): 1x1 and 3x3, every format pair (the residual reordered through scratch where its format
+// differs from y's), a chain of three post-ops (run on plain activations and reordered), two threads.
+TEST(OnednnConvolution, OutputOverTheResidual) {
+  int64_t const formats[] = {0, 1, 8, 16};
+  Case pw{.x = {1, 16, 7, 9},
+          .w = {32, 16, 1, 1},
+          .bias = true,
+          .residual = true,
+          .activation = static_cast<int64_t>(ActivationType::kRELU)};
+  Case k3{.x = {2, 16, 5, 6}, .w = {16, 16, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .residual = true};
+  Case chain{.x = {1, 16, 6, 6},
+             .w = {16, 16, 3, 3},
+             .padsBegin = {1, 1},
+             .padsEnd = {1, 1},
+             .bias = true,
+             .residual = true,
+             .activation = static_cast<int64_t>(ActivationType::kSOFTPLUS),
+             .alpha = 0.8,
+             .beta = 1.5};
+  for (Case const& c : {pw, k3, chain})
+    for (int64_t res : formats)
+      for (int64_t dst : formats)
+        for (int threads : {1, 2}) {
+          double e = compareWithReference(kTactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads,
+                                          {dst, 0, 0, res}, dst, 3);
+          EXPECT_LT(e, kTol) << "x " << c.x[1] << " w " << c.w[2] << " res " << res << " dst " << dst << " threads "
+                             << threads;
+        }
+}
+
 // The CPU builder's fused swish (cpu_swish: y * sigmoid(y) after bias, residual and activation), in plain and
 // recorded formats, against the reference kernel's.
 TEST(OnednnConvolution, FusedSwish) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -115,9 +116,12 @@ inline HostTensor convertFormat(HostTensor const& t, int64_t format, bool toForm
 /// level-0 choice among all CPU sources, and returns the norm-relative error ||y - ref|| / ||ref||. With
 /// `inFormats` / `outFormat` the tactic's node records those activation formats (cpu_formats_in/out) and gets its
 /// rank-4 inputs (those with a non-zero entry) rearranged into them; its output is rearranged back to compare.
+/// With `outputAt` >= 0 the output is written over input `outputAt` (one buffer holding that input's data, as the
+/// builder places them for `Tactic::outputMayReuseInput`); that input must have the output's size.
 inline double compareWithReference(std::string const& tactic, OpType op, ir::Attributes const& a,
                                    std::vector<In> const& ins, int threads = 1,
-                                   std::vector<int64_t> const& inFormats = {}, int64_t outFormat = 0) {
+                                   std::vector<int64_t> const& inFormats = {}, int64_t outFormat = 0,
+                                   int outputAt = -1) {
   OneNode n = makeNode(op, a, ins);
   if (!dimsKnown(n.out[0].shape))
     return 1e30;
@@ -162,6 +166,13 @@ inline double compareWithReference(std::string const& tactic, OpType op, ir::Att
   }
   for (size_t i = 0; i < ins.size(); ++i)
     ctx.inputs.push_back({n.ptrs[i] ? const_cast<void*>(n.ptrs[i]->data()) : nullptr, n.in[i].dtype, n.in[i].shape});
+  if (outputAt >= 0) {
+    size_t at = static_cast<size_t>(outputAt);
+    EXPECT_TRUE(at < ins.size() && n.ptrs[at] && n.ptrs[at]->bytes() == y.bytes());
+    if (!(at < ins.size() && n.ptrs[at] && n.ptrs[at]->bytes() == y.bytes())) return 1e30;
+    std::memcpy(y.mutableData(), n.ptrs[at]->data(), y.bytes());
+    ctx.inputs[at].data = y.mutableData();
+  }
   ctx.outputs.push_back({y.mutableData(), y.dtype(), y.shape()});
   s = (*k)->enqueue(ctx);
   EXPECT_TRUE(s.isOk()) << s.toString();

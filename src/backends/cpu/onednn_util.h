@@ -16,6 +16,14 @@
 #include "backends/backend.h"
 #include "kiln/kiln.h"
 
+/// Marks a hot loop of the backend's own to be built for AVX-512, AVX2 and the baseline, the best one picked when
+/// the library loads (Kiln itself is built for baseline x86-64). Nothing elsewhere.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KILN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KILN_CPU_CLONES
+#endif
+
 namespace kiln::backends::cpu {
 
 /// The one CPU engine of the process (oneDNN's engine kind cpu, index 0).

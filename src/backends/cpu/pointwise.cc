@@ -158,6 +158,8 @@ std::optional<std::vector<EltwiseStep>> unarySteps(ir::Node const& node) {
 Tactic activationTactic() {
   Tactic t;
   t.name = "activation_onednn_eltwise";
+  // y may take x's memory: oneDNN's eltwise runs in place (dst == src), as the chains' later steps already do.
+  t.outputMayReuseInput = 0;
   t.op = OpType::kActivation;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;
@@ -180,6 +182,8 @@ Tactic activationTactic() {
 Tactic unaryTactic() {
   Tactic t;
   t.name = "unary_onednn_eltwise";
+  // y may take x's memory: oneDNN's eltwise runs in place (dst == src).
+  t.outputMayReuseInput = 0;
   t.op = OpType::kUnary;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;
@@ -258,6 +262,18 @@ struct BinaryPrimitive {
   dnnl::binary prim, expandPrim;
 };
 
+// y[r, i] = a[r, i] * s[i] over `rows` rows of `inner` values (y may be a): one channel scale per column. Built
+// for AVX-512, AVX2 and baseline x86-64, picked when the library loads.
+KILN_CPU_CLONES void scaleColumns(float const* a, float const* s, float* y, int64_t rows, int64_t inner) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < inner; ++i) y[r * inner + i] = a[r * inner + i] * s[i];
+}
+
+// y[i] = a[i] * s over n values (y may be a).
+KILN_CPU_CLONES void scaleRun(float const* a, float s, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * s;
+}
+
 class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg, std::array<ActFormat, 3> formats)
@@ -273,6 +289,7 @@ class BinaryKernel final : public Kernel {
     if (a.shape.nbDims > rank || b.shape.nbDims > rank || rank > 12 || rank < 1)
       return invalidArgument(who_, ": a ", dimsToString(a.shape), " and b ", dimsToString(b.shape),
                              " do not broadcast to y ", dimsToString(y.shape));
+    if (op_ == static_cast<int64_t>(ElementWiseOperation::kPROD) && scalePerChannel(ctx)) return Status::ok();
     OmpThreads threads(ctx, y.count());
     std::vector<int64_t> key = dimsToVector(a.shape);
     key.push_back(-1);
@@ -357,6 +374,68 @@ class BinaryKernel final : public Kernel {
     }
   }
 
+  // The squeeze-excitation scale, x * s with x [N, C, H, W] (y's shape, in y's recorded format) and s [N or 1, C,
+  // 1, 1] plain, on either side: Kiln's own loop, as [outer, H*W, inner] rows times one scale per column
+  // (channels-last: inner = C; nChw8c/16c: inner = the block) or runs of H*W times one scale (plain). oneDNN's
+  // binary takes as long per element and adds its per-call setup (EfficientNet-B0 runs 16 of these). Returns
+  // false, having done nothing, for any other shape or format.
+  bool scalePerChannel(LaunchContext const& ctx) const {
+    TensorView const* x = &ctx.inputs[0];
+    TensorView const* sc = &ctx.inputs[1];
+    ActFormat fx = formats_[0], fs = formats_[1];
+    TensorView const& y = ctx.outputs[0];
+    if (y.shape.nbDims != 4 || x->shape.nbDims != 4 || sc->shape.nbDims != 4) return false;
+    if (!dimsEqual(x->shape, y.shape)) {
+      std::swap(x, sc);
+      std::swap(fx, fs);
+    }
+    int64_t const n = y.shape.d[0], c = y.shape.d[1], hw = y.shape.d[2] * y.shape.d[3];
+    if (!dimsEqual(x->shape, y.shape) || fx != formats_[2] || fs != ActFormat::kPLAIN ||
+        (sc->shape.d[0] != n && sc->shape.d[0] != 1) || sc->shape.d[1] != c || sc->shape.d[2] != 1 ||
+        sc->shape.d[3] != 1)
+      return false;
+    int64_t inner = 1;
+    switch (fx) {
+      case ActFormat::kPLAIN:
+        inner = 1;
+        break;
+      case ActFormat::kNHWC:
+        inner = c;
+        break;
+      case ActFormat::kNCHW8C:
+      case ActFormat::kNCHW16C:
+        inner = static_cast<int64_t>(fx);
+        if (c % inner != 0) return false;
+        break;
+    }
+    auto const* xp = static_cast<float const*>(x->data);
+    auto const* sp = static_cast<float const*>(sc->data);
+    auto* yp = static_cast<float*>(y.data);
+    int64_t const outer = n * c / inner, perImage = c / inner;
+    bool const sharedScale = sc->shape.d[0] == 1;
+    OmpThreads threads(ctx, y.count());
+    int const nt = threads.count();
+    // Items: (o, a range of rows), enough of them for the threads to split a batch-1 tensor evenly.
+    int64_t const rowsPer = inner == 1 ? 1 : hw;
+    int64_t const splits = nt <= 1 || outer >= 4 * nt ? 1 : std::min<int64_t>(rowsPer, (4 * nt + outer - 1) / outer);
+    int64_t const items = outer * splits;
+#ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && items > 1)
+#endif
+    for (int64_t it = 0; it < items; ++it) {
+      int64_t const o = it / splits, part = it % splits;
+      // o is image o / perImage, channel block o % perImage: its scales start at that image's row of s.
+      float const* s = sp + (sharedScale ? o % perImage : o) * inner;
+      if (inner == 1) {
+        scaleRun(xp + o * hw, *s, yp + o * hw, hw);
+      } else {
+        int64_t const r0 = hw * part / splits, r1 = hw * (part + 1) / splits;
+        scaleColumns(xp + (o * hw + r0) * inner, s, yp + (o * hw + r0) * inner, r1 - r0, inner);
+      }
+    }
+    return true;
+  }
+
   std::string who_;
   int64_t op_;
   dnnl::algorithm alg_;
@@ -367,6 +446,9 @@ class BinaryKernel final : public Kernel {
 Tactic elementWiseTactic() {
   Tactic t;
   t.name = "elementwise_onednn_binary";
+  // y may take x's memory: oneDNN's binary runs in place over src0 (dst == src0); only a full-shape a has y's size, so
+  // neither the swap nor the expansion (both for a broadcast a) meets it.
+  t.outputMayReuseInput = 0;
   t.op = OpType::kElementWise;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;

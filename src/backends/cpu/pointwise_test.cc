@@ -130,6 +130,50 @@ TEST(OnednnPointwise, RecordedActivationFormats) {
               kTol)
         << f;
   }
+  // y written over x (the builder's placement where the op reads x last): activations (a chain), unary ops and
+  // binary ops over a full-shape first operand, in every format, on two threads (the SE block's x * s in place).
+  ir::Attributes selu = attrs({{"type", static_cast<int64_t>(ActivationType::kSELU)}, {"alpha", 1.67}, {"beta", 1.05}});
+  ir::Attributes ex = attrs({{"op", static_cast<int64_t>(UnaryOperation::kEXP)}});
+  for (int64_t f : {0, 1, 8, 16}) {
+    EXPECT_LT(compareWithReference("activation_onednn_eltwise", OpType::kActivation, selu,
+                                   {var(randomTensor({1, 32, 33, 35}, 1))}, 2, {f}, f, 0),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({1, 48, 29, 31}, 4)), var(randomTensor({1, 48, 1, 1}, 5))}, 2,
+                                   {f, 0}, f, 0),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, sub,
+                                   {var(randomTensor({2, 16, 5, 7}, 2)), var(randomTensor({2, 16, 5, 7}, 3))}, 1,
+                                   {f, f}, f, 0),
+              kTol)
+        << f;
+  }
+  EXPECT_LT(compareWithReference("unary_onednn_eltwise", OpType::kUnary, ex, {var(ranged({3, 170, 99}, 7, -3, 3))}, 2,
+                                 {}, 0, 0),
+            kTol);
+
+  // The per-channel scale's own loop on two threads (from 32768 elements): batch 1 and 2, a scale per image or
+  // shared, on either side, in place, every format.
+  for (int64_t f : {0, 1, 8, 16}) {
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({1, 144, 56, 56}, 8)), var(randomTensor({1, 144, 1, 1}, 9))}, 2,
+                                   {f, 0}, f, 0),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({2, 32, 1, 1}, 10)), var(randomTensor({2, 32, 45, 47}, 11))}, 2,
+                                   {0, f}, f),
+              kTol)
+        << f;
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, mul,
+                                   {var(randomTensor({3, 48, 33, 31}, 12)), var(randomTensor({1, 48, 1, 1}, 13))}, 2,
+                                   {f, 0}, f),
+              kTol)
+        << f;
+  }
+
   // x and y of an activation in different formats are refused.
   OneNode n = makeNode(OpType::kActivation, sig, {var(randomTensor({1, 16, 2, 2}, 1))});
   n.node->attrs.setInts("cpu_formats_in", {1});

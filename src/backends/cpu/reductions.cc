@@ -274,6 +274,41 @@ std::optional<dnnl::algorithm> reduceAlgorithm(int64_t op) {
   return std::nullopt;
 }
 
+// Column sums of a strided block: out[i] = sum over r < nrows of x[r * stride + i], for i < 64 (Sum64) or 16
+// (Sum16). The accumulators stay in registers (four or one 16-float vectors) while the rows stream by; built for
+// AVX-512, AVX2 and baseline x86-64, chosen when the library loads (the rest of Kiln is built for the baseline).
+using Vec16 = float __attribute__((vector_size(64), aligned(4)));
+
+KILN_CPU_CLONES void columnSum64(float const* x, int64_t stride, int64_t nrows, float* out) {
+  Vec16 a0{}, a1{}, a2{}, a3{};
+  for (int64_t r = 0; r < nrows; ++r) {
+    float const* row = x + r * stride;
+    Vec16 v0, v1, v2, v3;
+    std::memcpy(&v0, row, sizeof v0);
+    std::memcpy(&v1, row + 16, sizeof v1);
+    std::memcpy(&v2, row + 32, sizeof v2);
+    std::memcpy(&v3, row + 48, sizeof v3);
+    a0 += v0;
+    a1 += v1;
+    a2 += v2;
+    a3 += v3;
+  }
+  std::memcpy(out, &a0, sizeof a0);
+  std::memcpy(out + 16, &a1, sizeof a1);
+  std::memcpy(out + 32, &a2, sizeof a2);
+  std::memcpy(out + 48, &a3, sizeof a3);
+}
+
+KILN_CPU_CLONES void columnSum16(float const* x, int64_t stride, int64_t nrows, float* out) {
+  Vec16 a{};
+  for (int64_t r = 0; r < nrows; ++r) {
+    Vec16 v;
+    std::memcpy(&v, x + r * stride, sizeof v);
+    a += v;
+  }
+  std::memcpy(out, &a, sizeof a);
+}
+
 class ReduceKernel final : public Kernel {
  public:
   ReduceKernel(std::string who, dnnl::algorithm alg, std::vector<int64_t> axes, ActFormat xFormat)
@@ -308,7 +343,9 @@ class ReduceKernel final : public Kernel {
         yd[3] == 1 && alg_ != dnnl::algorithm::reduction_mul) {
       int64_t n = x.shape.d[0], c = x.shape.d[1], hw = x.shape.d[2] * x.shape.d[3];
       int64_t inner = xFormat_ == ActFormat::kNHWC ? c : static_cast<int64_t>(xFormat_);
-      reduceRows(static_cast<float const*>(x.data), static_cast<float*>(y.data), n * c / inner, hw, inner);
+      OmpThreads threads(ctx, x.count());
+      reduceRows(static_cast<float const*>(x.data), static_cast<float*>(y.data), n * c / inner, hw, inner,
+                 threads.count());
       return Status::ok();
     }
     OmpThreads threads(ctx, x.count());
@@ -336,20 +373,33 @@ class ReduceKernel final : public Kernel {
   }
 
  private:
-  // y[o, i] = reduce over r of x[o, r, i]. Sums go through float partials over blocks of 64 rows (vectorized
-  // over i, the contiguous channels), added into double: each rounding is a 64-term float sum's, not the whole
-  // row count's.
-  void reduceRows(float const* x, float* y, int64_t outer, int64_t rows, int64_t inner) const {
+  // y[o, i] = reduce over r of x[o, r, i], on `threads` OpenMP threads. The rows of each o are cut into
+  // `splits` ranges so that both threads of a batch-1 pooling stream half the tensor each (o alone gives them one
+  // item, or 9 uneven ones for 144 channels in nChw16c); each (o, range) item reduces into its own partial row,
+  // and the partials are combined in order (the result does not depend on which thread ran what). Sums go through
+  // float partials over blocks of 64 rows (vectorized over i, the contiguous channels), added into double: each
+  // rounding is a 64-term float sum's, not the whole row count's.
+  void reduceRows(float const* x, float* y, int64_t outer, int64_t rows, int64_t inner, int threads) const {
     bool isMax = alg_ == dnnl::algorithm::reduction_max, isMin = alg_ == dnnl::algorithm::reduction_min;
-    std::vector<double> acc(static_cast<size_t>(inner));
-    std::vector<float> part(static_cast<size_t>(inner));
+    bool extremum = isMax || isMin;
+    int64_t const splits =
+        threads <= 1 || outer >= 4 * threads ? 1 : std::min<int64_t>(rows, (4 * threads + outer - 1) / outer);
+    int64_t const items = outer * splits;
+    // Partial rows: double sums, or float extrema (in the same bytes' worth of doubles).
+    auto* partial = static_cast<double*>(threadScratch(static_cast<size_t>(items * inner) * sizeof(double), 1));
     constexpr int64_t kBlock = 64;
-    for (int64_t o = 0; o < outer; ++o) {
+#ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+#endif
+    for (int64_t it = 0; it < items; ++it) {
+      int64_t const o = it / splits, s = it % splits;
+      int64_t const r0 = rows * s / splits, r1 = rows * (s + 1) / splits;
       float const* base = x + o * rows * inner;
-      float* out = y + o * inner;
-      if (isMax || isMin) {
-        std::copy(base, base + inner, out);
-        for (int64_t r = 1; r < rows; ++r) {
+      double* acc = partial + it * inner;
+      if (extremum) {
+        auto* out = reinterpret_cast<float*>(acc);
+        std::copy(base + r0 * inner, base + (r0 + 1) * inner, out);
+        for (int64_t r = r0 + 1; r < r1; ++r) {
           float const* row = base + r * inner;
           if (isMax) {
             for (int64_t i = 0; i < inner; ++i) out[i] = std::max(out[i], row[i]);
@@ -359,20 +409,44 @@ class ReduceKernel final : public Kernel {
         }
         continue;
       }
-      std::fill(acc.begin(), acc.end(), 0.0);
-      float* p = part.data();
-      for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
-        std::fill(part.begin(), part.end(), 0.f);
-        int64_t const r1 = std::min(rows, r0 + kBlock);
-        for (int64_t r = r0; r < r1; ++r) {
-          float const* row = base + r * inner;
-          for (int64_t i = 0; i < inner; ++i) p[i] += row[i];
+      std::fill(acc, acc + inner, 0.0);
+      float part[64];
+      for (int64_t b0 = r0; b0 < r1; b0 += kBlock) {
+        int64_t const n = std::min(r1, b0 + kBlock) - b0;
+        float const* block = base + b0 * inner;
+        int64_t i = 0;
+        for (; i + 64 <= inner; i += 64) {
+          columnSum64(block + i, inner, n, part);
+          for (int64_t j = 0; j < 64; ++j) acc[i + j] += part[j];
         }
-        for (int64_t i = 0; i < inner; ++i) acc[static_cast<size_t>(i)] += p[i];
+        for (; i + 16 <= inner; i += 16) {
+          columnSum16(block + i, inner, n, part);
+          for (int64_t j = 0; j < 16; ++j) acc[i + j] += part[j];
+        }
+        for (; i < inner; ++i) {  // channels-last with C not a multiple of 16, nChw8c
+          float sum = 0.f;
+          for (int64_t r = 0; r < n; ++r) sum += block[r * inner + i];
+          acc[i] += sum;
+        }
       }
-      double scale = alg_ == dnnl::algorithm::reduction_mean ? 1.0 / static_cast<double>(rows) : 1.0;
-      for (int64_t i = 0; i < inner; ++i)
-        out[i] = static_cast<float>(acc[static_cast<size_t>(i)] * scale);
+    }
+    double scale = alg_ == dnnl::algorithm::reduction_mean ? 1.0 / static_cast<double>(rows) : 1.0;
+    for (int64_t o = 0; o < outer; ++o) {
+      float* out = y + o * inner;
+      double const* first = partial + o * splits * inner;
+      if (extremum) {
+        std::copy(reinterpret_cast<float const*>(first), reinterpret_cast<float const*>(first) + inner, out);
+        for (int64_t s = 1; s < splits; ++s) {
+          auto const* q = reinterpret_cast<float const*>(first + s * inner);
+          for (int64_t i = 0; i < inner; ++i) out[i] = isMax ? std::max(out[i], q[i]) : std::min(out[i], q[i]);
+        }
+        continue;
+      }
+      for (int64_t i = 0; i < inner; ++i) {
+        double sum = first[i];
+        for (int64_t s = 1; s < splits; ++s) sum += first[s * inner + i];
+        out[i] = static_cast<float>(sum * scale);
+      }
     }
   }
 

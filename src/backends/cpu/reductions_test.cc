@@ -94,10 +94,12 @@ TEST(OnednnReduce, AxesAndOps) {
     }
   }
   // x in a recorded format (a global pooling after a convolution); y plain. 7 x 9 rows fit one 64-row block of
-  // the summing loop, 15 x 13 take four.
+  // the summing loop, 15 x 13 take four. The larger ones run on two threads: rows split among them (batch 1,
+  // few blocks; 2 rows for 8 wanted splits; a single row), or whole items (batch 3).
   for (int64_t f : {1, 8, 16})
     for (ReduceOperation op : {ReduceOperation::kAVG, ReduceOperation::kSUM, ReduceOperation::kMAX, ReduceOperation::kMIN})
-      for (V x : {V{2, 32, 7, 9}, V{1, 48, 15, 13}}) {
+      for (V x : {V{2, 32, 7, 9}, V{1, 48, 15, 13}, V{1, 144, 56, 56}, V{3, 48, 23, 29}, V{1, 16384, 2, 1},
+                  V{1, 40000, 1, 1}}) {
         ir::Attributes a;
         a.set("op", static_cast<int64_t>(op));
         a.set("axes", V{2, 3});
@@ -105,6 +107,16 @@ TEST(OnednnReduce, AxesAndOps) {
         EXPECT_LT(compareWithReference("reduce_onednn", OpType::kReduce, a, {var(randomTensor(x, 9))}, 2, {f}, 0), kTol)
             << f << " op " << static_cast<int>(op) << " rows " << x[2] * x[3];
       }
+  // Channels-last with C not a multiple of 16: the column sums' vector chunks and a scalar tail.
+  for (ReduceOperation op : {ReduceOperation::kAVG, ReduceOperation::kMAX})
+    for (V x : {V{2, 24, 9, 9}, V{1, 88, 61, 67}}) {
+      ir::Attributes a;
+      a.set("op", static_cast<int64_t>(op));
+      a.set("axes", V{2, 3});
+      a.set("keep_dims", int64_t{1});
+      EXPECT_LT(compareWithReference("reduce_onednn", OpType::kReduce, a, {var(randomTensor(x, 9))}, 2, {1}, 0), kTol)
+          << "op " << static_cast<int>(op) << " C " << x[1];
+    }
   // The axes as an input (known at run time) stay on the reference.
   ir::Attributes a;
   a.set("op", int64_t{0});
