@@ -131,9 +131,12 @@ TEST(CudaNormalization, ClusterPathGroupAndInstanceNorm) {
     }
     expectMatchesReference(
         norm(randomTensor(t, {2, 3, 24576}, 7, -2, 2), randomTensor(t, {3, 1}, 8), randomTensor(t, {3, 1}, 9), {2}));
-    // A large mean against a small spread: the two-pass variance keeps it.
+    // A large mean against a small spread: the two-pass variance keeps it. In fp32 the mean itself rounds to
+    // ulp(91) / 2 ~ 3.8e-6, which the division by the spread (~0.29) lifts to ~1.3e-5 in y: the tolerance is
+    // twice that floor, not fp32's usual 1e-5 (measured on the H200: 1.2e-5).
     expectMatchesReference(
-        norm(randomTensor(t, {2, 16384}, 10, 90, 91), randomTensor(t, {16384}, 11), randomTensor(t, {16384}, 12), {1}));
+        norm(randomTensor(t, {2, 16384}, 10, 90, 91), randomTensor(t, {16384}, 11), randomTensor(t, {16384}, 12), {1}),
+        t == DataType::kFLOAT ? 3e-5 : -1);
   }
 }
 
