@@ -153,6 +153,24 @@ Result<std::shared_ptr<Plan>> makePlan(PlanKey const& key, void const* biasForAl
   return plan;
 }
 
+// Plans by key, made on first use: one per LtKernel (its node's shapes) and one per LtGemmRunner.
+class PlanCache {
+ public:
+  Result<std::shared_ptr<Plan>> planFor(PlanKey const& key, void const* bias) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+    if (plans_.size() >= kMaxPlans) plans_.clear();  // plans in use live on through their shared_ptr
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, makePlan(key, bias));
+    plans_.emplace(key, plan);
+    return plan;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<PlanKey, std::shared_ptr<Plan>> plans_;
+};
+
 // How the node's bias and activation split between the cuBLASLt epilogue and the pointwise pass after it.
 struct EpilogueSplit {
   cublasLtEpilogue_t lt = CUBLASLT_EPILOGUE_DEFAULT;
@@ -354,39 +372,19 @@ class LtKernel final : public backends::Kernel {
   }
 
   Result<std::shared_ptr<Plan>> planFor(PlanKey const& key, void const* bias) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = plans_.find(key);
-    if (it != plans_.end()) return it->second;
-    if (plans_.size() >= kMaxPlans) plans_.clear();  // plans in use live on through their shared_ptr
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, makePlan(key, bias));
-    plans_.emplace(key, plan);
-    return plan;
+    return plans_.planFor(key, bias);
   }
 
   Attrs at_;
   int algoIndex_;
-  mutable std::mutex mu_;
-  mutable std::map<PlanKey, std::shared_ptr<Plan>> plans_;
+  mutable PlanCache plans_;
 };
 
 }  // namespace
 
 // LtGemmRunner: the plans of makePlan under their PlanKey, as LtKernel keeps them, for callers that describe the
 // GEMM themselves (a residual as C with beta 1; no batch broadcast analysis, no pointwise pass).
-struct LtGemmRunner::Cache {
-  std::mutex mu;
-  std::map<PlanKey, std::shared_ptr<Plan>> plans;
-
-  Result<std::shared_ptr<Plan>> planFor(PlanKey const& key, void const* bias) {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = plans.find(key);
-    if (it != plans.end()) return it->second;
-    if (plans.size() >= kMaxPlans) plans.clear();  // plans in use live on through their shared_ptr
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, makePlan(key, bias));
-    plans.emplace(key, plan);
-    return plan;
-  }
-
+struct LtGemmRunner::Cache : PlanCache {
   static PlanKey keyOf(LtGemm const& g, int64_t alignA, int64_t alignB, int64_t alignY, int64_t alignBias,
                        int64_t workspace) {
     PlanKey k{};
