@@ -11,13 +11,6 @@ namespace {
 
 bool isNormFloat(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
 
-// Fully known dims only: a dynamic dim on both sides may still broadcast at run time.
-bool isStatic(Dims const& d) {
-  for (int32_t i = 0; i < d.nbDims; ++i)
-    if (d.d[i] < 0) return false;
-  return true;
-}
-
 class FuseResidualLayerNorm final : public Pass {
  public:
   char const* name() const override { return "fuse_residual_layernorm"; }
@@ -33,7 +26,8 @@ class FuseResidualLayerNorm final : public Pass {
       ir::Value* b = add->input(1);
       ir::Value* s = add->output(0);
       if (!a || !b || add->inputs.size() != 2 || s->requestedType || !isNormFloat(s->dtype)) continue;
-      if (a->dtype != s->dtype || b->dtype != s->dtype || !isStatic(s->shape)) continue;
+      // Fully known dims only: a dynamic dim on both sides may still broadcast at run time.
+      if (a->dtype != s->dtype || b->dtype != s->dtype || !dimsKnown(s->shape)) continue;
       // x takes the sum's shape; the residual has it too, or it with leading dims 1.
       if (!dimsEqual(a->shape, s->shape)) std::swap(a, b);
       if (!dimsEqual(a->shape, s->shape) || !backends::residualFits(b->shape, s->shape)) continue;
