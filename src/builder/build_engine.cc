@@ -14,6 +14,7 @@
 #include "builder/assign_formats.h"
 #include "builder/assign_io_formats.h"
 #include "builder/buffer_aliases.h"
+#include "builder/device_timing.h"
 #include "builder/memory_planner.h"
 #include "builder/passes/pass.h"
 #include "builder/passes/pipeline.h"
@@ -263,45 +264,7 @@ Result<double> timeTacticOnDevice(backends::DeviceBackend* dev, void* stream, ba
   KILN_ASSIGN_OR_RETURN(auto wsBuf, backends::DeviceBuffer::allocate(dev, ws, "tactic timing workspace"));
   ctx.workspace = wsBuf.data();
   ctx.workspaceSize = ws;
-  KILN_ASSIGN_OR_RETURN(void* e0, dev->createEvent());
-  auto e1r = dev->createEvent();
-  if (!e1r) {
-    dev->destroyEvent(e0);
-    return e1r.status();
-  }
-  void* e1 = *e1r;
-  std::vector<double> times;
-  double total = 0;
-  Status s = Status::ok();
-  // Run 0 is the warm-up (first-use costs: descriptor caches, lazy module loading), kept only as a bound.
-  for (int i = 0; s.isOk() && i <= std::max(1, iterations); ++i) {
-    s = dev->recordEvent(e0, stream);
-    if (s.isOk()) s = k->enqueue(ctx);
-    if (s.isOk()) s = dev->recordEvent(e1, stream);
-    if (!s.isOk()) break;
-    auto ms = dev->elapsedMs(e0, e1);
-    if (!ms) {
-      s = ms.status();
-      break;
-    }
-    total += *ms;
-    if (i == 0) {
-      if (best > 0 && *ms > 2 * best) {
-        times.push_back(*ms);
-        break;
-      }
-      continue;
-    }
-    times.push_back(*ms);
-    if (total > 100) break;
-  }
-  Status sy = dev->synchronize(stream);
-  dev->destroyEvent(e0);
-  dev->destroyEvent(e1);
-  KILN_RETURN_IF_ERROR(s);
-  KILN_RETURN_IF_ERROR(sy);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return medianDeviceMs(dev, stream, iterations, best, [&] { return k->enqueue(ctx); });
 }
 
 // Casts the precision assignment put on constants (float32 weights feeding fp16/bf16 layers) are computed once
