@@ -20,9 +20,9 @@
 #include "builder/plugins.h"
 #include "builder/precision.h"
 #include "builder/timing_cache.h"
-#include "ir/contiguous_views.h"
 #include "core/dims.h"
 #include "core/tensor_format.h"
+#include "ir/contiguous_views.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln_version.h"
 
