@@ -113,8 +113,10 @@ class Planner {
     std::vector<ir::TensorInfo> r;
     for (Value const* v : vs) {
       ir::TensorInfo t;
-      if (v) t = in_.fixed[v->id];
-      else t.shape.nbDims = -1;
+      if (v)
+        t = in_.fixed[v->id];
+      else
+        t.shape.nbDims = -1;
       r.push_back(t);
     }
     return r;
@@ -131,15 +133,14 @@ class Planner {
     if (!off || !aligned(out_.offset[x->id] + off->front())) return;
     share(y, x, off->front(), ni);
     out_.inPlace.emplace_back(ni, std::vector<int64_t>{1});
-    out_.log.push_back(strCat("memory: ", n.describe(), " is a view at byte ", off->front(), " of '", x->name,
-                              "' (not run)"));
+    out_.log.push_back(
+        strCat("memory: ", n.describe(), " is a view at byte ", off->front(), " of '", x->name, "' (not run)"));
   }
 
   // Moves the buffer of each input that can move inside the output's, at the input's offset.
   void concatInPlace(Node const& n, size_t ni) {
     Value const* y = n.outputs.size() == 1 ? n.outputs[0] : nullptr;
-    if (!y || !in_.inArena[y->id] || out_.aliasOf[y->id] >= 0 || !fixedShape(y) || !nodeIsPlain(n) ||
-        !valueIsPlain(y))
+    if (!y || !in_.inArena[y->id] || out_.aliasOf[y->id] >= 0 || !fixedShape(y) || !nodeIsPlain(n) || !valueIsPlain(y))
       return;
     std::optional<std::vector<int64_t>> off = ir::contiguousViewOffsets(n, infos(n.inputs), infos(n.outputs));
     if (!off) return;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/dims.h"
-#include "kiln/kiln.h"
 #include "ir/shape_inference.h"
 #include "ir/text.h"
+#include "kiln/kiln.h"
 
 namespace kiln::builder {
 namespace {
@@ -167,15 +167,27 @@ std::string catNet(std::string const& shape = "1,8,4,4", std::string const& catI
   std::string ys;
   for (size_t i = 0; i < yd.size(); ++i) ys += (i ? "," : "") + std::to_string(yd[i]);
   return "graph {\n"
-         "  input x: f32[" + shape + "]\n"
+         "  input x: f32[" +
+         shape +
+         "]\n"
          "  w: f32[8,8,1,1] = Constant \"w\" () {data=random(1)}\n"
-         "  w2: f32[8," + std::to_string(yd[1]) + ",1,1] = Constant \"w2\" () {data=random(2)}\n"
-         "  a: f32[" + shape + "] = Convolution \"c1\" (x, w, _) {" + c + "}\n"
-         "  b: f32[" + shape + "] = Convolution \"c2\" (x, w, _) {" + c + "}\n" + extra +
-         "  y: f32[" + ys + "] = Concatenation \"cat\" (" + catInputs + ") {axis=" + std::to_string(axis) + "}\n"
-         "  z: f32[" + std::to_string(d[0]) + ",8," + std::to_string(d[2]) + "," + std::to_string(d[3]) +
-         "] = Convolution \"c3\" (y, w2, _) {" + c + "}\n"
-         "  output " + outputs + "\n"
+         "  w2: f32[8," +
+         std::to_string(yd[1]) +
+         ",1,1] = Constant \"w2\" () {data=random(2)}\n"
+         "  a: f32[" +
+         shape + "] = Convolution \"c1\" (x, w, _) {" + c +
+         "}\n"
+         "  b: f32[" +
+         shape + "] = Convolution \"c2\" (x, w, _) {" + c + "}\n" + extra + "  y: f32[" + ys +
+         "] = Concatenation \"cat\" (" + catInputs + ") {axis=" + std::to_string(axis) +
+         "}\n"
+         "  z: f32[" +
+         std::to_string(d[0]) + ",8," + std::to_string(d[2]) + "," + std::to_string(d[3]) +
+         "] = Convolution \"c3\" (y, w2, _) {" + c +
+         "}\n"
+         "  output " +
+         outputs +
+         "\n"
          "}\n";
 }
 
@@ -200,8 +212,10 @@ TEST(BufferAliases, ConcatenationAlongTheOutermostAxesAndNested) {
   EXPECT_EQ(p.inPlace("cat"), (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(p.offset("b"), 2 * 8 * 4 * 4 * 4);
   // A concatenation of a concatenation: a and b move into y1, which moves into y with everything in it.
-  std::string extra = "  y1: f32[1,16,4,4] = Concatenation \"cat1\" (a, b) {axis=1}\n"
-                      "  e: f32[1,8,4,4] = Convolution \"c5\" (x, w, _) {" + std::string(kConv) + "}\n";
+  std::string extra =
+      "  y1: f32[1,16,4,4] = Concatenation \"cat1\" (a, b) {axis=1}\n"
+      "  e: f32[1,8,4,4] = Convolution \"c5\" (x, w, _) {" +
+      std::string(kConv) + "}\n";
   std::string text = catNet("1,8,4,4", "e, y1", 1, extra);
   // catNet sizes y and w2 for two inputs of 8 channels: fix them for 8 + 16.
   text.replace(text.find("y: f32[1,16,4,4]"), 16, "y: f32[1,24,4,4]");
@@ -247,8 +261,9 @@ TEST(BufferAliases, ConcatenationTakesWholeViewsAndNotPartOfABuffer) {
   EXPECT_EQ(p.aliasOf[p.id("a")], p.id("y"));
   EXPECT_EQ(p.aliasOf[p.id("a2")], p.id("y"));
   // s, the second half of a (a view at byte 256), cannot move without a.
-  std::string extra = "  s: f32[1,4,4,4] = Slice \"sl\" (a) {start=[0,4,0,0], size=[1,4,4,4], stride=[1,1,1,1]}\n"
-                      "  t: f32[1,4,4,4] = Slice \"sl2\" (b) {start=[0,0,0,0], size=[1,4,4,4], stride=[1,1,1,1]}\n";
+  std::string extra =
+      "  s: f32[1,4,4,4] = Slice \"sl\" (a) {start=[0,4,0,0], size=[1,4,4,4], stride=[1,1,1,1]}\n"
+      "  t: f32[1,4,4,4] = Slice \"sl2\" (b) {start=[0,0,0,0], size=[1,4,4,4], stride=[1,1,1,1]}\n";
   std::string text = catNet("1,8,4,4", "s, t", 1, extra);
   text.replace(text.find("y: f32[1,16,4,4]"), 16, "y: f32[1,8,4,4]");
   text.replace(text.find("w2: f32[8,16,1,1]"), 17, "w2: f32[8,8,1,1]");
@@ -276,9 +291,15 @@ TEST(BufferAliases, SliceAndGatherViews) {
            "  input x: f32[1,8,4,4]\n"
            "  w: f32[8,8,1,1] = Constant \"w\" () {data=random(1)}\n"
            "  k: i32[] = Constant \"k\" () {data=[-3]}\n"
-           "  a: f32[1,8,4,4] = Convolution \"c1\" (x, w, _) {" + c + "}\n"
-           "  s: f32[" + vshape + "] = " + view + "\n"
-           "  r: f32[" + vshape + "] = Unary \"neg\" (s) {op=0}\n"
+           "  a: f32[1,8,4,4] = Convolution \"c1\" (x, w, _) {" +
+           c +
+           "}\n"
+           "  s: f32[" +
+           vshape + "] = " + view +
+           "\n"
+           "  r: f32[" +
+           vshape +
+           "] = Unary \"neg\" (s) {op=0}\n"
            "  output r\n"
            "}\n";
   };
@@ -290,10 +311,10 @@ TEST(BufferAliases, SliceAndGatherViews) {
   // Not at 256-byte alignment, not across rows, not with a stride, not in another sampling mode.
   EXPECT_TRUE(plan(net2("Slice \"sl\" (a) {start=[0,2,0,0], size=[1,4,4,4], stride=[1,1,1,1]}", "1,4,4,4"), 3, 256)
                   .a.inPlace.empty());
-  EXPECT_TRUE(plan(net2("Slice \"sl\" (a) {start=[0,0,1,0], size=[1,8,2,4], stride=[1,1,1,1]}", "1,8,2,4"))
-                  .a.inPlace.empty());
-  EXPECT_TRUE(plan(net2("Slice \"sl\" (a) {start=[0,0,0,0], size=[1,4,4,4], stride=[1,2,1,1]}", "1,4,4,4"))
-                  .a.inPlace.empty());
+  EXPECT_TRUE(
+      plan(net2("Slice \"sl\" (a) {start=[0,0,1,0], size=[1,8,2,4], stride=[1,1,1,1]}", "1,8,2,4")).a.inPlace.empty());
+  EXPECT_TRUE(
+      plan(net2("Slice \"sl\" (a) {start=[0,0,0,0], size=[1,4,4,4], stride=[1,2,1,1]}", "1,4,4,4")).a.inPlace.empty());
   EXPECT_TRUE(plan(net2("Slice \"sl\" (a) {start=[0,2,0,0], size=[1,4,4,4], stride=[1,1,1,1], mode=2}", "1,4,4,4"))
                   .a.inPlace.empty());
   // Gather of channel -3 (= 5): bytes 320..383 as a [1,4,4].
@@ -308,8 +329,9 @@ TEST(BufferAliases, SliceAndGatherViews) {
 TEST(BufferAliases, AViewKeepsItsBufferFromBeingWrittenOver) {
   // s, a view into a, is read after c3, whose residual is a: c3 must not write over a.
   std::string c = kConv;
-  Planned p = plan(net("a", "", "  s: f32[1,4,4,4] = Slice \"sl\" (a) {start=[0,2,0,0], size=[1,4,4,4], "
-                                "stride=[1,1,1,1]}\n  e: f32[1,4,4,4] = Unary \"neg\" (s) {op=0}\n",
+  Planned p = plan(net("a", "",
+                       "  s: f32[1,4,4,4] = Slice \"sl\" (a) {start=[0,2,0,0], size=[1,4,4,4], "
+                       "stride=[1,1,1,1]}\n  e: f32[1,4,4,4] = Unary \"neg\" (s) {op=0}\n",
                        "d\n  output e"));
   EXPECT_EQ(p.aliasOf[p.id("s")], p.id("a"));
   EXPECT_EQ(p.aliasOf[p.id("c")], -1);

@@ -759,8 +759,10 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
         if (!first) first = &t;
         same = same && dimsKnown(t.shape) && t.dtype == first->dtype && dimsEqual(t.shape, first->shape);
       }
-    if (same && first) aliasIn.fixed[v->id] = *first;
-    else aliasIn.fixed[v->id].shape.nbDims = -1;
+    if (same && first)
+      aliasIn.fixed[v->id] = *first;
+    else
+      aliasIn.fixed[v->id].shape.nbDims = -1;
   }
   backends::TacticRegistry const& registry = backends::TacticRegistry::instance();
   aliasIn.reusableInput = [&](Node const& n) {

@@ -59,7 +59,8 @@ TEST(MemoryPlanner, RandomRequestsNeverOverlapWhileLive) {
 // Plans `text` as build_engine does (aliases, then one request per owner over its widened lifetime) and checks
 // that any two values whose own lifetimes overlap occupy disjoint bytes unless one shares the other's buffer by
 // design (`sharing` lists such pairs); returns the absolute byte offset of each value.
-std::vector<int64_t> planWithAliases(std::string const& text, std::vector<std::pair<std::string, std::string>> const& sharing) {
+std::vector<int64_t> planWithAliases(std::string const& text,
+                                     std::vector<std::pair<std::string, std::string>> const& sharing) {
   auto parsed = ir::parseGraph(text);
   EXPECT_TRUE(parsed.isOk()) << parsed.status().toString();
   ir::Graph& g = **parsed;
@@ -114,19 +115,31 @@ std::vector<int64_t> planWithAliases(std::string const& text, std::vector<std::p
 TEST(MemoryPlanner, ConcatenationBufferLivesFromItsFirstInputsProducer) {
   // e lives from c0 to c2, while a (made by c1, before the concatenation) already sits in y's buffer: y's buffer
   // must be reserved from c1 on, so e cannot be placed over a.
-  std::string c = "dilations=[1,1], groups=1, kernel_shape=[1,1], num_output_maps=8, pads_begin=[0,0], "
-                  "pads_end=[0,0], strides=[1,1]";
-  std::string text = "graph {\n  input x: f32[1,8,8,8]\n"
-                     "  w: f32[8,8,1,1] = Constant \"w\" () {data=random(1)}\n"
-                     "  w2: f32[8,16,1,1] = Constant \"w2\" () {data=random(2)}\n"
-                     "  a: f32[1,8,8,8] = Convolution \"c1\" (x, w, _) {" + c + "}\n"
-                     "  e: f32[1,8,8,8] = Convolution \"c0\" (x, w, _) {" + c + "}\n"
-                     "  b: f32[1,8,8,8] = Convolution \"c2\" (e, w, _) {" + c + "}\n"
-                     "  y: f32[1,16,8,8] = Concatenation \"cat\" (a, b) {axis=1}\n"
-                     "  s: f32[1,8,8,8] = Slice \"sl\" (y) {start=[0,8,0,0], size=[1,8,8,8], stride=[1,1,1,1]}\n"
-                     "  z: f32[1,8,8,8] = Convolution \"c3\" (y, w2, _) {" + c + "}\n"
-                     "  z2: f32[1,8,8,8] = Convolution \"c4\" (s, w, _) {" + c + "}\n"
-                     "  output z\n  output z2\n}\n";
+  std::string c =
+      "dilations=[1,1], groups=1, kernel_shape=[1,1], num_output_maps=8, pads_begin=[0,0], "
+      "pads_end=[0,0], strides=[1,1]";
+  std::string text =
+      "graph {\n  input x: f32[1,8,8,8]\n"
+      "  w: f32[8,8,1,1] = Constant \"w\" () {data=random(1)}\n"
+      "  w2: f32[8,16,1,1] = Constant \"w2\" () {data=random(2)}\n"
+      "  a: f32[1,8,8,8] = Convolution \"c1\" (x, w, _) {" +
+      c +
+      "}\n"
+      "  e: f32[1,8,8,8] = Convolution \"c0\" (x, w, _) {" +
+      c +
+      "}\n"
+      "  b: f32[1,8,8,8] = Convolution \"c2\" (e, w, _) {" +
+      c +
+      "}\n"
+      "  y: f32[1,16,8,8] = Concatenation \"cat\" (a, b) {axis=1}\n"
+      "  s: f32[1,8,8,8] = Slice \"sl\" (y) {start=[0,8,0,0], size=[1,8,8,8], stride=[1,1,1,1]}\n"
+      "  z: f32[1,8,8,8] = Convolution \"c3\" (y, w2, _) {" +
+      c +
+      "}\n"
+      "  z2: f32[1,8,8,8] = Convolution \"c4\" (s, w, _) {" +
+      c +
+      "}\n"
+      "  output z\n  output z2\n}\n";
   std::vector<int64_t> at = planWithAliases(text, {{"a", "y"}, {"b", "y"}, {"s", "y"}, {"s", "b"}});
   ASSERT_EQ(at.size(), 10u);
 }

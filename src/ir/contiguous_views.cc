@@ -53,7 +53,8 @@ std::optional<std::vector<int64_t>> sliceOffset(Node const& n, TensorInfo const&
   std::vector<int64_t> stride = n.attrs.getInts("stride", std::vector<int64_t>(axes.size(), 1));
   if (start.size() != axes.size() || size.size() != axes.size() || stride.size() != axes.size()) return std::nullopt;
   // Per dim: the first index taken, how many, and the step.
-  std::vector<int64_t> first(static_cast<size_t>(rank), 0), count(xs.d, xs.d + rank), step(static_cast<size_t>(rank), 1);
+  std::vector<int64_t> first(static_cast<size_t>(rank), 0), count(xs.d, xs.d + rank),
+      step(static_cast<size_t>(rank), 1);
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (size_t k = 0; k < axes.size(); ++k) {
     Result<int32_t> a = normalizeAxis(axes[k], rank);
@@ -111,8 +112,8 @@ std::optional<std::vector<int64_t>> gatherOffset(Node const& n, TensorInfo const
 
 std::optional<std::vector<int64_t>> contiguousViewOffsets(Node const& n, std::vector<TensorInfo> const& in,
                                                           std::vector<TensorInfo> const& out) {
-  if (out.size() != 1 || n.outputs.size() != 1 || in.empty() || !dimsKnown(out[0].shape) ||
-      in[0].shape.nbDims < 0 || !dimsKnown(in[0].shape))
+  if (out.size() != 1 || n.outputs.size() != 1 || in.empty() || !dimsKnown(out[0].shape) || in[0].shape.nbDims < 0 ||
+      !dimsKnown(in[0].shape))
     return std::nullopt;
   if (n.op == OpType::kConcatenation) return concatOffsets(n, in, out[0]);
   if (n.op == OpType::kSlice) return sliceOffset(n, in[0], out[0]);

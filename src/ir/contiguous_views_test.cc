@@ -60,29 +60,35 @@ TEST(ContiguousViews, ConcatenationBlocks) {
 
 TEST(ContiguousViews, SliceRuns) {
   std::string x = "  input x: f32[1,6,4,5]\n";
-  Parsed p = offsetsOf(x, "  y: f32[1,2,4,5] = Slice \"v\" (x) {start=[0,3,0,0], size=[1,2,4,5], stride=[1,1,1,1]}\n"
-                          "  output y\n");
+  Parsed p = offsetsOf(x,
+                       "  y: f32[1,2,4,5] = Slice \"v\" (x) {start=[0,3,0,0], size=[1,2,4,5], stride=[1,1,1,1]}\n"
+                       "  output y\n");
   ASSERT_TRUE(p.offsets);
   EXPECT_EQ(*p.offsets, offs({3 * 20 * 4}));
   // Within one row: rows 1..2 of channel 4.
-  Parsed q = offsetsOf(x, "  y: f32[1,1,2,5] = Slice \"v\" (x) {start=[0,4,1,0], size=[1,1,2,5], stride=[1,1,1,1]}\n"
-                          "  output y\n");
+  Parsed q = offsetsOf(x,
+                       "  y: f32[1,1,2,5] = Slice \"v\" (x) {start=[0,4,1,0], size=[1,1,2,5], stride=[1,1,1,1]}\n"
+                       "  output y\n");
   ASSERT_TRUE(q.offsets);
   EXPECT_EQ(*q.offsets, offs({(4 * 20 + 5) * 4}));
   // On a subset of axes (the others whole).
-  Parsed r = offsetsOf(x, "  y: f32[1,1,4,5] = Slice \"v\" (x) {start=[5], size=[1], stride=[1], axes=[1]}\n"
-                          "  output y\n");
+  Parsed r = offsetsOf(x,
+                       "  y: f32[1,1,4,5] = Slice \"v\" (x) {start=[5], size=[1], stride=[1], axes=[1]}\n"
+                       "  output y\n");
   ASSERT_TRUE(r.offsets);
   EXPECT_EQ(*r.offsets, offs({5 * 20 * 4}));
   // Not contiguous: part of every channel, a step of 2, a wrapping mode.
-  EXPECT_FALSE(offsetsOf(x, "  y: f32[1,6,2,5] = Slice \"v\" (x) {start=[0,0,1,0], size=[1,6,2,5], "
-                            "stride=[1,1,1,1]}\n  output y\n")
+  EXPECT_FALSE(offsetsOf(x,
+                         "  y: f32[1,6,2,5] = Slice \"v\" (x) {start=[0,0,1,0], size=[1,6,2,5], "
+                         "stride=[1,1,1,1]}\n  output y\n")
                    .offsets);
-  EXPECT_FALSE(offsetsOf(x, "  y: f32[1,2,4,5] = Slice \"v\" (x) {start=[0,0,0,0], size=[1,2,4,5], "
-                            "stride=[1,2,1,1]}\n  output y\n")
+  EXPECT_FALSE(offsetsOf(x,
+                         "  y: f32[1,2,4,5] = Slice \"v\" (x) {start=[0,0,0,0], size=[1,2,4,5], "
+                         "stride=[1,2,1,1]}\n  output y\n")
                    .offsets);
-  EXPECT_FALSE(offsetsOf(x, "  y: f32[1,2,4,5] = Slice \"v\" (x) {start=[0,3,0,0], size=[1,2,4,5], "
-                            "stride=[1,1,1,1], mode=1}\n  output y\n")
+  EXPECT_FALSE(offsetsOf(x,
+                         "  y: f32[1,2,4,5] = Slice \"v\" (x) {start=[0,3,0,0], size=[1,2,4,5], "
+                         "stride=[1,1,1,1], mode=1}\n  output y\n")
                    .offsets);
   // Parameters given as tensors (known only when running, in general).
   EXPECT_FALSE(offsetsOf(x + "  input s: i32[4]\n",
@@ -92,12 +98,14 @@ TEST(ContiguousViews, SliceRuns) {
 
 TEST(ContiguousViews, GatherRows) {
   std::string x = "  input x: f16[1,7,3]\n";
-  Parsed p = offsetsOf(x, "  k: i64[] = Constant \"k\" () {data=[-2]}\n  y: f16[1,3] = Gather \"v\" (x, k) {axis=1}\n"
-                          "  output y\n");
+  Parsed p = offsetsOf(x,
+                       "  k: i64[] = Constant \"k\" () {data=[-2]}\n  y: f16[1,3] = Gather \"v\" (x, k) {axis=1}\n"
+                       "  output y\n");
   ASSERT_TRUE(p.offsets);
   EXPECT_EQ(*p.offsets, offs({5 * 3 * 2}));
   // An index given at run time, out of range, or rows apart.
-  EXPECT_FALSE(offsetsOf(x + "  input k: i64[]\n", "  y: f16[1,3] = Gather \"v\" (x, k) {axis=1}\n  output y\n").offsets);
+  EXPECT_FALSE(
+      offsetsOf(x + "  input k: i64[]\n", "  y: f16[1,3] = Gather \"v\" (x, k) {axis=1}\n  output y\n").offsets);
   EXPECT_FALSE(offsetsOf("  input x: f16[2,7]\n",
                          "  k: i32[] = Constant \"k\" () {data=[1]}\n  y: f16[2] = Gather \"v\" (x, k) {axis=1}\n"
                          "  output y\n")

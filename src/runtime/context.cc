@@ -500,8 +500,9 @@ class ContextImpl final : public IExecutionContext {
                              " its tensors are not contiguous blocks of one another (rebuild the engine)");
     auto* y = static_cast<unsigned char*>(ctx.outputs[0].data);
     auto misplaced = [&](size_t j) {
-      return invalidArgument(n.describe(), ": ", concat ? strCat("input ", j, " is not at byte ", (*off)[j], " of the output")
-                                                        : strCat("the output is not at byte ", (*off)[j], " of input 0"),
+      return invalidArgument(n.describe(), ": ",
+                             concat ? strCat("input ", j, " is not at byte ", (*off)[j], " of the output")
+                                    : strCat("the output is not at byte ", (*off)[j], " of input 0"),
                              ", where the plan puts it (a corrupt plan)");
     };
     if (!concat) {
@@ -509,15 +510,16 @@ class ContextImpl final : public IExecutionContext {
       return Status::ok();
     }
     for (size_t j = 0; j < flags.size(); ++j)
-      if ((flags[j] != 0 && flags[j] != 1) || (flags[j] == 1 && ctx.inputs[j].data != y + (*off)[j])) return misplaced(j);
+      if ((flags[j] != 0 && flags[j] != 1) || (flags[j] == 1 && ctx.inputs[j].data != y + (*off)[j]))
+        return misplaced(j);
     for (size_t j = 0; j < flags.size(); ++j) {
       if (flags[j] == 1) continue;
       size_t bytes = static_cast<size_t>(volume(ins[j].shape)) * dataTypeSize(ins[j].dtype);
       if (bytes == 0) continue;
       if (!ctx.inputs[j].data || !y) return internalError(n.describe(), ": no memory for input ", j, " or the output");
       if (core_->device)
-        KILN_RETURN_IF_ERROR(
-            core_->device->copy(y + (*off)[j], ctx.inputs[j].data, bytes, backends::CopyKind::kDeviceToDevice, stream_));
+        KILN_RETURN_IF_ERROR(core_->device->copy(y + (*off)[j], ctx.inputs[j].data, bytes,
+                                                 backends::CopyKind::kDeviceToDevice, stream_));
       else
         std::memcpy(y + (*off)[j], ctx.inputs[j].data, bytes);
     }

@@ -113,9 +113,12 @@ struct VitHead {
       kiln::ITensor* h = n.addElementWise(*cat->getOutput(0), *constant(pos, kiln::Dims{3, {1, kN + 1, kD}}),
                                           kiln::ElementWiseOperation::kSUM)
                              ->getOutput(0);
-      kiln::ISliceLayer* first = n.addSlice(*h, kiln::Dims{3, {0, 0, 0}}, kiln::Dims{3, {1, 1, kD}}, kiln::Dims{3, {1, 1, 1}});
-      kiln::ISliceLayer* rest = n.addSlice(*h, kiln::Dims{3, {0, 1, 0}}, kiln::Dims{3, {1, kN, kD}}, kiln::Dims{3, {1, 1, 1}});
-      kiln::ITensor* index = n.addConstant(kiln::Dims{0, {}}, kiln::Weights{kiln::DataType::kINT32, &pick, 1})->getOutput(0);
+      kiln::ISliceLayer* first =
+          n.addSlice(*h, kiln::Dims{3, {0, 0, 0}}, kiln::Dims{3, {1, 1, kD}}, kiln::Dims{3, {1, 1, 1}});
+      kiln::ISliceLayer* rest =
+          n.addSlice(*h, kiln::Dims{3, {0, 1, 0}}, kiln::Dims{3, {1, kN, kD}}, kiln::Dims{3, {1, 1, 1}});
+      kiln::ITensor* index =
+          n.addConstant(kiln::Dims{0, {}}, kiln::Weights{kiln::DataType::kINT32, &pick, 1})->getOutput(0);
       kiln::IGatherLayer* g = n.addGather(*h, *index, 1);
       kiln::ITensor* logits = matmul(*first->getOutput(0), *constant(wh, kiln::Dims{3, {1, kD, kClasses}}));
       kiln::ITensor* tokens = matmul(*rest->getOutput(0), *constant(wt, kiln::Dims{3, {1, kD, kT}}));

@@ -71,9 +71,10 @@ TEST(InPlace, ClassTokenAndPatchTokensWithSliceAndGatherViews) {
       }
       // The patch tokens (and a computed class token) are written in place: 256 bytes a token; a constant class
       // token is copied. h[:, 0:1], h[:, 1:] and h[:, 5] are views at bytes 0, 256 and 1280.
-      EXPECT_EQ(inPlaceLines(r.log, computed ? "inputs 0 at byte 0, 1 at byte 256 written in place in its output (not run)"
-                                             : "input 1 at byte 256 written in place in its output (the others copied)"),
-                1);
+      EXPECT_EQ(
+          inPlaceLines(r.log, computed ? "inputs 0 at byte 0, 1 at byte 256 written in place in its output (not run)"
+                                       : "input 1 at byte 256 written in place in its output (the others copied)"),
+          1);
       EXPECT_EQ(inPlaceLines(r.log, "is a view at byte 0 of"), 1);
       EXPECT_EQ(inPlaceLines(r.log, "is a view at byte 256 of"), 1);
       EXPECT_EQ(inPlaceLines(r.log, "is a view at byte 1280 of"), 1);

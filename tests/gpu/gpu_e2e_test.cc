@@ -443,7 +443,8 @@ void checkInPlace(DefineFn const& define, HostTensor const& x, std::vector<std::
 
 std::vector<std::pair<Case, bool>> inPlaceCases() {
   // fp16 builds insert casts and channels-last reformats: in-place layers are likely there but not asserted.
-  return {{{"fp32 level 0", {0}, 1e-5}, true}, {{"fp32 level 3", {3}, 1e-5}, true},
+  return {{{"fp32 level 0", {0}, 1e-5}, true},
+          {{"fp32 level 3", {3}, 1e-5}, true},
           {{"fp16 level 3", {3, false, true}, 5e-3}, false}};
 }
 
@@ -451,7 +452,8 @@ TEST(GpuInPlace, ConcatenationOfTwoConvolutionsMatchesFp64) {
   REQUIRE_GPU();
   TwoConvConcat net;
   HostTensor x = randomInput("x", net.inputDims(), 3);
-  for (auto const& [c, expect] : inPlaceCases()) checkInPlace(net.define(), x, {"y"}, {net.expected(x.data)}, c, expect);
+  for (auto const& [c, expect] : inPlaceCases())
+    checkInPlace(net.define(), x, {"y"}, {net.expected(x.data)}, c, expect);
 }
 
 TEST(GpuInPlace, ClassTokenConcatenationAndSliceGatherViewsMatchFp64) {
