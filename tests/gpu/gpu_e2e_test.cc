@@ -1,9 +1,6 @@
-// gpu: whole networks through the public API on the GPU (plans for sm_XX, device memory, streams) against the
-// same network on the CPU reference backend: ResNet-18 and a BERT layer in fp32 (TF32 off), TF32, fp16 and bf16
-// at builder levels 0 and 3; the BERT layer's attention as one fused kernel; many contexts on many streams; CUDA
-// graph capture and replay; per-layer profiling; the timing cache; host-fallback layers; layers the memory plan
-// runs in place (concatenations, Slice/Gather views) against fp64 results, captured in CUDA graphs too. Skips
-// where no CUDA device is present.
+// gpu: networks through the public API on the GPU against the CPU reference (ResNet-18, a BERT layer: fp32, TF32,
+// fp16, bf16 at levels 0 and 3; fused attention), many contexts and streams, CUDA graphs, profiling, the timing
+// cache, host fallback, in-place layers against fp64 (also captured). Skips where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
