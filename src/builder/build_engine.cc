@@ -23,6 +23,7 @@
 #include "builder/timing_cache.h"
 #include "core/dims.h"
 #include "core/tensor_format.h"
+#include "ir/contiguous_views.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln_version.h"
 
@@ -700,17 +701,42 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   auto inArena = [&](Value const* v) {
     return !v->isInput && !v->isOutput && !dynamic[v->id] && v->producer && v->producer->op != OpType::kConstant;
   };
-  // Shared buffers: a view (a reshape, squeeze, unsqueeze, a same-type identity) lives in its input's memory,
-  // and so does an output its tactic may write over an input it reads last (a CPU convolution's residual, whose
-  // sum post-op then adds in place); the kernels skip the copy when the addresses are equal. The shared buffer
-  // lives until the last use of any sharer.
-  std::vector<bool> arenaValue(nValues, false);
-  for (auto const& v : g->values()) arenaValue[v->id] = inArena(v.get());
+  // Shared buffers: a view (a reshape, squeeze, unsqueeze, a same-type identity, a contiguous slice or gather)
+  // lives in its input's memory, a Concatenation's inputs where they can in its output's, and an output its
+  // tactic may write over an input it reads last (a CPU convolution's residual, whose sum post-op then adds in
+  // place) in that input's; the kernels skip the copy when the addresses are equal, the runtime skips the layers
+  // marked in place. A shared buffer lives from the first to the last use of any sharer.
+  AliasInputs aliasIn;
+  aliasIn.inArena.assign(nValues, false);
+  aliasIn.bytes = bytes;
+  aliasIn.alignment = kArenaAlignment;
+  aliasIn.fixed.assign(nValues, ir::TensorInfo{});
+  for (auto const& v : g->values()) {
+    aliasIn.inArena[v->id] = inArena(v.get());
+    // Offsets inside another buffer are planned only for shapes that every profile shape gives alike.
+    ir::TensorInfo const* first = nullptr;
+    bool same = !states.empty();
+    for (auto const& st : states)
+      for (auto const& s : st) {
+        ir::TensorInfo const& t = s.info[v->id];
+        if (!first) first = &t;
+        same = same && dimsKnown(t.shape) && t.dtype == first->dtype && dimsEqual(t.shape, first->shape);
+      }
+    if (same && first)
+      aliasIn.fixed[v->id] = *first;
+    else
+      aliasIn.fixed[v->id].shape.nbDims = -1;
+  }
   backends::TacticRegistry const& registry = backends::TacticRegistry::instance();
-  std::vector<int32_t> aliasOf = planBufferAliases(*g, arenaValue, bytes, lastUse, [&](Node const& n) {
+  aliasIn.reusableInput = [&](Node const& n) {
     backends::Tactic const* t = n.tactic.empty() ? nullptr : registry.find(n.tactic);
     return t ? t->outputMayReuseInput : -1;
-  });
+  };
+  BufferAliases aliases = planBufferAliases(*g, aliasIn, firstUse, lastUse);
+  std::vector<int32_t> const& aliasOf = aliases.aliasOf;
+  for (auto const& [ni, flags] : aliases.inPlace) g->nodes()[ni]->attrs.setInts(ir::kInPlaceAttr, flags);
+  for (auto const& l : aliases.log) verbose(l);
+  if (!aliases.inPlace.empty()) verbose(strCat("memory: ", aliases.inPlace.size(), " layers in place"));
   std::vector<BufferRequest> requests;
   std::vector<std::pair<int, int32_t>> owners;  // (0 value / 1 workspace, id)
   for (auto const& v : g->values()) {
@@ -746,7 +772,8 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     }
   }
   for (auto const& v : g->values())
-    if (aliasOf[v->id] >= 0) info.placements[v->id] = {info.placements[aliasOf[v->id]].offset, bytes[v->id]};
+    if (aliasOf[v->id] >= 0)
+      info.placements[v->id] = {info.placements[aliasOf[v->id]].offset + aliases.offset[v->id], bytes[v->id]};
   for (auto const& v : g->values())
     if (info.placements[v->id].offset < 0) info.placements[v->id].size = dynamic[v->id] ? 0 : bytes[v->id];
   info.arenaSize = arena.size;
