@@ -80,8 +80,8 @@ TEST(BuildEngineSpecialization, FixedProfileFusesTheResidualSumAndKeepsTheDeclar
 }
 
 TEST(BuildEngineSpecialization, RangedOrSeveralProfilesBuildTheNetworkAsItIs) {
-  for (auto const& batches : {std::vector<std::array<int32_t, 3>>{{1, 2, 4}},
-                              std::vector<std::array<int32_t, 3>>{{2, 2, 2}, {3, 3, 3}}}) {
+  for (auto const& batches :
+       {std::vector<std::array<int32_t, 3>>{{1, 2, 4}}, std::vector<std::array<int32_t, 3>>{{2, 2, 2}, {3, 3, 3}}}) {
     SCOPED_TRACE(batches.size());
     auto info = build(batches);
     ASSERT_TRUE(info.isOk()) << info.status().message();

@@ -53,10 +53,10 @@ bool defineResidualBlock(kiln::INetworkDefinition& net, Weights const& w) {
   kiln::ITensor* target = net.addConcatenation(parts, 2)->getOutput(0);
   kiln::IShuffleLayer* reshape = net.addShuffle(*r);
   reshape->setInput(1, *target);
-  kiln::ITensor* m = net.addMatrixMultiply(*reshape->getOutput(0), kiln::MatrixOperation::kNONE,
-                                           *constant(net, kiln::Dims2(kHidden, kHidden), w.matrix),
-                                           kiln::MatrixOperation::kNONE)
-                         ->getOutput(0);
+  kiln::ITensor* m =
+      net.addMatrixMultiply(*reshape->getOutput(0), kiln::MatrixOperation::kNONE,
+                            *constant(net, kiln::Dims2(kHidden, kHidden), w.matrix), kiln::MatrixOperation::kNONE)
+          ->getOutput(0);
   kiln::ITensor* b =
       net.addElementWise(*m, *constant(net, kiln::Dims3(1, 1, kHidden), w.bias), kiln::ElementWiseOperation::kSUM)
           ->getOutput(0);
