@@ -124,11 +124,12 @@ Result<std::vector<plan::Profile>> resolveProfiles(Graph const& g, BuilderConfig
 // with the profile's dims in place of its -1s: fusions that must prove two shapes equal (a residual add into the
 // GEMM before it or the LayerNorm after it, attention's BSHD layout) see concrete dims instead of -1s that shape
 // inference cannot relate. Returns the declared (network) dims of every I/O tensor by name, for
-// restoreDeclaredIODims; empty when nothing was specialized (several profiles, a real range, no dynamic input).
+// restoreDeclaredIODims; empty when nothing was specialized (several profiles, a real range, no dynamic input, or
+// level 0, which builds the network as written, as it keeps the profile constants below: the oracle of --check).
 Result<std::map<std::string, Dims>> specializeToFixedProfile(Graph& g, std::vector<plan::Profile> const& profiles,
-                                                             ir::HostEvaluator const& eval) {
+                                                             int optimizationLevel, ir::HostEvaluator const& eval) {
   std::map<std::string, Dims> declared;
-  if (profiles.size() != 1 || profiles[0].inputs.size() != g.inputs().size()) return declared;
+  if (optimizationLevel <= 0 || profiles.size() != 1 || profiles[0].inputs.size() != g.inputs().size()) return declared;
   bool dynamic = false;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     plan::ProfileShapes const& p = profiles[0].inputs[i];
@@ -487,7 +488,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     if (!out->producer) return invalidArgument("network output '", out->name, "' is not produced by any layer");
 
   KILN_ASSIGN_OR_RETURN(std::vector<plan::Profile> profiles, resolveProfiles(*g, config));
-  KILN_ASSIGN_OR_RETURN(auto declaredIODims, specializeToFixedProfile(*g, profiles, eval));
+  KILN_ASSIGN_OR_RETURN(auto declaredIODims, specializeToFixedProfile(*g, profiles, config.optimizationLevel(), eval));
   if (!declaredIODims.empty())
     verbose("the optimization profile fixes every input's shape: the build specializes the network to it");
 

@@ -35,12 +35,12 @@ constexpr char kBlock[] =
     "  output y\n"
     "}\n";
 
-// Builds kBlock for the CPU at level 3 with one profile per {min, opt, max} batch triple.
-Result<plan::PlanInfo> build(std::vector<std::array<int32_t, 3>> const& batches) {
+// Builds kBlock for the CPU at `level` with one profile per {min, opt, max} batch triple.
+Result<plan::PlanInfo> build(std::vector<std::array<int32_t, 3>> const& batches, int32_t level = 3) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::Graph> g, ir::parseGraph(kBlock));
   BuilderConfigImpl config;
   config.setDefaultDeviceType(DeviceType::kCPU);
-  config.setBuilderOptimizationLevel(3);
+  config.setBuilderOptimizationLevel(level);
   std::vector<std::unique_ptr<OptimizationProfileImpl>> profiles;
   for (auto const& b : batches) {
     auto p = std::make_unique<OptimizationProfileImpl>();
@@ -77,6 +77,19 @@ TEST(BuildEngineSpecialization, FixedProfileFusesTheResidualSumAndKeepsTheDeclar
   EXPECT_TRUE(dimsEqual(g.outputs()[0]->shape, Dims3{-1, 4, 16})) << dimsToString(g.outputs()[0]->shape);
   ASSERT_EQ(info->profiles.size(), 1u);
   EXPECT_TRUE(dimsEqual(info->profiles[0].inputs[0].min, Dims3{2, 4, 16}));
+}
+
+// Level 0 builds the network as written (it is --check's oracle), fixed profile or not.
+TEST(BuildEngineSpecialization, LevelZeroIsNotSpecialized) {
+  auto info = build({{2, 2, 2}}, 0);
+  ASSERT_TRUE(info.isOk()) << info.status().message();
+  ir::Node const* shape = find(*info->graph, "shape");
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(shape->op, OpType::kShape);
+  EXPECT_NE(find(*info->graph, "residual"), nullptr);
+  ir::Node const* mm = find(*info->graph, "matmul");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->output(0)->shape.d[0], -1);
 }
 
 TEST(BuildEngineSpecialization, RangedOrSeveralProfilesBuildTheNetworkAsItIs) {
