@@ -125,7 +125,7 @@ Result<std::vector<plan::Profile>> resolveProfiles(Graph const& g, BuilderConfig
 // GEMM before it or the LayerNorm after it, attention's BSHD layout) see concrete dims instead of -1s that shape
 // inference cannot relate. Returns the declared (network) dims of every I/O tensor by name, for
 // restoreDeclaredIODims; empty when nothing was specialized (several profiles, a real range, no dynamic input, or
-// level 0, which builds the network as written, as it keeps the profile constants below: the oracle of --check).
+// level 0, which builds the network as written: it is --check's oracle, and folds no profile constants either).
 Result<std::map<std::string, Dims>> specializeToFixedProfile(Graph& g, std::vector<plan::Profile> const& profiles,
                                                              int optimizationLevel, ir::HostEvaluator const& eval) {
   std::map<std::string, Dims> declared;
