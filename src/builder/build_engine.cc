@@ -121,6 +121,41 @@ Result<std::vector<plan::Profile>> resolveProfiles(Graph const& g, BuilderConfig
   return profiles;
 }
 
+// A build whose one optimization profile fixes every input's shape (min = opt = max, as trtexec's and kilnexec's
+// --shapes make it) can only run at that shape: setInputShape refuses any other. So the build works on the network
+// with the profile's dims in place of its -1s: fusions that must prove two shapes equal (a residual add into the
+// GEMM before it or the LayerNorm after it, attention's BSHD layout) see concrete dims instead of -1s that shape
+// inference cannot relate. Returns the declared (network) dims of every I/O tensor by name, for
+// restoreDeclaredIODims; empty when nothing was specialized (several profiles, a real range, no dynamic input, or
+// level 0, which builds the network as written: it is --check's oracle, and folds no profile constants either).
+Result<std::map<std::string, Dims>> specializeToFixedProfile(Graph& g, std::vector<plan::Profile> const& profiles,
+                                                             int optimizationLevel, ir::HostEvaluator const& eval) {
+  std::map<std::string, Dims> declared;
+  if (optimizationLevel <= 0 || profiles.size() != 1 || profiles[0].inputs.size() != g.inputs().size()) return declared;
+  bool dynamic = false;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    plan::ProfileShapes const& p = profiles[0].inputs[i];
+    if (!dimsEqual(p.min, p.opt) || !dimsEqual(p.opt, p.max) || !dimsKnown(p.opt)) return declared;
+    dynamic = dynamic || !dimsKnown(g.inputs()[i]->shape);
+  }
+  if (!dynamic) return declared;
+  for (Value* v : g.inputs()) declared[v->name] = v->shape;
+  for (Value* v : g.outputs()) declared[v->name] = v->shape;
+  for (size_t i = 0; i < g.inputs().size(); ++i) g.inputs()[i]->shape = profiles[0].inputs[i].opt;
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, &eval).withContext("shapes at the fixed optimization profile"));
+  return declared;
+}
+
+// The engine reports the network's dims for its I/O tensors, -1s included, as TensorRT does, whatever shapes the
+// build specialized to; the graph's other values keep the specialized shapes (the run-time inference gives them).
+void restoreDeclaredIODims(Graph& g, std::map<std::string, Dims> const& declared) {
+  for (auto const* list : {&g.inputs(), &g.outputs()})
+    for (Value* v : *list) {
+      auto it = declared.find(v->name);
+      if (it != declared.end()) v->shape = it->second;
+    }
+}
+
 // Shapes of every value with the inputs at selector s (0 min, 1 opt, 2 max) of a profile.
 Result<ir::ShapeState> shapesAt(Graph const& g, plan::Profile const& p, int s, ir::HostEvaluator const& eval) {
   ir::ShapeState st;
@@ -417,6 +452,9 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     if (!out->producer) return invalidArgument("network output '", out->name, "' is not produced by any layer");
 
   KILN_ASSIGN_OR_RETURN(std::vector<plan::Profile> profiles, resolveProfiles(*g, config));
+  KILN_ASSIGN_OR_RETURN(auto declaredIODims, specializeToFixedProfile(*g, profiles, config.optimizationLevel(), eval));
+  if (!declaredIODims.empty())
+    verbose("the optimization profile fixes every input's shape: the build specializes the network to it");
 
   // Passes.
   PassContext pctx;
@@ -778,6 +816,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     if (info.placements[v->id].offset < 0) info.placements[v->id].size = dynamic[v->id] ? 0 : bytes[v->id];
   info.arenaSize = arena.size;
   for (auto const& [v, f] : ioFormats) info.ioFormats[v->id] = f;
+  restoreDeclaredIODims(*g, declaredIODims);
   info.graph = std::move(g);
   return info;
 }

@@ -1,6 +1,7 @@
 // gpu: networks through the public API on the GPU against the CPU reference (ResNet-18, a BERT layer: fp32, TF32,
-// fp16, bf16 at levels 0 and 3; fused attention), many contexts and streams, CUDA graphs, profiling, the timing
-// cache, host fallback, in-place layers against fp64 (also captured). Skips where no CUDA device is present.
+// fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build), many
+// contexts and streams, CUDA graphs, profiling, the timing cache, host fallback, in-place layers against fp64 (also
+// captured). Skips where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -266,6 +267,68 @@ TEST(GpuModels, BertLayerAttentionRunsAsOneFusedKernel) {
     double err = compare(io.outputs(), ref);
     std::printf("%s: norm-relative error %.3g (limit %.3g)\n", c.name, err, c.tolerance);
     EXPECT_LE(err, c.tolerance);
+  }
+}
+
+// One profile fixing the input's shape (kilnexec/trtexec --shapes): the build specializes to it, so the attention
+// reads and writes [B, S, H, D] (layout 1; the ranged profile's -1 batch keeps layout 0), while the engine reports
+// the network's -1 dims and checks setInputShape against the profile. Results against the CPU reference.
+TEST(GpuModels, BertLayerSpecializedToAFixedProfile) {
+  REQUIRE_GPU();
+  kiln::Dims const fixed{3, {2, 64, 256}};
+  DefineFn const fixedBert = [&](kiln::IBuilder& b, kiln::INetworkDefinition& n, kiln::IBuilderConfig& c) {
+    kiln::IOptimizationProfile* p = b.createOptimizationProfile();
+    for (auto sel : {kiln::OptProfileSelector::kMIN, kiln::OptProfileSelector::kOPT, kiln::OptProfileSelector::kMAX})
+      p->setDimensions("input", sel, fixed);
+    return kiln_samples::addBertLayer(n, bertWeights()) && c.addOptimizationProfile(p) >= 0;
+  };
+  auto in = randomInput("input", fixed, 17);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, bert(), {in});
+  struct Variant {
+    char const* name;
+    DefineFn define;
+    GpuBuild build;
+    int bshdLayers;
+    double tolerance;
+  };
+  for (auto const& c :
+       {Variant{"fixed fp32", fixedBert, {3}, 1, 1e-5}, Variant{"fixed fp16", fixedBert, {3, false, true}, 1, 5e-3},
+        Variant{"ranged fp32", bert(), {3}, 0, 1e-5}}) {
+    SCOPED_TRACE(c.name);
+    GpuBuild b = c.build;
+    b.detailed = true;
+    auto plan = buildGpuPlan(logger, c.define, b);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+    ASSERT_NE(inspector, nullptr);
+    std::string const text = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+    EXPECT_EQ(occurrences(text, "\"LayerType\": \"Attention\""), 1) << text;
+    EXPECT_EQ(occurrences(text, "\"layout\": 1"), c.bshdLayers) << text;
+    EXPECT_TRUE(sameDims(engine->getTensorShape("input"), kiln::Dims3(-1, -1, 256)));
+    EXPECT_TRUE(sameDims(engine->getTensorShape("output"), kiln::Dims3(-1, -1, 256)));
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    if (c.bshdLayers > 0) {
+      logger.setEchoErrors(false);
+      EXPECT_FALSE(ctx->setInputShape("input", kiln::Dims3(3, 64, 256)));
+      logger.setEchoErrors(true);
+    }
+    DeviceIO io;
+    ASSERT_TRUE(io.bind(*ctx, {in})) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    for (int rep = 0; rep < 2; ++rep) {
+      ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+      ASSERT_TRUE(io.fetch(s));
+      double err = compare(io.outputs(), ref);
+      std::printf("%s: norm-relative error %.3g (limit %.3g)\n", c.name, err, c.tolerance);
+      EXPECT_LE(err, c.tolerance);
+    }
+    cudaStreamDestroy(s);
   }
 }
 
