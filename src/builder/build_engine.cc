@@ -344,11 +344,12 @@ void markTf32(Graph& g, BuilderFlags flags) {
   }
 }
 
+}  // namespace
+
 // Values whose contents inference knows on the host at every shape of every profile, and identically so, are
 // constants of this engine: shape arithmetic (Shape -> Gather -> Concat -> Reshape, as exporters write it) of a
 // network with dynamic dims built for fixed shapes. They become Constants, so the layers computing them neither
-// run per inference nor take a kernel launch each. Returns the number of changes (values folded, assertions
-// decided): the graph needs renumbering when it is not 0.
+// run per inference nor take a kernel launch each.
 Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, MemoryBudget* budget) {
   int folded = 0;
   std::vector<Value*> candidates;
@@ -409,8 +410,6 @@ Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState
   for (Node* n : decided) g.removeNode(n);
   return folded + static_cast<int>(decided.size());
 }
-
-}  // namespace
 
 Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigImpl const& config, BuildEnv const& env) {
   Reporter const* log = env.reporter;
@@ -542,6 +541,8 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     passLog.clear();
     KILN_ASSIGN_OR_RETURN(bool fused, createFuseAttentionPass()->run(*g, pctx));
     if (fused) {
+      // The new Attention nodes' Q/K/V projections merge as the pipeline's would have.
+      KILN_RETURN_IF_ERROR(createMergeQkvProjectionsPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());
       for (auto const& l : passLog) verbose(l);

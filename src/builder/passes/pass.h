@@ -48,6 +48,10 @@ std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
 /// GPU builds only (not PassContext::cpuTarget): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax -> [NaN -> 0] ->
 /// MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
 std::unique_ptr<Pass> createFuseAttentionPass();
+/// Any target: the Q, K and V MatrixMultiply nodes (one input, constant weights of one shape, one epilogue) of a
+/// layout 1 or 2 Attention, each read through a reshape-only Shuffle, become one MatrixMultiply on the
+/// concatenated weights whose output the Attention reads packed (packed_qkv 1).
+std::unique_ptr<Pass> createMergeQkvProjectionsPass();
 /// CPU builds only (PassContext::cpuTarget): x * sigmoid(x) after a Convolution becomes its `cpu_swish`
 /// attribute (the CPU kernels apply it after the activation; the CUDA ones do not read it).
 std::unique_ptr<Pass> createFuseCpuSwishPass();

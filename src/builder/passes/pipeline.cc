@@ -31,6 +31,8 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
   passes.push_back(createFuseAttentionPass());
   passes.push_back(createFoldTransposeIntoMatmulPass());
   passes.push_back(createFuseBiasActivationPass());
+  // After bias fusion, so that the projections' biases are merged with their weights.
+  passes.push_back(createMergeQkvProjectionsPass());
   // After bias/residual fusion, which may absorb a residual add into the GEMM before it.
   passes.push_back(createFuseResidualLayerNormPass());
   passes.push_back(createFuseCpuSwishPass());
