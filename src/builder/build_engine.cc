@@ -542,6 +542,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     KILN_ASSIGN_OR_RETURN(bool fused, createFuseAttentionPass()->run(*g, pctx));
     if (fused) {
       // The new Attention nodes' Q/K/V projections merge as the pipeline's would have.
+      KILN_RETURN_IF_ERROR(createAbsorbAttentionViewsPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(createMergeQkvProjectionsPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());

@@ -48,6 +48,11 @@ std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
 /// GPU builds only (not PassContext::cpuTarget): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax -> [NaN -> 0] ->
 /// MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
 std::unique_ptr<Pass> createFuseAttentionPass();
+/// Any target: a layout 0 self-attention whose q, k and v are data movement (Slice/Gather/Shuffle/...) of one
+/// [S, B, 3E] or [B, S, 3E] tensor (torch.nn.MultiheadAttention's in_proj) and whose y reaches a head-merged view
+/// through data movement reads that tensor packed (layout 2 or 1) and writes y in that order; static shapes only,
+/// every chain proven on an index tensor.
+std::unique_ptr<Pass> createAbsorbAttentionViewsPass();
 /// Any target: the Q, K and V MatrixMultiply nodes (one input, constant weights of one shape, one epilogue) of a
 /// layout 1 or 2 Attention, each read through a reshape-only Shuffle, become one MatrixMultiply on the
 /// concatenated weights whose output the Attention reads packed (packed_qkv 1).
