@@ -44,8 +44,8 @@ AttentionOperandView viewOf(Dims const& t, bool packed, int32_t batchAxis, int64
 
 }  // namespace
 
-Result<AttentionHeadGeometry> attentionHeadGeometry(std::string const& who, int64_t layout, bool packed,
-                                                    Dims const& q, Dims const& k, Dims const& v, Dims const& y) {
+Result<AttentionHeadGeometry> attentionHeadGeometry(std::string const& who, int64_t layout, bool packed, Dims const& q,
+                                                    Dims const& k, Dims const& v, Dims const& y) {
   std::string const name = attentionLayoutName(layout, packed);
   if (!isHeadMajorAttentionLayout(layout)) return invalidArgument(who, ": ", name, " is not a head-major layout");
   bool const seqFirst = layout == kAttentionLayoutSbhd;
@@ -74,11 +74,10 @@ Result<AttentionHeadGeometry> attentionHeadGeometry(std::string const& who, int6
                              seqFirst ? "[S, B, 3, H, D]" : "[B, S, 3, H, D]", " giving y ", dimsToString(y));
   } else if (ke[0] != g.batch || ke[2] != g.heads || ke[3] != g.d || ve[0] != g.batch || ve[1] != g.skv ||
              ve[2] != g.heads || !dimsEqual(y, want)) {
-    return invalidArgument(who, ": ", name, ": q ", dimsToString(q), ", k ", dimsToString(k), ", v ",
-                           dimsToString(v), " are not ",
-                           seqFirst ? "[Sq, B, H, D], [Skv, B, H, D], [Skv, B, H, Dv]"
-                                    : "[B, Sq, H, D], [B, Skv, H, D], [B, Skv, H, Dv]",
-                           " giving y ", dimsToString(y));
+    return invalidArgument(
+        who, ": ", name, ": q ", dimsToString(q), ", k ", dimsToString(k), ", v ", dimsToString(v), " are not ",
+        seqFirst ? "[Sq, B, H, D], [Skv, B, H, D], [Skv, B, H, Dv]" : "[B, Sq, H, D], [B, Skv, H, D], [B, Skv, H, Dv]",
+        " giving y ", dimsToString(y));
   }
   int32_t const batchAxis = seqFirst ? 1 : 0;
   g.q = viewOf(q, packed, batchAxis, 0);

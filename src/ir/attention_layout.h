@@ -49,7 +49,7 @@ struct AttentionHeadGeometry {
 /// when `packed`, where q is the packed tensor) and y. Fails with an invalid-argument status starting with `who`
 /// and naming the layout and shapes when they do not fit it (wrong ranks, extents that differ, a packed dim that
 /// is not 3, a y of another shape).
-Result<AttentionHeadGeometry> attentionHeadGeometry(std::string const& who, int64_t layout, bool packed,
-                                                    Dims const& q, Dims const& k, Dims const& v, Dims const& y);
+Result<AttentionHeadGeometry> attentionHeadGeometry(std::string const& who, int64_t layout, bool packed, Dims const& q,
+                                                    Dims const& k, Dims const& v, Dims const& y);
 
 }  // namespace kiln::ir

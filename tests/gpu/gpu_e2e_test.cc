@@ -2,7 +2,8 @@
 // same network on the CPU reference backend: ResNet-18 and a BERT layer in fp32 (TF32 off), TF32, fp16 and bf16
 // at builder levels 0 and 3; the BERT layer's attention as one fused kernel; a MultiheadAttention block whose
 // attention reads the in-projection packed; many contexts on many streams; CUDA
-// graph capture and replay; per-layer profiling; the timing cache; host-fallback layers. Skips where no CUDA device is present.
+// graph capture and replay; per-layer profiling; the timing cache; host-fallback layers. Skips where no CUDA device is
+// present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -23,8 +24,8 @@ bool gpuPresent() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-#define REQUIRE_GPU()                                  \
-  do {                                                 \
+#define REQUIRE_GPU()                                    \
+  do {                                                   \
     if (!gpuPresent()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -192,8 +193,10 @@ void checkModel(DefineFn const& define, std::vector<HostTensor> const& inputs, C
 }
 
 std::vector<Case> precisionCases() {
-  return {{"fp32 level 0", {0}, 1e-5},          {"fp32 level 3", {3}, 1e-5},
-          {"tf32 level 3", {3, true}, 3e-3},    {"fp16 level 3", {3, false, true}, 5e-3},
+  return {{"fp32 level 0", {0}, 1e-5},
+          {"fp32 level 3", {3}, 1e-5},
+          {"tf32 level 3", {3, true}, 3e-3},
+          {"fp16 level 3", {3, false, true}, 5e-3},
           {"bf16 level 3", {3, false, false, true}, 2e-2}};
 }
 
@@ -294,17 +297,17 @@ DefineFn mha() {
           ->getOutput(0);
     };
     kiln::ITensor* x = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims3(kMhaS, kMhaB, kMhaE));
-    kiln::ITensor* p = n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE,
-                                           *constant(kiln::Dims3(1, kMhaE, 3 * kMhaE), w.in),
-                                           kiln::MatrixOperation::kNONE)
-                           ->getOutput(0);
+    kiln::ITensor* p =
+        n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *constant(kiln::Dims3(1, kMhaE, 3 * kMhaE), w.in),
+                            kiln::MatrixOperation::kNONE)
+            ->getOutput(0);
     p = n.addElementWise(*p, *constant(kiln::Dims3(1, 1, 3 * kMhaE), w.bias), kiln::ElementWiseOperation::kSUM)
             ->getOutput(0);
     std::vector<kiln::ITensor*> qkv;
     for (int64_t j = 0; j < 3; ++j) {
-      kiln::ITensor* t = n.addSlice(*p, kiln::Dims3(0, 0, j * kMhaE), kiln::Dims3(kMhaS, kMhaB, kMhaE),
-                                    kiln::Dims3(1, 1, 1))
-                             ->getOutput(0);
+      kiln::ITensor* t =
+          n.addSlice(*p, kiln::Dims3(0, 0, j * kMhaE), kiln::Dims3(kMhaS, kMhaB, kMhaE), kiln::Dims3(1, 1, 1))
+              ->getOutput(0);
       kiln::IShuffleLayer* r = n.addShuffle(*t);
       r->setReshapeDimensions(kiln::Dims3(kMhaS, kMhaB * kMhaH, kMhaD));
       kiln::IShuffleLayer* tr = n.addShuffle(*r->getOutput(0));
@@ -315,16 +318,16 @@ DefineFn mha() {
       tr->setFirstTranspose(perm);
       qkv.push_back(tr->getOutput(0));
     }
-    kiln::ITensor* q = n.addElementWise(*qkv[0], *constant(kiln::Dims3(1, 1, 1), w.scale),
-                                        kiln::ElementWiseOperation::kPROD)
-                           ->getOutput(0);
+    kiln::ITensor* q =
+        n.addElementWise(*qkv[0], *constant(kiln::Dims3(1, 1, 1), w.scale), kiln::ElementWiseOperation::kPROD)
+            ->getOutput(0);
     kiln::ITensor* s =
         n.addMatrixMultiply(*q, kiln::MatrixOperation::kNONE, *qkv[1], kiln::MatrixOperation::kNONE)->getOutput(0);
     kiln::ISoftMaxLayer* sm = n.addSoftMax(*s);
     sm->setAxes(1u << 2);
-    kiln::ITensor* y = n.addMatrixMultiply(*sm->getOutput(0), kiln::MatrixOperation::kNONE, *qkv[2],
-                                           kiln::MatrixOperation::kNONE)
-                           ->getOutput(0);
+    kiln::ITensor* y =
+        n.addMatrixMultiply(*sm->getOutput(0), kiln::MatrixOperation::kNONE, *qkv[2], kiln::MatrixOperation::kNONE)
+            ->getOutput(0);
     kiln::IShuffleLayer* merge = n.addShuffle(*y);
     kiln::Permutation back{};
     back.order[0] = 1;
@@ -391,7 +394,8 @@ TEST(GpuRuntime, ManyContextsOnManyStreams) {
         cudaStreamDestroy(s);
         double err = ok ? compare(io.outputs(), ref) : INFINITY;
         if (!(err <= 1e-5))
-          failures[t] += "thread " + std::to_string(t) + " context " + std::to_string(c) + ": error " + std::to_string(err) + "; ";
+          failures[t] +=
+              "thread " + std::to_string(t) + " context " + std::to_string(c) + ": error " + std::to_string(err) + "; ";
       }
     });
   }

@@ -483,15 +483,15 @@ TEST(CudaAttention, SbhdLayoutMatchesReference) {
 TEST(CudaAttention, PackedQkvMatchesReference) {
   KILN_REQUIRE_GPU();
   // One sequence (sq = skv) and dv = d: q, k and v are slots of one tensor.
-  HeadMajorCase const cases[] = {{2, 3, 7, 7, 64, 64},  {4, 12, 197, 197, 64, 64}, {1, 12, 128, 128, 64, 64},
+  HeadMajorCase const cases[] = {{2, 3, 7, 7, 64, 64},  {4, 12, 197, 197, 64, 64},  {1, 12, 128, 128, 64, 64},
                                  {3, 2, 1, 1, 8, 8},    {2, 2, 130, 130, 128, 128}, {1, 5, 65, 65, 40, 40},
                                  {2, 3, 64, 64, 24, 24}};
   for (int64_t layout : {1, 2})
     for (DataType t : kFloats)
       for (HeadMajorCase const& c : cases)
         for (int maskKind = 0; maskKind < 4; ++maskKind) {
-          SCOPED_TRACE(strCat("layout ", layout, " ", dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.sq, " d ",
-                              c.d, " mask ", maskKind));
+          SCOPED_TRACE(strCat("layout ", layout, " ", dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.sq, " d ", c.d,
+                              " mask ", maskKind));
           expectMatchesReference(headMajorSpec(t, layout, true, c, maskKind), -1, 1);
         }
 }
@@ -515,8 +515,8 @@ TEST(CudaAttention, PackedAndSbhdRefusals) {
   EXPECT_TRUE(tactic->supports(n, {info({197, -1, 3, 12, 64})}, {info({197, -1, 12, 64})}));
   EXPECT_FALSE(tactic->supports(n, {info({197, 4, 3, 12, 60}), absent, absent}, {info({197, 4, 12, 60})}));
   EXPECT_FALSE(tactic->supports(n, {info({197, 4, 2, 12, 64}), absent, absent}, {info({197, 4, 12, 64})}));
-  EXPECT_FALSE(tactic->supports(n, {info({197, 4, 3, 12, 64}), info({197, 4, 12, 64}), absent},
-                                {info({197, 4, 12, 64})}));
+  EXPECT_FALSE(
+      tactic->supports(n, {info({197, 4, 3, 12, 64}), info({197, 4, 12, 64}), absent}, {info({197, 4, 12, 64})}));
   n.attrs.setInt("layout", 0);
   EXPECT_FALSE(tactic->supports(n, {info({197, 4, 3, 12, 64})}, {info({197, 4, 12, 64})}));
   n.attrs.setInt("layout", 2);

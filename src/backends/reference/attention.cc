@@ -210,8 +210,7 @@ Tactic attentionTactic() {
         int64_t const packed = node.attrs.getInt("packed_qkv", 0);
         if (packed != 0 && packed != 1) return invalidArgument(ap.who, ": packed_qkv ", packed, " (0 and 1 exist)");
         ap.packed = packed == 1;
-        if (ap.packed && ap.layout == 0)
-          return invalidArgument(ap.who, ": packed_qkv 1 needs layout 1 or 2, not 0");
+        if (ap.packed && ap.layout == 0) return invalidArgument(ap.who, ": packed_qkv 1 needs layout 1 or 2, not 0");
         return makeKernel([ap](LaunchContext const& ctx) { return runAttention(ap, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {

@@ -633,11 +633,20 @@ TEST(AttentionReference, SbhdAndPackedShapeInference) {
   };
   has(packedError(1, [](ir::Graph&, ir::Node&) {}), "ok [2,5,3,8]");
   has(packedError(2, [](ir::Graph&, ir::Node&) {}), "ok [5,2,3,8]");
-  has(packedError(2, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {5, 2, 3, 24}); }),
+  has(packedError(2,
+                  [](ir::Graph& g, ir::Node& n) {
+                    setInputShape(g, n, 0, {5, 2, 3, 24});
+                  }),
       "layout 2 (SBHD, packed q/k/v): input 0 [5,2,3,24] needs rank 5 ([S, B, 3, H, D])");
-  has(packedError(1, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {2, 5, 2, 3, 8}); }),
+  has(packedError(1,
+                  [](ir::Graph& g, ir::Node& n) {
+                    setInputShape(g, n, 0, {2, 5, 2, 3, 8});
+                  }),
       "has 2 in dim 2, not 3");
-  has(packedError(1, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {2, 6, 3, 3, 8}); }),
+  has(packedError(1,
+                  [](ir::Graph& g, ir::Node& n) {
+                    setInputShape(g, n, 0, {2, 6, 3, 3, 8});
+                  }),
       "does not broadcast to the scores");
   has(packedError(1, [](ir::Graph& g, ir::Node& n) { n.inputs[1] = n.inputs[0]; }), "inputs 1 and 2 absent");
   has(packedError(1, [](ir::Graph&, ir::Node& n) { n.attrs.setInt("layout", 0); }), "needs layout 1 or 2, not 0");

@@ -227,8 +227,8 @@ class AbsorbAttentionViews final : public Pass {
   }
 
   // The probes agree with the packed layout: q, k, v element (bh, s, d) (k^T's (bh, d, s) with kT) is source
-  // element (s, b, slot, h, d) in the layout's order, and element i of the y chain's end is y element (b * H + h, s, d) where (s, b, h, d) (or
-  // (b, s, h, d)) is i unraveled in the layout's y shape.
+  // element (s, b, slot, h, d) in the layout's order, and element i of the y chain's end is y element (b * H + h, s, d)
+  // where (s, b, h, d) (or (b, s, h, d)) is i unraveled in the layout's y shape.
   static bool matches(std::vector<HostTensor> const& qkv, std::vector<HostTensor> const& yz, bool seqFirst, bool kT,
                       int64_t b, int64_t s, int64_t h, int64_t d, int64_t e) {
     for (int64_t slot = 0; slot < 3; ++slot) {

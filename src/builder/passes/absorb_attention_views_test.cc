@@ -104,7 +104,8 @@ TEST(AbsorbAttentionViews, BatchFirstGivesLayout1) {
   std::string text = kTorch113;
   text = replaced(text, "input x: f32[5,2,32]", "input x: f32[2,5,32]");
   text = replaced(text, "p: f32[5,2,96]", "p: f32[2,5,96]");
-  for (char const* s : {"qs", "ks", "vs"}) text = replaced(text, strCat(s, ": f32[5,2,32]"), strCat(s, ": f32[2,5,32]"));
+  for (char const* s : {"qs", "ks", "vs"})
+    text = replaced(text, strCat(s, ": f32[5,2,32]"), strCat(s, ": f32[2,5,32]"));
   // [B, S, E] -> [B, S, H, D] -> [B, H, S, D] -> [B*H, S, D] in one Shuffle each; back by the inverse.
   for (char const* p : {"q", "k", "v"}) {
     text = replaced(text, strCat("  ", p, "r: f32[5,4,16] = Shuffle \"r", p, "\" (", p, "s, shp)\n"),
@@ -190,8 +191,8 @@ TEST(AbsorbAttentionViews, PipelineOnUnfusedMultiheadAttention) {
   EXPECT_EQ(testing::countOps(*g, ir::OpType::kShuffle), 2) << ir::printGraph(*g);
   int packed = 0;
   for (auto const& n : g->nodes())
-    packed += n->op == ir::OpType::kAttention && n->attrs.getInt("packed_qkv", 0) == 1 &&
-              n->attrs.getInt("layout", 0) == 2;
+    packed +=
+        n->op == ir::OpType::kAttention && n->attrs.getInt("packed_qkv", 0) == 1 && n->attrs.getInt("layout", 0) == 2;
   EXPECT_EQ(packed, 1) << ir::printGraph(*g);
   testing::expectSameOutputs(*before, *g, 1e-5);
 }

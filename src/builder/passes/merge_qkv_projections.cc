@@ -110,8 +110,8 @@ class MergeQkvProjections final : public Pass {
           (m->input(2) == nullptr) != (mq->input(2) == nullptr))
         return false;
       w[i] = passutil::constantData(m->inputs[1]);
-      if (!w[i] || w[i]->dtype() != m->outputs[0]->dtype || (i > 0 && (w[i]->dtype() != w[0]->dtype() ||
-                                                                         !dimsEqual(w[i]->shape(), w[0]->shape()))))
+      if (!w[i] || w[i]->dtype() != m->outputs[0]->dtype ||
+          (i > 0 && (w[i]->dtype() != w[0]->dtype() || !dimsEqual(w[i]->shape(), w[0]->shape()))))
         return false;
       if (m->input(2)) {
         b[i] = passutil::constantData(m->inputs[2]);
@@ -144,20 +144,19 @@ class MergeQkvProjections final : public Pass {
       for (ir::Node const* v : views)
         if (!copiesLeadingDims(v)) return false;
     for (size_t i = 0; i < 3; ++i)
-      if (mms[i]->outputs[0]->dtype != mq->outputs[0]->dtype || !dimsEqual(mms[i]->outputs[0]->shape, ms))
-        return false;
+      if (mms[i]->outputs[0]->dtype != mq->outputs[0]->dtype || !dimsEqual(mms[i]->outputs[0]->shape, ms)) return false;
 
     // Merged weights along N (the last axis of B, or the second-to-last when B is transposed) and biases.
-    KILN_ASSIGN_OR_RETURN(HostTensor wAll, concat3(w, bTransposed ? ws.nbDims - 2 : ws.nbDims - 1,
-                                                   "merged Q/K/V weights", ctx.budget));
+    KILN_ASSIGN_OR_RETURN(HostTensor wAll,
+                          concat3(w, bTransposed ? ws.nbDims - 2 : ws.nbDims - 1, "merged Q/K/V weights", ctx.budget));
     std::optional<HostTensor> bAll;
     if (b[0]) {
       KILN_ASSIGN_OR_RETURN(HostTensor t, concat3(b, b[0]->shape().nbDims - 1, "merged Q/K/V bias", ctx.budget));
       bAll = std::move(t);
     }
     std::string const base = mq->name + "_qkv";
-    std::vector<ir::Value*> mmInputs{mq->inputs[0], g.addConstant(g.uniqueNodeName(base + "_weights"),
-                                                                  std::move(wAll))->output(0)};
+    std::vector<ir::Value*> mmInputs{mq->inputs[0],
+                                     g.addConstant(g.uniqueNodeName(base + "_weights"), std::move(wAll))->output(0)};
     if (bAll) mmInputs.push_back(g.addConstant(g.uniqueNodeName(base + "_bias"), std::move(*bAll))->output(0));
     ir::Node* merged = g.addNode(ir::OpType::kMatrixMultiply, g.uniqueNodeName(base), mmInputs);
     merged->attrs = mq->attrs;
@@ -183,8 +182,8 @@ class MergeQkvProjections final : public Pass {
     att->inputs[1] = nullptr;
     att->inputs[2] = nullptr;
     att->attrs.setInt("packed_qkv", 1);
-    passutil::log(ctx, strCat(name(), ": ", mms[0]->describe(), ", ", mms[1]->describe(), " and ",
-                              mms[2]->describe(), " into ", merged->describe(), ", read packed by ", att->describe()));
+    passutil::log(ctx, strCat(name(), ": ", mms[0]->describe(), ", ", mms[1]->describe(), " and ", mms[2]->describe(),
+                              " into ", merged->describe(), ", read packed by ", att->describe()));
     for (size_t i = 0; i < 3; ++i) {
       g.removeNode(views[i]);
       g.removeNode(mms[i]);

@@ -86,9 +86,9 @@ TEST(MergeQkvProjections, SbhdTransposedWeightsWithoutBias) {
   text = replaced(text, "input x: f32[2,6,16]", "input x: f32[12,16]");
   text = replaced(text, "input m: f32[2,1,1,6]", "input m: f32[6,6]");
   for (char const* p : {"q", "k", "v"}) {
-    text = replaced(text, strCat("x", p, ": f32[2,6,16] = MatrixMultiply \"mm", p, "\" (x, w", p, ", b", p,
-                                 ") {op_a=0, op_b=0}"),
-                    strCat("x", p, ": f32[12,16] = MatrixMultiply \"mm", p, "\" (x, w", p, ") {op_a=0, op_b=1}"));
+    text = replaced(
+        text, strCat("x", p, ": f32[2,6,16] = MatrixMultiply \"mm", p, "\" (x, w", p, ", b", p, ") {op_a=0, op_b=0}"),
+        strCat("x", p, ": f32[12,16] = MatrixMultiply \"mm", p, "\" (x, w", p, ") {op_a=0, op_b=1}"));
     text = replaced(text, strCat(p, ": f32[2,6,2,8] = Shuffle \"r", p, "\" (x", p, ") {reshape=[2,6,2,8]"),
                     strCat(p, ": f32[6,2,2,8] = Shuffle \"r", p, "\" (x", p, ") {reshape=[6,2,2,8]"));
   }
@@ -139,11 +139,10 @@ TEST(MergeQkvProjections, DynamicBatchAndSequence) {
   both = replaced(both, "y: f32[-1,6,2,8]", "y: f32[-1,-1,2,8]");
   for (char const* p : {"q", "k", "v"}) {
     both = replaced(both, strCat("x", p, ": f32[-1,6,16]"), strCat("x", p, ": f32[-1,-1,16]"));
-    both = replaced(both,
-                    strCat(p, ": f32[-1,6,2,8] = Shuffle \"r", p, "\" (x", p,
-                           ") {reshape=[-1,6,2,8], zero_is_placeholder=0}"),
-                    strCat(p, ": f32[-1,-1,2,8] = Shuffle \"r", p, "\" (x", p,
-                           ") {reshape=[0,0,2,8], zero_is_placeholder=1}"));
+    both = replaced(
+        both,
+        strCat(p, ": f32[-1,6,2,8] = Shuffle \"r", p, "\" (x", p, ") {reshape=[-1,6,2,8], zero_is_placeholder=0}"),
+        strCat(p, ": f32[-1,-1,2,8] = Shuffle \"r", p, "\" (x", p, ") {reshape=[0,0,2,8], zero_is_placeholder=1}"));
   }
   g = testing::parseInferred(both);
   ASSERT_TRUE(g);
@@ -170,22 +169,22 @@ TEST(MergeQkvProjections, NearMissesStay) {
   // A view read elsewhere too.
   testing::expectNoRewrite(*pass, replaced(kBert, "  output y\n", "  output y\n  output v\n"));
   // Another input for V.
-  testing::expectNoRewrite(
-      *pass, replaced(replaced(kBert, "  input m: f32[2,1,1,6]\n", "  input m: f32[2,1,1,6]\n  input x2: f32[2,6,16]\n"),
-                      "(x, wv, bv)", "(x2, wv, bv)"));
+  testing::expectNoRewrite(*pass, replaced(replaced(kBert, "  input m: f32[2,1,1,6]\n",
+                                                    "  input m: f32[2,1,1,6]\n  input x2: f32[2,6,16]\n"),
+                                           "(x, wv, bv)", "(x2, wv, bv)"));
   // Weights that are not constants.
-  testing::expectNoRewrite(
-      *pass, replaced(replaced(kBert, "  wv: f32[16,16] = Constant \"wv\" () {data=random(3)}\n", ""),
-                      "  input m: f32[2,1,1,6]\n", "  input m: f32[2,1,1,6]\n  input wv: f32[16,16]\n"));
+  testing::expectNoRewrite(*pass,
+                           replaced(replaced(kBert, "  wv: f32[16,16] = Constant \"wv\" () {data=random(3)}\n", ""),
+                                    "  input m: f32[2,1,1,6]\n", "  input m: f32[2,1,1,6]\n  input wv: f32[16,16]\n"));
   // One projection without its bias; another with an activation; another with a residual.
   testing::expectNoRewrite(*pass, replaced(kBert, "(x, wv, bv)", "(x, wv)"));
-  testing::expectNoRewrite(*pass, replaced(kBert, "(x, wk, bk) {op_a=0, op_b=0}",
-                                           "(x, wk, bk) {activation=0, op_a=0, op_b=0}"));
+  testing::expectNoRewrite(
+      *pass, replaced(kBert, "(x, wk, bk) {op_a=0, op_b=0}", "(x, wk, bk) {activation=0, op_a=0, op_b=0}"));
   testing::expectNoRewrite(*pass, replaced(kBert, "(x, wk, bk)", "(x, wk, bk, x)"));
   // A view that also transposes.
-  testing::expectNoRewrite(
-      *pass, replaced(kBert, "Shuffle \"rv\" (xv) {reshape=[2,6,2,8]", "Shuffle \"rv\" (xv) {first_perm=[1,0,2], "
-                                                                         "reshape=[2,6,2,8]"));
+  testing::expectNoRewrite(*pass, replaced(kBert, "Shuffle \"rv\" (xv) {reshape=[2,6,2,8]",
+                                           "Shuffle \"rv\" (xv) {first_perm=[1,0,2], "
+                                           "reshape=[2,6,2,8]"));
   // Already packed.
   auto g = testing::parseInferred(kBert);
   ASSERT_TRUE(g);

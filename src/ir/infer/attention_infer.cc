@@ -81,8 +81,9 @@ Status inferAttention(InferContext& ctx) {
   bool const packed = packedAttr == 1;
   if (packed) {
     if (ctx.numInputs() > 4 || !ctx.present(0) || ctx.present(1) || ctx.present(2))
-      return ctx.error("packed_qkv 1 takes q, k and v packed in input 0, inputs 1 and 2 absent, then an optional "
-                       "mask");
+      return ctx.error(
+          "packed_qkv 1 takes q, k and v packed in input 0, inputs 1 and 2 absent, then an optional "
+          "mask");
   } else if (ctx.numInputs() < 3 || ctx.numInputs() > 4 || !ctx.present(0) || !ctx.present(1) || !ctx.present(2)) {
     return ctx.error("needs inputs q, k and v, then an optional mask");
   }
