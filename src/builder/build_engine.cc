@@ -539,15 +539,27 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   // constant only now, after the pipeline (whose fuse_attention saw it computed).
   if (gpu && config.optimizationLevel() > 0) {
     passLog.clear();
+    // The profiles' input dims: absorb_attention_views proves its chains at shapes every profile fixes.
+    std::vector<std::vector<Dims>> profileInputs;
+    for (auto const& p : profiles)
+      for (int s = 0; s < 3; ++s) {
+        std::vector<Dims> dims;
+        for (auto const& in : p.inputs) dims.push_back(s == 0 ? in.min : s == 1 ? in.opt : in.max);
+        profileInputs.push_back(std::move(dims));
+      }
+    pctx.profileInputs = &profileInputs;
     KILN_ASSIGN_OR_RETURN(bool fused, createFuseAttentionPass()->run(*g, pctx));
     if (fused) {
-      // The new Attention nodes' Q/K/V projections merge as the pipeline's would have.
-      KILN_RETURN_IF_ERROR(createAbsorbAttentionViewsPass()->run(*g, pctx).status());
-      KILN_RETURN_IF_ERROR(createMergeQkvProjectionsPass()->run(*g, pctx).status());
+      // The new Attention nodes' views and Q/K/V projections go as the pipeline's would have.
+      Status st = createAbsorbAttentionViewsPass()->run(*g, pctx).status();
+      if (st.isOk()) st = createMergeQkvProjectionsPass()->run(*g, pctx).status();
+      pctx.profileInputs = nullptr;  // points into this block
+      KILN_RETURN_IF_ERROR(st);
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());
       for (auto const& l : passLog) verbose(l);
     }
+    pctx.profileInputs = nullptr;
   }
   // GPU memory layouts: channels-last where format-aware tactics take it, Reformat layers where layouts meet;
   // the weights' reformats are computed here, once.

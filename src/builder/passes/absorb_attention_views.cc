@@ -29,7 +29,7 @@ bool isDataMovement(ir::Node const* n) {
   return true;
 }
 
-bool isStatic(Dims const& d) {
+bool isStaticDims(Dims const& d) {
   if (d.nbDims < 0) return false;
   for (int32_t i = 0; i < d.nbDims; ++i)
     if (d.d[i] < 0) return false;
@@ -81,6 +81,30 @@ Result<std::vector<HostTensor>> probe(ir::Value const* source, Dims const& sourc
   return backends::runGraphOnHost(g, {t});
 }
 
+// Values' shapes where every profile state agrees (ctx.profileInputs), inferred on the graph as it is now; empty
+// without profiles or when inference fails there.
+using FixedShapes = std::map<ir::Value const*, Dims>;
+FixedShapes profileShapes(ir::Graph& g, PassContext const& ctx) {
+  FixedShapes r;
+  if (!ctx.profileInputs || ctx.profileInputs->empty() || !g.renumber().isOk()) return r;
+  std::vector<ir::ShapeState> states;
+  for (auto const& dims : *ctx.profileInputs) {
+    if (dims.size() != g.inputs().size()) return r;
+    ir::ShapeState st;
+    st.resize(g.values().size());
+    for (size_t i = 0; i < dims.size(); ++i) st.info[g.inputs()[i]->id] = {g.inputs()[i]->dtype, dims[i]};
+    if (!ir::inferShapes(g, st, ctx.evaluator).isOk()) return {};
+    states.push_back(std::move(st));
+  }
+  for (auto const& v : g.values()) {
+    Dims const& first = states[0].info[v->id].shape;
+    bool same = isStaticDims(first);
+    for (size_t i = 1; same && i < states.size(); ++i) same = dimsEqual(states[i].info[v->id].shape, first);
+    if (same) r[v.get()] = first;
+  }
+  return r;
+}
+
 // Elements the probes run through at most (the index tensor is int32 and the host runs every chain).
 constexpr int64_t kMaxProbeElements = int64_t{1} << 27;
 
@@ -92,9 +116,15 @@ class AbsorbAttentionViews final : public Pass {
     bool changed = false;
     for (bool again = true; again;) {
       again = false;
+      bool any = false;
+      for (auto const& owned : g.nodes())
+        any |= owned->op == ir::OpType::kAttention && owned->attrs.getInt("layout", 0) == 0;
+      if (!any) break;
+      // Recomputed after every rewrite: it holds the graph's values by address.
+      FixedShapes const fixed = profileShapes(g, ctx);
       for (auto const& owned : g.nodes()) {
         if (owned->op != ir::OpType::kAttention) continue;
-        KILN_ASSIGN_OR_RETURN(bool done, tryAbsorb(g, owned.get(), ctx));
+        KILN_ASSIGN_OR_RETURN(bool done, tryAbsorb(g, owned.get(), fixed, ctx));
         if (done) {
           again = changed = true;
           break;
@@ -106,7 +136,12 @@ class AbsorbAttentionViews final : public Pass {
   }
 
  private:
-  Result<bool> tryAbsorb(ir::Graph& g, ir::Node* att, PassContext const& ctx) {
+  Result<bool> tryAbsorb(ir::Graph& g, ir::Node* att, FixedShapes const& fixed, PassContext const& ctx) {
+    // A value's shape: the IR's, or where it has unknown dims, the one every profile fixes.
+    auto const shapeOf = [&fixed](ir::Value const* v) {
+      auto it = fixed.find(v);
+      return isStaticDims(v->shape) || it == fixed.end() ? v->shape : it->second;
+    };
     if (att->attrs.getInt("layout", 0) != 0 || att->attrs.getInt("packed_qkv", 0) != 0 || att->inputs.size() < 3 ||
         att->outputs.size() != 1)
       return false;
@@ -114,21 +149,21 @@ class AbsorbAttentionViews final : public Pass {
     // leaves the transposition to the kernel.
     bool const kT = att->attrs.getInt("k_transposed", 0) != 0;
     ir::Value* y = att->outputs[0];
-    Dims const qs = att->inputs[0]->shape;
+    Dims const qs = shapeOf(att->inputs[0]);
     int32_t const r = qs.nbDims;
     // Self-attention on one sequence, static shapes: q, k, v and y [N.., S, D] alike.
-    if (r < 3 || !isStatic(qs) || !dimsEqual(y->shape, qs)) return false;
+    if (r < 3 || !isStaticDims(qs) || !dimsEqual(shapeOf(y), qs)) return false;
     Dims kts = qs;
     std::swap(kts.d[r - 2], kts.d[r - 1]);
-    if (!att->inputs[1] || !att->inputs[2] || !dimsEqual(att->inputs[1]->shape, kT ? kts : qs) ||
-        !dimsEqual(att->inputs[2]->shape, qs))
+    if (!att->inputs[1] || !att->inputs[2] || !dimsEqual(shapeOf(att->inputs[1]), kT ? kts : qs) ||
+        !dimsEqual(shapeOf(att->inputs[2]), qs))
       return false;
     if (att->inputs[0] == att->inputs[1] || att->inputs[0] == att->inputs[2] || att->inputs[1] == att->inputs[2])
       return false;
     ir::Value* mask = att->input(3);
     if (mask) {
       // Broadcast over every (batch, head) entry alike: it means the same to the head-major layouts.
-      Dims const& m = mask->shape;
+      Dims const m = shapeOf(mask);
       if (m.nbDims > 4) return false;
       for (int32_t i = 0; i + 2 < m.nbDims; ++i)
         if (m.d[i] != 1) return false;
@@ -146,8 +181,8 @@ class AbsorbAttentionViews final : public Pass {
       source = src;
       chains.push_back(chain);
     }
-    Dims const ps = source->shape;
-    if (ps.nbDims != 3 || !isStatic(ps) || ps.d[2] % 3 != 0 || volume(ps) > kMaxProbeElements) return false;
+    Dims const ps = shapeOf(source);
+    if (ps.nbDims != 3 || !isStaticDims(ps) || ps.d[2] % 3 != 0 || volume(ps) > kMaxProbeElements) return false;
     int64_t const e = ps.d[2] / 3;
     if (d <= 0 || e % d != 0) return false;
     int64_t const h = e / d;
@@ -173,7 +208,13 @@ class AbsorbAttentionViews final : public Pass {
     }
     if (yChain.empty()) return false;
     ir::Value* z = yChain.back()->outputs[0];
-    if (!isStatic(z->shape) || volume(z->shape) != volume(qs)) return false;
+    Dims const zs = shapeOf(z);
+    if (!isStaticDims(zs) || volume(zs) != volume(qs)) return false;
+    // The y view's dims: the IR's where known, one unknown left to the reshape's -1; else the profiles' (which the
+    // run-time shapes then must match, as every layer built for them).
+    int unknown = 0;
+    for (int32_t i = 0; i < z->shape.nbDims; ++i) unknown += z->shape.d[i] < 0;
+    Dims const yView = unknown <= 1 ? z->shape : zs;
 
     // Which layout the source is in: [S, B, 3E] (2) or [B, S, 3E] (1), with B * H = N; proven by the probes.
     auto qkv = probe(source, ps, chains);
@@ -192,12 +233,15 @@ class AbsorbAttentionViews final : public Pass {
     }
     if (!layout) return false;
 
-    int64_t const b = n / h;
+    // [P0, P1, 3E] viewed as [P0, P1, 3, H, D], P0 and P1 copied (placeholder 0s): exact whatever they are.
+    Dims const& pi = source->shape;
+    bool const seqFirst = *layout == ir::kAttentionLayoutSbhd;
+    int64_t const b = seqFirst ? pi.d[1] : pi.d[0], seq = seqFirst ? pi.d[0] : pi.d[1];
     ir::Node* view = g.addNode(ir::OpType::kShuffle, g.uniqueNodeName(att->name + "_qkv_view"), {source});
-    view->attrs.setInts("reshape", {ps.d[0], ps.d[1], 3, h, d});
-    view->attrs.setInt("zero_is_placeholder", 0);
+    view->attrs.setInts("reshape", {0, 0, 3, h, d});
+    view->attrs.setInt("zero_is_placeholder", 1);
     view->outputs[0]->dtype = source->dtype;
-    view->outputs[0]->shape = makeDims({ps.d[0], ps.d[1], 3, h, d});
+    view->outputs[0]->shape = makeDims({pi.d[0], pi.d[1], 3, h, d});
     std::vector<ir::Value*> ins{view->outputs[0], nullptr, nullptr};
     if (mask) ins.push_back(mask);
     ir::Node* packed = g.addNode(ir::OpType::kAttention, g.uniqueNodeName(att->name + "_packed"), ins);
@@ -206,13 +250,13 @@ class AbsorbAttentionViews final : public Pass {
     packed->attrs.setInt("packed_qkv", 1);
     packed->attrs.setInt("k_transposed", 0);
     packed->outputs[0]->dtype = y->dtype;
-    packed->outputs[0]->shape = ir::attentionOutputDims(*layout, b, s, h, d);
+    packed->outputs[0]->shape = ir::attentionOutputDims(*layout, b, seq, h, d);
     ir::Node* out = g.addNode(ir::OpType::kShuffle, g.uniqueNodeName(att->name + "_y_view"), {packed->outputs[0]});
-    std::vector<int64_t> zd(z->shape.d, z->shape.d + z->shape.nbDims);
+    std::vector<int64_t> zd(yView.d, yView.d + yView.nbDims);
     out->attrs.setInts("reshape", zd);
     out->attrs.setInt("zero_is_placeholder", 0);
     out->outputs[0]->dtype = z->dtype;
-    out->outputs[0]->shape = z->shape;
+    out->outputs[0]->shape = yView;
     passutil::recordFusion(*packed, *att);
     for (ir::Node const* c : chainNodes) passutil::recordFusion(*view, *c);
     for (ir::Node const* c : yChain) passutil::recordFusion(*out, *c);
