@@ -343,11 +343,12 @@ void markTf32(Graph& g, BuilderFlags flags) {
   }
 }
 
+}  // namespace
+
 // Values whose contents inference knows on the host at every shape of every profile, and identically so, are
 // constants of this engine: shape arithmetic (Shape -> Gather -> Concat -> Reshape, as exporters write it) of a
 // network with dynamic dims built for fixed shapes. They become Constants, so the layers computing them neither
-// run per inference nor take a kernel launch each. Returns the number of changes (values folded, assertions
-// decided): the graph needs renumbering when it is not 0.
+// run per inference nor take a kernel launch each.
 Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, MemoryBudget* budget) {
   int folded = 0;
   std::vector<Value*> candidates;
@@ -408,8 +409,6 @@ Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState
   for (Node* n : decided) g.removeNode(n);
   return folded + static_cast<int>(decided.size());
 }
-
-}  // namespace
 
 Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigImpl const& config, BuildEnv const& env) {
   Reporter const* log = env.reporter;
@@ -542,12 +541,27 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   // constant only now, after the pipeline (whose fuse_attention saw it computed).
   if (gpu && config.optimizationLevel() > 0) {
     passLog.clear();
+    // The profiles' input dims: absorb_attention_views proves its chains at shapes every profile fixes.
+    std::vector<std::vector<Dims>> profileInputs;
+    for (auto const& p : profiles)
+      for (int s = 0; s < 3; ++s) {
+        std::vector<Dims> dims;
+        for (auto const& in : p.inputs) dims.push_back(s == 0 ? in.min : s == 1 ? in.opt : in.max);
+        profileInputs.push_back(std::move(dims));
+      }
+    pctx.profileInputs = &profileInputs;
     KILN_ASSIGN_OR_RETURN(bool fused, createFuseAttentionPass()->run(*g, pctx));
     if (fused) {
+      // The new Attention nodes' views and Q/K/V projections go as the pipeline's would have.
+      Status st = createAbsorbAttentionViewsPass()->run(*g, pctx).status();
+      if (st.isOk()) st = createMergeQkvProjectionsPass()->run(*g, pctx).status();
+      pctx.profileInputs = nullptr;  // points into this block
+      KILN_RETURN_IF_ERROR(st);
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());
       for (auto const& l : passLog) verbose(l);
     }
+    pctx.profileInputs = nullptr;
   }
   // GPU memory layouts: channels-last where format-aware tactics take it, Reformat layers where layouts meet;
   // the weights' reformats are computed here, once.

@@ -1,7 +1,8 @@
 // gpu: networks through the public API on the GPU against the CPU reference (ResNet-18, a BERT layer: fp32, TF32,
-// fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build), many
-// contexts and streams, CUDA graphs, profiling, the timing cache, host fallback, in-place layers against fp64 (also
-// captured). Skips where no CUDA device is present.
+// fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build; a
+// MultiheadAttention block whose attention reads the in-projection packed), many contexts and streams, CUDA graphs,
+// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured). Skips where no CUDA
+// device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -23,8 +24,8 @@ bool gpuPresent() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-#define REQUIRE_GPU()                                  \
-  do {                                                 \
+#define REQUIRE_GPU()                                    \
+  do {                                                   \
     if (!gpuPresent()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -198,8 +199,10 @@ void checkModel(DefineFn const& define, std::vector<HostTensor> const& inputs, C
 }
 
 std::vector<Case> precisionCases() {
-  return {{"fp32 level 0", {0}, 1e-5},          {"fp32 level 3", {3}, 1e-5},
-          {"tf32 level 3", {3, true}, 3e-3},    {"fp16 level 3", {3, false, true}, 5e-3},
+  return {{"fp32 level 0", {0}, 1e-5},
+          {"fp32 level 3", {3}, 1e-5},
+          {"tf32 level 3", {3, true}, 3e-3},
+          {"fp16 level 3", {3, false, true}, 5e-3},
           {"bf16 level 3", {3, false, false, true}, 2e-2}};
 }
 
@@ -332,6 +335,107 @@ TEST(GpuModels, BertLayerSpecializedToAFixedProfile) {
   }
 }
 
+// torch.nn.MultiheadAttention as torch 1.13 exports it (torchvision's ViT, static shapes): in_proj [S, B, 3E],
+// three Slices, heads split to [B*H, S, D] by Reshape + Transpose, q k^T, softmax, p v, heads merged by Transpose +
+// Reshape to [S*B, E], out_proj. Level 3 reads the in_proj output packed (layout 2): no Slice is left.
+struct MhaWeights {
+  std::vector<float> in, bias, out, scale;
+};
+constexpr int64_t kMhaS = 50, kMhaB = 2, kMhaE = 128, kMhaH = 2, kMhaD = 64;
+MhaWeights const& mhaWeights() {
+  static MhaWeights const w = [] {
+    MhaWeights m;
+    auto fill = [](std::vector<float>& v, size_t n, uint64_t seed, float amp) {
+      kiln_samples::Random rng(seed);
+      v = rng.uniformVector(n, -amp, amp);
+    };
+    fill(m.in, kMhaE * 3 * kMhaE, 31, 0.1f);
+    fill(m.bias, 3 * kMhaE, 32, 0.1f);
+    fill(m.out, kMhaE * kMhaE, 33, 0.1f);
+    m.scale = {0.125f};
+    return m;
+  }();
+  return w;
+}
+DefineFn mha() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    MhaWeights const& w = mhaWeights();
+    auto constant = [&](kiln::Dims const& d, std::vector<float> const& v) {
+      return n.addConstant(d, kiln::Weights{kiln::DataType::kFLOAT, v.data(), static_cast<int64_t>(v.size())})
+          ->getOutput(0);
+    };
+    kiln::ITensor* x = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims3(kMhaS, kMhaB, kMhaE));
+    kiln::ITensor* p =
+        n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *constant(kiln::Dims3(1, kMhaE, 3 * kMhaE), w.in),
+                            kiln::MatrixOperation::kNONE)
+            ->getOutput(0);
+    p = n.addElementWise(*p, *constant(kiln::Dims3(1, 1, 3 * kMhaE), w.bias), kiln::ElementWiseOperation::kSUM)
+            ->getOutput(0);
+    std::vector<kiln::ITensor*> qkv;
+    for (int64_t j = 0; j < 3; ++j) {
+      kiln::ITensor* t =
+          n.addSlice(*p, kiln::Dims3(0, 0, j * kMhaE), kiln::Dims3(kMhaS, kMhaB, kMhaE), kiln::Dims3(1, 1, 1))
+              ->getOutput(0);
+      kiln::IShuffleLayer* r = n.addShuffle(*t);
+      r->setReshapeDimensions(kiln::Dims3(kMhaS, kMhaB * kMhaH, kMhaD));
+      kiln::IShuffleLayer* tr = n.addShuffle(*r->getOutput(0));
+      kiln::Permutation perm{};
+      perm.order[0] = 1;
+      perm.order[1] = j == 1 ? 2 : 0;  // k^T: [B*H, D, S]
+      perm.order[2] = j == 1 ? 0 : 2;
+      tr->setFirstTranspose(perm);
+      qkv.push_back(tr->getOutput(0));
+    }
+    kiln::ITensor* q =
+        n.addElementWise(*qkv[0], *constant(kiln::Dims3(1, 1, 1), w.scale), kiln::ElementWiseOperation::kPROD)
+            ->getOutput(0);
+    kiln::ITensor* s =
+        n.addMatrixMultiply(*q, kiln::MatrixOperation::kNONE, *qkv[1], kiln::MatrixOperation::kNONE)->getOutput(0);
+    kiln::ISoftMaxLayer* sm = n.addSoftMax(*s);
+    sm->setAxes(1u << 2);
+    kiln::ITensor* y =
+        n.addMatrixMultiply(*sm->getOutput(0), kiln::MatrixOperation::kNONE, *qkv[2], kiln::MatrixOperation::kNONE)
+            ->getOutput(0);
+    kiln::IShuffleLayer* merge = n.addShuffle(*y);
+    kiln::Permutation back{};
+    back.order[0] = 1;
+    back.order[1] = 0;
+    back.order[2] = 2;
+    merge->setFirstTranspose(back);
+    kiln::IShuffleLayer* view = n.addShuffle(*merge->getOutput(0));
+    view->setReshapeDimensions(kiln::Dims2(kMhaS * kMhaB, kMhaE));
+    kiln::ITensor* o = n.addMatrixMultiply(*view->getOutput(0), kiln::MatrixOperation::kNONE,
+                                           *constant(kiln::Dims2(kMhaE, kMhaE), w.out), kiln::MatrixOperation::kNONE)
+                           ->getOutput(0);
+    o->setName("output");
+    n.markOutput(*o);
+    return true;
+  };
+}
+
+TEST(GpuModels, MultiheadAttentionReadsTheInProjectionPacked) {
+  REQUIRE_GPU();
+  auto in = randomInput("input", kiln::Dims3(kMhaS, kMhaB, kMhaE), 17);
+  for (auto const& c : precisionCases()) checkModel(mha(), {in}, c);
+  CapturingLogger logger;
+  GpuBuild b{3};
+  b.detailed = true;
+  auto plan = buildGpuPlan(logger, mha(), b);
+  ASSERT_FALSE(plan.empty()) << logger.lastError();
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+  ASSERT_NE(inspector, nullptr);
+  char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+  ASSERT_NE(info, nullptr);
+  std::string const text = info;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"Attention\""), 1) << text;
+  EXPECT_EQ(occurrences(text, "attention_cuda_flash"), 1) << text;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"Slice\""), 0) << text;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"SoftMax\""), 0) << text;
+}
+
 TEST(GpuRuntime, ManyContextsOnManyStreams) {
   REQUIRE_GPU();
   CapturingLogger logger;
@@ -358,7 +462,8 @@ TEST(GpuRuntime, ManyContextsOnManyStreams) {
         cudaStreamDestroy(s);
         double err = ok ? compare(io.outputs(), ref) : INFINITY;
         if (!(err <= 1e-5))
-          failures[t] += "thread " + std::to_string(t) + " context " + std::to_string(c) + ": error " + std::to_string(err) + "; ";
+          failures[t] +=
+              "thread " + std::to_string(t) + " context " + std::to_string(c) + ": error " + std::to_string(err) + "; ";
       }
     });
   }
