@@ -20,6 +20,7 @@ struct PassContext {
   MemoryBudget* budget = nullptr;
   std::vector<std::string>* log = nullptr;  // one line per rewrite, for verbose builder logs
   bool cpuTarget = false;                    // the build is for the CPU (CPU-only fusions may run)
+  bool cpuFusedAttention = false;            // CPU builds: a fast fused fp32 Attention kernel may run it
 };
 
 /// A graph rewrite. Precondition: the graph went through ir::inferGraphInPlace. A pass keeps the graph valid,
@@ -45,8 +46,8 @@ std::unique_ptr<Pass> createFuseGeluPass();
 std::unique_ptr<Pass> createFuseResidualLayerNormPass();
 /// Swaps the last two axes of a Shuffle feeding a MatrixMultiply operand into the operand's transpose flag.
 std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
-/// GPU builds only (not PassContext::cpuTarget): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax -> [NaN -> 0] ->
-/// MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
+/// GPU builds, and fp32 in CPU builds with PassContext::cpuFusedAttention: MatMul(q, k) -> [scale] -> [+ mask] ->
+/// SoftMax -> [NaN -> 0] -> MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
 std::unique_ptr<Pass> createFuseAttentionPass();
 /// CPU builds only (PassContext::cpuTarget): x * sigmoid(x) after a Convolution becomes its `cpu_swish`
 /// attribute (the CPU kernels apply it after the activation; the CUDA ones do not read it).
