@@ -21,8 +21,8 @@ namespace {
 // Query rows per work item at most (the tile is rows x skv floats: 64 x 4096 x 4 B = 1 MiB at the most common
 // large size, within a core's L2 on the machines this runs on).
 constexpr int64_t kMaxBlockRows = 64;
-// Scores tile and k^T panel rows padded to whole 32-column steps of the score loop.
-constexpr int64_t kColStep = 32;
+// Scores tile and k^T panel rows padded to whole 16-column vectors.
+constexpr int64_t kColStep = 16;
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -163,31 +163,64 @@ KILN_AVX512 inline __mmask16 tailMask(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// Scores of MR rows x 32 columns from j0: s[r][j0..j0+31] = q_r . kt[:, j0..j0+31].
-template <int MR>
+// Scores of MR rows x 16 NV columns: s[r][0..16 NV) = q_r . kt[:, 0..16 NV) (kt's rows ld apart).
+template <int MR, int NV>
 KILN_AVX512 void scoreTile(float const* q, int64_t qRow, float const* kt, int64_t ld, int64_t d, float* s) {
-  __m512 acc0[MR], acc1[MR];
+  __m512 acc[MR][NV];
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int u = 0; u < NV; ++u) acc[r][u] = _mm512_setzero_ps();
   for (int64_t t = 0; t < d; ++t) {
-    __m512 const k0 = _mm512_load_ps(kt + t * ld), k1 = _mm512_load_ps(kt + t * ld + 16);
+    __m512 kv[NV];
+#pragma GCC unroll 4
+    for (int u = 0; u < NV; ++u) kv[u] = _mm512_load_ps(kt + t * ld + 16 * u);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       __m512 const qv = _mm512_set1_ps(q[r * qRow + t]);
-      acc0[r] = _mm512_fmadd_ps(qv, k0, acc0[r]);
-      acc1[r] = _mm512_fmadd_ps(qv, k1, acc1[r]);
+#pragma GCC unroll 4
+      for (int u = 0; u < NV; ++u) acc[r][u] = _mm512_fmadd_ps(qv, kv[u], acc[r][u]);
     }
   }
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    _mm512_store_ps(s + r * ld, acc0[r]);
-    _mm512_store_ps(s + r * ld + 16, acc1[r]);
-  }
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int u = 0; u < NV; ++u) _mm512_store_ps(s + r * ld + 16 * u, acc[r][u]);
 }
 
-template <int MR>
-KILN_AVX512 void scoreRows(float const* q, int64_t qRow, float const* kt, int64_t ld, int64_t d, float* s) {
-  for (int64_t j = 0; j < ld; j += kColStep) scoreTile<MR>(q, qRow, kt + j, ld, d, s + j);
+// Scores of `rows` rows over the 16 NV columns of one k^T stripe, 8 rows at a time (16 accumulators at NV 2).
+template <int NV>
+KILN_AVX512 void scoreStripe(float const* q, int64_t qRow, float const* kt, int64_t ld, int64_t d, float* s,
+                             int64_t rows) {
+  int64_t r = 0;
+  for (; r + 8 <= rows; r += 8) scoreTile<8, NV>(q + r * qRow, qRow, kt, ld, d, s + r * ld);
+  q += r * qRow;
+  s += r * ld;
+  switch (rows - r) {
+    case 7:
+      scoreTile<7, NV>(q, qRow, kt, ld, d, s);
+      break;
+    case 6:
+      scoreTile<6, NV>(q, qRow, kt, ld, d, s);
+      break;
+    case 5:
+      scoreTile<5, NV>(q, qRow, kt, ld, d, s);
+      break;
+    case 4:
+      scoreTile<4, NV>(q, qRow, kt, ld, d, s);
+      break;
+    case 3:
+      scoreTile<3, NV>(q, qRow, kt, ld, d, s);
+      break;
+    case 2:
+      scoreTile<2, NV>(q, qRow, kt, ld, d, s);
+      break;
+    case 1:
+      scoreTile<1, NV>(q, qRow, kt, ld, d, s);
+      break;
+    default:
+      break;
+  }
 }
 
 // y rows r < MR, columns c0 .. c0 + 16 NV (the last vector masked by `last`) = rowScale_r * sum_j p[r][j] v[j].
@@ -301,30 +334,10 @@ KILN_AVX512 float expSum512(float* s, int64_t n, float mxs) {
 }
 
 KILN_AVX512 void block512(CpuAttentionArgs const& a, Block const& b) {
-  // Scores, 6 rows at a time (12 accumulators + 2 k^T vectors + the broadcast q).
-  int64_t r = 0;
-  for (; r + 6 <= b.rows; r += 6) scoreRows<6>(b.q + r * a.qRowStride, a.qRowStride, b.kt, b.ld, a.d, b.s + r * b.ld);
-  float const* qr = b.q + r * a.qRowStride;
-  float* sr = b.s + r * b.ld;
-  switch (b.rows - r) {
-    case 5:
-      scoreRows<5>(qr, a.qRowStride, b.kt, b.ld, a.d, sr);
-      break;
-    case 4:
-      scoreRows<4>(qr, a.qRowStride, b.kt, b.ld, a.d, sr);
-      break;
-    case 3:
-      scoreRows<3>(qr, a.qRowStride, b.kt, b.ld, a.d, sr);
-      break;
-    case 2:
-      scoreRows<2>(qr, a.qRowStride, b.kt, b.ld, a.d, sr);
-      break;
-    case 1:
-      scoreRows<1>(qr, a.qRowStride, b.kt, b.ld, a.d, sr);
-      break;
-    default:
-      break;
-  }
+  // Scores stripe by stripe of k^T (32 columns: 8 KiB at d = 64, kept in L1 while every row of the block uses it).
+  int64_t j = 0;
+  for (; j + 32 <= b.ld; j += 32) scoreStripe<2>(b.q, a.qRowStride, b.kt + j, b.ld, a.d, b.s + j, b.rows);
+  if (j < b.ld) scoreStripe<1>(b.q, a.qRowStride, b.kt + j, b.ld, a.d, b.s + j, b.rows);
   for (int64_t i = 0; i < b.rows; ++i) {
     float const* m = b.mask ? b.mask + i * a.maskRowStride : nullptr;
     float* s = b.s + i * b.ld;
@@ -337,12 +350,18 @@ KILN_AVX512 void block512(CpuAttentionArgs const& a, Block const& b) {
     }
     b.rowScale[i] = 1.f / expSum512(s, a.skv, mx);
   }
-  // P * V, 4 rows x up to 64 columns at a time (16 accumulators).
-  r = 0;
-  for (; r + 4 <= b.rows; r += 4) pvRows<4>(a, b.s + r * b.ld, b.ld, b.v, b.rowScale + r, b.y + r * a.yRowStride);
+  // P * V, 6 rows x up to 64 columns at a time (24 accumulators: v streams through once per 6 rows).
+  int64_t r = 0;
+  for (; r + 6 <= b.rows; r += 6) pvRows<6>(a, b.s + r * b.ld, b.ld, b.v, b.rowScale + r, b.y + r * a.yRowStride);
   float const* pr = b.s + r * b.ld;
   float* yr = b.y + r * a.yRowStride;
   switch (b.rows - r) {
+    case 5:
+      pvRows<5>(a, pr, b.ld, b.v, b.rowScale + r, yr);
+      break;
+    case 4:
+      pvRows<4>(a, pr, b.ld, b.v, b.rowScale + r, yr);
+      break;
     case 3:
       pvRows<3>(a, pr, b.ld, b.v, b.rowScale + r, yr);
       break;
@@ -390,7 +409,9 @@ void runCpuAttention(CpuAttentionArgs const& a, int threads) {
   // Blocks of equal size (197 rows: 4 x ~50, not 3 x 64 + 5), so the items weigh the same.
   int64_t const nBlocks = (a.sq + kMaxBlockRows - 1) / kMaxBlockRows;
   int64_t const blockRows = (a.sq + nBlocks - 1) / nBlocks;
-  int64_t const items = entries * nBlocks;
+  // Whole entries per item where there are enough to share out (k^T packed once per entry), else single blocks.
+  bool const perEntry = entries >= 3 * static_cast<int64_t>(std::max(threads, 1));
+  int64_t const items = perEntry ? entries : entries * nBlocks;
   int64_t const ld = roundUp(a.skv, kColStep);
   bool const wide = isa == CpuAttentionIsa::kAuto && hasAvx512();
   size_t const floats = static_cast<size_t>(a.d * ld + blockRows * ld + roundUp(blockRows, 16));
@@ -398,28 +419,32 @@ void runCpuAttention(CpuAttentionArgs const& a, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
 #endif
   for (int64_t it = 0; it < items; ++it) {
-    int64_t const e = it / nBlocks, row0 = (it % nBlocks) * blockRows;
+    int64_t const e = perEntry ? it : it / nBlocks;
+    int64_t const firstBlock = perEntry ? 0 : it % nBlocks, endBlock = perEntry ? nBlocks : firstBlock + 1;
     EntryOffsets const o = entryOffsets(a, e);
     // Slot 2: the oneDNN tactics use 0 (scratchpad) and 1 (reordered activations).
     auto* scratch = static_cast<float*>(threadScratch(floats * sizeof(float), 2));
     Block b;
-    b.rows = std::min(blockRows, a.sq - row0);
     b.ld = ld;
-    b.q = a.q + o.q + row0 * a.qRowStride;
     b.v = a.v + o.v;
-    b.mask = a.mask ? a.mask + o.mask + row0 * a.maskRowStride : nullptr;
-    b.y = a.y + o.y + row0 * a.yRowStride;
     b.kt = scratch;
     b.s = b.kt + a.d * ld;
     b.rowScale = b.s + blockRows * ld;
     packKt(a, a.k + o.k, b.kt, ld);
+    for (int64_t blk = firstBlock; blk < endBlock; ++blk) {
+      int64_t const row0 = blk * blockRows;
+      b.rows = std::min(blockRows, a.sq - row0);
+      b.q = a.q + o.q + row0 * a.qRowStride;
+      b.mask = a.mask ? a.mask + o.mask + row0 * a.maskRowStride : nullptr;
+      b.y = a.y + o.y + row0 * a.yRowStride;
 #ifdef KILN_ATTENTION_AVX512
-    if (wide) {
-      block512(a, b);
-      continue;
-    }
+      if (wide) {
+        block512(a, b);
+        continue;
+      }
 #endif
-    blockPortable(a, b);
+      blockPortable(a, b);
+    }
   }
   (void)wide;
 }

@@ -1,6 +1,6 @@
 // attention_cpu_tiled against the reference Attention kernel (fp64), with the AVX-512 and the portable loops:
-// BERT / ViT shapes, sequence lengths that are not multiples of the row block or the 32-column step, head dims
-// that are not multiples of 16, k transposed, batch broadcast, layout 1, masks broadcast along every axis,
+// BERT / ViT shapes, sequence lengths that are not multiples of the row block, the row tiles or the 32-column step,
+// head dims that are not multiples of 16, k transposed, batch broadcast, layout 1, masks broadcast along every axis,
 // nan_to_zero, threads; NaN rows directly; refusals.
 #include <gtest/gtest.h>
 
@@ -59,6 +59,10 @@ TEST_P(CpuAttention, EdgeShapes) {
   EXPECT_LT(run({65, 8}, {33, 8}, {33, 17}, attnAttrs(0.3)), kTol);  // 2 blocks of 33 / 32 rows; dv 16 + 1
   EXPECT_LT(run({2, 131, 24}, {2, 24, 95}, {2, 95, 80}, attnAttrs(0.2, true), {}, 2), kTol);  // dv 64 + 16
   EXPECT_LT(run({1, 7, 128}, {1, 40, 128}, {1, 40, 128}, attnAttrs(0.09)), kTol);
+  // Every remainder of the 8-row score tiles and the 6-row P * V tiles: 14 = 8 + 6 = 2 x 6 + 2, 23 = 2 x 8 + 7 =
+  // 3 x 6 + 5; 80 keys end on a 16-column stripe.
+  EXPECT_LT(run({3, 14, 8}, {3, 80, 8}, {3, 80, 8}, attnAttrs(0.5)), kTol);
+  EXPECT_LT(run({3, 23, 8}, {3, 8, 80}, {3, 80, 48}, attnAttrs(0.5, true), {}, 2), kTol);
   EXPECT_LT(run({2, 3, 200, 16}, {2, 3, 300, 16}, {2, 3, 300, 16}, attnAttrs(0.25), {}, 2), kTol);  // many rows
 }
 
