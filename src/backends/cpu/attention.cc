@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -56,14 +55,17 @@ struct Block {
   int64_t rows, ld;
 };
 
-// k^T of one entry into the panel (d rows of ld floats), the padding columns zero.
+// scale * k^T of one entry into the panel (d rows of ld floats), the padding columns zero: the scale is applied
+// once per key element here instead of once per score.
 void packKt(CpuAttentionArgs const& a, float const* k, float* kt, int64_t ld) {
+  float const sc = a.scale;
   for (int64_t t = 0; t < a.d; ++t) {
     float* dst = kt + t * ld;
     if (a.kTransposed) {
-      std::memcpy(dst, k + t * a.kRowStride, static_cast<size_t>(a.skv) * sizeof(float));
+      float const* src = k + t * a.kRowStride;
+      for (int64_t j = 0; j < a.skv; ++j) dst[j] = src[j] * sc;
     } else {
-      for (int64_t j = 0; j < a.skv; ++j) dst[j] = k[j * a.kRowStride + t];
+      for (int64_t j = 0; j < a.skv; ++j) dst[j] = k[j * a.kRowStride + t] * sc;
     }
     std::fill(dst + a.skv, dst + ld, 0.f);
   }
@@ -71,15 +73,9 @@ void packKt(CpuAttentionArgs const& a, float const* k, float* kt, int64_t ld) {
 
 // ---- Portable loops ------------------------------------------------------------------------------------------
 
-void scaleMaskPortable(CpuAttentionArgs const& a, float* s, float const* m) {
-  float const sc = a.scale;
-  if (!m) {
-    for (int64_t j = 0; j < a.skv; ++j) s[j] *= sc;
-  } else if (a.maskColStride == 1) {
-    for (int64_t j = 0; j < a.skv; ++j) s[j] = s[j] * sc + m[j];
-  } else {
-    for (int64_t j = 0; j < a.skv; ++j) s[j] = s[j] * sc + m[j * a.maskColStride];
-  }
+void maskPortable(CpuAttentionArgs const& a, float* s, float const* m) {
+  if (!m) return;
+  for (int64_t j = 0; j < a.skv; ++j) s[j] += m[j * a.maskColStride];
 }
 
 // Max with NaN winning (the reference's rule).
@@ -111,7 +107,7 @@ void blockPortable(CpuAttentionArgs const& a, Block const& b) {
       float const* kr = b.kt + t * b.ld;
       for (int64_t j = 0; j < b.ld; ++j) s[j] += qv * kr[j];
     }
-    scaleMaskPortable(a, s, b.mask ? b.mask + r * a.maskRowStride : nullptr);
+    maskPortable(a, s, b.mask ? b.mask + r * a.maskRowStride : nullptr);
     // A row whose max is not finite (a NaN or +inf score, or every score -inf) is NaN in the unfused layers.
     float const mx = maxPortable(s, a.skv);
     if (std::isfinite(mx)) {
@@ -284,28 +280,29 @@ KILN_AVX512 void pvRows(CpuAttentionArgs const& a, float const* p, int64_t ld, f
   }
 }
 
-KILN_AVX512 void scaleMask512(CpuAttentionArgs const& a, float* s, float const* m) {
-  __m512 const sc = _mm512_set1_ps(a.scale);
-  int64_t j = 0;
-  if (m && a.maskColStride == 1) {
-    for (; j + 16 <= a.skv; j += 16)
-      _mm512_store_ps(s + j, _mm512_fmadd_ps(_mm512_load_ps(s + j), sc, _mm512_loadu_ps(m + j)));
-  } else if (!m) {
-    for (; j + 16 <= a.skv; j += 16) _mm512_store_ps(s + j, _mm512_mul_ps(_mm512_load_ps(s + j), sc));
-  }
-  for (; j < a.skv; ++j) s[j] = s[j] * a.scale + (m ? m[j * a.maskColStride] : 0.f);
-}
-
-KILN_AVX512 float max512(float const* s, int64_t n) {
+// Adds the mask row (if any) to the scores and returns their max, NaN when any is NaN (the reference's rule), in one
+// pass.
+KILN_AVX512 float maskMax512(CpuAttentionArgs const& a, float* s, float const* m) {
+  int64_t const n = a.skv;
   __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   __mmask16 nan = 0;
+  bool const vecMask = m && a.maskColStride == 1;
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) {
-    __m512 const x = _mm512_load_ps(s + j);
+    __m512 x = _mm512_load_ps(s + j);
+    if (vecMask) {
+      x = _mm512_add_ps(x, _mm512_loadu_ps(m + j));
+      _mm512_store_ps(s + j, x);
+    } else if (m) {
+      for (int64_t i = 0; i < 16; ++i) s[j + i] += m[(j + i) * a.maskColStride];
+      x = _mm512_load_ps(s + j);
+    }
     nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     mx = _mm512_max_ps(mx, x);
   }
   if (j < n) {
+    if (m)
+      for (int64_t i = j; i < n; ++i) s[i] += m[i * a.maskColStride];
     __mmask16 const t = tailMask(n - j);
     __m512 const x = _mm512_maskz_load_ps(t, s + j);
     nan |= _mm512_mask_cmp_ps_mask(t, x, x, _CMP_UNORD_Q);
@@ -341,8 +338,7 @@ KILN_AVX512 void block512(CpuAttentionArgs const& a, Block const& b) {
   for (int64_t i = 0; i < b.rows; ++i) {
     float const* m = b.mask ? b.mask + i * a.maskRowStride : nullptr;
     float* s = b.s + i * b.ld;
-    scaleMask512(a, s, m);
-    float const mx = max512(s, a.skv);
+    float const mx = maskMax512(a, s, m);
     if (!std::isfinite(mx)) {
       std::fill(s, s + a.skv, 0.f);
       b.rowScale[i] = a.nanToZero ? 0.f : std::numeric_limits<float>::quiet_NaN();
