@@ -411,8 +411,10 @@ void runCpuAttention(CpuAttentionArgs const& a, int threads) {
   int64_t const ld = roundUp(a.skv, kColStep);
   bool const wide = isa == CpuAttentionIsa::kAuto && hasAvx512();
   size_t const floats = static_cast<size_t>(a.d * ld + blockRows * ld + roundUp(blockRows, 16));
+  // Dynamic: a thread that lost its core for a while (busy machines) leaves its share to the others; each item is
+  // computed by one thread alone, so the result does not depend on which.
 #ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && items > 1)
 #endif
   for (int64_t it = 0; it < items; ++it) {
     int64_t const e = perEntry ? it : it / nBlocks;
