@@ -1,10 +1,13 @@
 // attention_cpu_tiled against the reference Attention kernel (fp64), with the AVX-512 and the portable loops:
 // BERT / ViT shapes, sequence lengths that are not multiples of the row block, the row tiles or the 32-column step,
 // head dims that are not multiples of 16, k transposed, batch broadcast, layout 1, masks broadcast along every axis,
-// nan_to_zero, threads; NaN rows directly; refusals.
+// nan_to_zero, threads; NaN rows directly; refusals; the time on BERT's and ViT's shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <thread>
 
@@ -218,6 +221,43 @@ TEST(CpuAttentionTactic, OneKernelFromManyThreads) {
   for (auto& y : ys) ts.emplace_back([&] { backends::cpu::runCpuAttention(args(y), 2); });
   for (auto& t : ts) t.join();
   for (auto const& y : ys) EXPECT_EQ(y, expect);
+}
+
+// Prints the fused loop's time on BERT-base's (12 heads, S = 128, D = 64) and ViT-B/16's (S = 197) batch-1 shapes on
+// two threads (median of 20 runs; compare with the unfused MatMul, Div, SoftMax, MatMul layers of kilnexec
+// --dumpProfile), and checks that two threads give one thread's result exactly (each item is one thread's work).
+TEST(CpuAttentionTactic, BenchmarkBertAndVitShapes) {
+  for (int64_t s : {128, 197}) {
+    int64_t const h = 12, d = 64;
+    HostTensor q = randomTensor({h, s, d}, 1), k = randomTensor({h, s, d}, 2), v = randomTensor({h, s, d}, 3);
+    std::vector<float> y1(static_cast<size_t>(h * s * d)), y2(y1.size());
+    backends::cpu::CpuAttentionArgs a;
+    a.q = static_cast<float const*>(q.data());
+    a.k = static_cast<float const*>(k.data());
+    a.v = static_cast<float const*>(v.data());
+    a.sq = a.skv = s;
+    a.d = a.dv = d;
+    a.batchRank = 1;
+    a.batch[0] = h;
+    a.qStride[0] = a.kStride[0] = a.vStride[0] = a.yStride[0] = s * d;
+    a.qRowStride = a.kRowStride = a.vRowStride = a.yRowStride = d;
+    a.scale = 0.125f;
+    a.y = y1.data();
+    backends::cpu::runCpuAttention(a, 1);
+    a.y = y2.data();
+    std::vector<double> ms;
+    for (int i = 0; i < 20; ++i) {
+      auto const t0 = std::chrono::steady_clock::now();
+      backends::cpu::runCpuAttention(a, 2);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    EXPECT_EQ(y1, y2);
+    std::sort(ms.begin(), ms.end());
+    double const gflop = 4.0 * static_cast<double>(h * s * s * d) * 1e-9;
+    std::printf("attention_cpu_tiled %s, 12 heads x %lld x 64, 2 threads: median %.3f ms (%.0f GFLOP/s), min %.3f ms\n",
+                backends::cpu::cpuAttentionUsesAvx512() ? "AVX-512" : "portable", static_cast<long long>(s), ms[10],
+                gflop / ms[10] * 1e3, ms[0]);
+  }
 }
 
 }  // namespace
