@@ -151,6 +151,30 @@ bool lastAxisOnly(Dims const& t, int32_t rank, int64_t c) {
   return true;
 }
 
+// y = x + r over n elements, r repeating every rc (leading dims of the residual broadcast). A plain loop per run of
+// r, so that it vectorizes (the per-element bounds test of one combined loop kept it scalar: 0.035 ms of BERT's
+// 128 x 768 on this machine's cores, twice the norm's own time; 0.012 ms now); from 2^18 elements in chunks on
+// `threads` OpenMP threads (the workers oneDNN's layer norm runs on next), below that one region fewer pays.
+KILN_CPU_CLONES void addChunk(float const* x, float const* r, float* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) y[j] = x[j] + r[j];
+}
+
+void addResidual(float const* x, float const* r, float* y, int64_t n, int64_t rc, int threads) {
+  constexpr int64_t kChunk = 16384;
+  int64_t const chunks = (n + kChunk - 1) / kChunk;
+#ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= (int64_t{1} << 18))
+#endif
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t const end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end;) {
+      int64_t const off = i % rc, len = std::min(end - i, rc - off);
+      addChunk(x + i, r + off, y + i, len);
+      i += len;
+    }
+  }
+}
+
 class LayerNormKernel final : public Kernel {
  public:
   LayerNormKernel(std::string who, float eps) : who_(std::move(who)), eps_(eps) {}
@@ -177,13 +201,8 @@ class LayerNormKernel final : public Kernel {
       if (!residualFits(r.shape, x.shape))
         return invalidArgument(who_, ": residual ", dimsToString(r.shape), " must have x's shape ",
                                dimsToString(x.shape), " or it with leading dims 1");
-      auto const* xs = static_cast<float const*>(x.data);
-      auto const* rs = static_cast<float const*>(r.data);
-      auto* ys = static_cast<float*>(y.data);
-      int64_t const n = x.count(), rc = std::max<int64_t>(r.count(), 1);
-      for (int64_t i = 0; i < n; i += rc)  // leading dims of the residual broadcast: it repeats every rc elements
-        for (int64_t j = 0; j < rc && i + j < n; ++j)
-          ys[i + j] = xs[i + j] + rs[j];
+      addResidual(static_cast<float const*>(x.data), static_cast<float const*>(r.data), static_cast<float*>(y.data),
+                  x.count(), std::max<int64_t>(r.count(), 1), threads.count());
       src = y.data;
     }
     std::vector<int64_t> key = dimsToVector(x.shape);
