@@ -548,6 +548,18 @@ bool validPerm(std::vector<int64_t> const& perm, int32_t rank) {
   return true;
 }
 
+// True when `perm` over `dims` keeps every axis longer than 1 in its order (it moves only axes of length 1, as
+// the [B, S, E] <-> [S, B, E] transposes of torch.nn.MultiheadAttention at batch 1): the bytes do not move.
+bool movesOnlyUnitAxes(memory::dims const& dims, std::vector<int64_t> const& perm) {
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    if (dims[static_cast<size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
 struct ShufflePlan {
   // Each step: a reorder from `from` (over the step's source buffer) into plain `to`. Empty: y is a copy of x.
   std::vector<std::pair<memory::desc, memory::desc>> steps;
@@ -603,7 +615,8 @@ class ShuffleKernel final : public Kernel {
     auto p = std::make_shared<ShufflePlan>();
     try {
       memory::dims xd = toDnnl(x);
-      if (!first_.empty() && !isIdentity(first_)) {
+      // Permutations that move only unit axes take no step (a pure reshape: one copy, or none in place).
+      if (!first_.empty() && !isIdentity(first_) && !movesOnlyUnitAxes(xd, first_)) {
         memory::desc from = transposedSource(xd, first_);
         p->steps.push_back({from, plainDesc(from.dims())});
       }
@@ -612,8 +625,10 @@ class ShuffleKernel final : public Kernel {
         memory::dims r(static_cast<size_t>(y.nbDims));
         for (int32_t i = 0; i < y.nbDims; ++i)
           r[static_cast<size_t>(second_[i])] = y.d[i];
-        memory::desc from = transposedSource(r, second_);
-        p->steps.push_back({from, plainDesc(toDnnl(y))});
+        if (!movesOnlyUnitAxes(r, second_)) {
+          memory::desc from = transposedSource(r, second_);
+          p->steps.push_back({from, plainDesc(toDnnl(y))});
+        }
       }
       for (auto const& [from, to] : p->steps)
         p->reorders.push_back(std::make_shared<dnnl::reorder const>(

@@ -140,7 +140,11 @@ TEST(OnednnShuffle, TransposesAndReshapes) {
   for (Case c : {Case{{1, 128, 768}, {}, {1, 128, 12, 64}, {0, 2, 1, 3}},  // attention heads
                  Case{{1, 12, 128, 64}, {0, 2, 1, 3}, {1, 128, 768}, {}},  // and back
                  Case{{2, 3, 4, 5}, {3, 1, 0, 2}, {}, {}}, Case{{2, 3, 4, 5}, {}, {6, 20}, {}},
-                 Case{{2, 3, 4, 5}, {1, 0, 2, 3}, {3, 40}, {1, 0}}, Case{{7}, {}, {}, {}}}) {
+                 Case{{2, 3, 4, 5}, {1, 0, 2, 3}, {3, 40}, {1, 0}}, Case{{7}, {}, {}, {}},
+                 // Only unit axes move (MultiheadAttention's [B, S, E] <-> [S, B, E] at batch 1): one copy; and
+                 // unit axes moving around axes that do move.
+                 Case{{1, 128, 64}, {1, 0, 2}, {}, {}}, Case{{128, 1, 64}, {}, {8, 16, 1, 64}, {2, 0, 1, 3}},
+                 Case{{1, 3, 1, 5}, {3, 2, 1, 0}, {}, {}}, Case{{3, 1, 5}, {1, 0, 2}, {15}, {}}}) {
     ir::Attributes a;
     if (!c.first.empty())
       a.set("first_perm", c.first);
