@@ -560,6 +560,23 @@ bool movesOnlyUnitAxes(memory::dims const& dims, std::vector<int64_t> const& per
   return true;
 }
 
+// memcpy of n floats in chunks on `threads` OpenMP threads: a tensor coming from memory or L3 copies at twice one
+// core's bandwidth (ViT's 197 x 768 batch-first transposes at batch 1: 0.036 ms single-threaded in the network
+// against 0.029 ms for oneDNN's two-thread reorder).
+void copyOnThreads(void const* x, void* y, int64_t n, int threads) {
+  constexpr int64_t kChunk = 16384;
+  int64_t const chunks = (n + kChunk - 1) / kChunk;
+  auto const* src = static_cast<float const*>(x);
+  auto* dst = static_cast<float*>(y);
+#ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
+#endif
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t const begin = c * kChunk;
+    std::memcpy(dst + begin, src + begin, static_cast<size_t>(std::min(kChunk, n - begin)) * sizeof(float));
+  }
+}
+
 struct ShufflePlan {
   // Each step: a reorder from `from` (over the step's source buffer) into plain `to`. Empty: y is a copy of x.
   std::vector<std::pair<memory::desc, memory::desc>> steps;
@@ -588,12 +605,11 @@ class ShuffleKernel final : public Kernel {
     for (int64_t v : dimsToVector(y.shape))
       key.push_back(v);
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<ShufflePlan const> p, cache_.get(std::move(key), [&] { return build(x.shape, y.shape); }));
+    OmpThreads threads(ctx, x.count());
     if (p->steps.empty()) {
-      if (x.data != y.data)
-        std::memcpy(y.data, x.data, static_cast<size_t>(y.count()) * sizeof(float));
+      if (x.data != y.data) copyOnThreads(x.data, y.data, y.count(), threads.count());
       return Status::ok();
     }
-    OmpThreads threads(ctx, x.count());
     try {
       dnnl::engine& eng = engine();
       dnnl::stream stream(eng);

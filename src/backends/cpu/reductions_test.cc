@@ -144,7 +144,8 @@ TEST(OnednnShuffle, TransposesAndReshapes) {
                  // Only unit axes move (MultiheadAttention's [B, S, E] <-> [S, B, E] at batch 1): one copy; and
                  // unit axes moving around axes that do move.
                  Case{{1, 128, 64}, {1, 0, 2}, {}, {}}, Case{{128, 1, 64}, {}, {8, 16, 1, 64}, {2, 0, 1, 3}},
-                 Case{{1, 3, 1, 5}, {3, 2, 1, 0}, {}, {}}, Case{{3, 1, 5}, {1, 0, 2}, {15}, {}}}) {
+                 Case{{1, 3, 1, 5}, {3, 2, 1, 0}, {}, {}}, Case{{3, 1, 5}, {1, 0, 2}, {15}, {}},
+                 Case{{1, 301, 200}, {1, 0, 2}, {}, {}}}) {  // copied in chunks on both threads
     ir::Attributes a;
     if (!c.first.empty())
       a.set("first_perm", c.first);
