@@ -153,8 +153,9 @@ bool lastAxisOnly(Dims const& t, int32_t rank, int64_t c) {
 
 // y = x + r over n elements, r repeating every rc (leading dims of the residual broadcast). A plain loop per run of
 // r, so that it vectorizes (the per-element bounds test of one combined loop kept it scalar: 0.035 ms of BERT's
-// 128 x 768 on this machine's cores, twice the norm's own time; 0.012 ms now); from 2^18 elements in chunks on
-// `threads` OpenMP threads (the workers oneDNN's layer norm runs on next), below that one region fewer pays.
+// 128 x 768 on this machine's cores, twice the norm's own time; 0.012 ms now), in chunks on `threads` OpenMP
+// threads (the workers oneDNN's layer norm runs on next; OmpThreads keeps small tensors on the calling thread):
+// operands coming from L3 or memory stream at twice one core's bandwidth.
 KILN_CPU_CLONES void addChunk(float const* x, float const* r, float* y, int64_t n) {
   for (int64_t j = 0; j < n; ++j) y[j] = x[j] + r[j];
 }
@@ -163,7 +164,7 @@ void addResidual(float const* x, float const* r, float* y, int64_t n, int64_t rc
   constexpr int64_t kChunk = 16384;
   int64_t const chunks = (n + kChunk - 1) / kChunk;
 #ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && n >= (int64_t{1} << 18))
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
 #endif
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t const end = std::min(n, (c + 1) * kChunk);

@@ -65,8 +65,7 @@ TEST(OnednnLayerNorm, LastAxis) {
                                  {var(randomTensor({3, 5, 13}, 9)), var(randomTensor({13}, 10)),
                                   var(randomTensor({13}, 11)), var(randomTensor({1, 5, 13}, 12))}),
             kTol);
-  // Over 2^18 elements (the residual sum runs in chunks on the threads), a broadcast residual whose runs (75000)
-  // cross the 16384-element chunks.
+  // A residual sum in chunks on two threads, a broadcast residual whose runs (75000) cross the 16384-element chunks.
   EXPECT_LT(compareWithReference("normalization_onednn_layer", OpType::kNormalization, normAttrs({-1}),
                                  {var(randomTensor({4, 300, 250}, 13)), var(randomTensor({250}, 14)),
                                   var(randomTensor({250}, 15)), var(randomTensor({1, 300, 250}, 16))},
