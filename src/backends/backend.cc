@@ -155,5 +155,6 @@ namespace kiln::backends {
 // Without oneDNN every CPU kernel is a reference kernel on plain tensors (the oneDNN build defines this in
 // cpu/onednn_util.cc).
 int64_t cpuPreferredActivationFormat() { return 0; }
+bool cpuFusedAttentionFast() { return false; }
 }  // namespace kiln::backends
 #endif

@@ -1,4 +1,5 @@
-// What the builder asks the CPU backend about activation memory formats between oneDNN layers.
+// What the builder asks the CPU backend: activation memory formats between oneDNN layers, and whether its fused
+// attention loop is the fast choice on this machine.
 #pragma once
 
 #include <cstdint>
@@ -8,5 +9,9 @@ namespace kiln::backends {
 /// The memory format (a cpu::ActFormat value) the oneDNN CPU convolutions prefer for activations on this machine,
 /// for the builder to record between oneDNN layers; 0 (plain) in builds without oneDNN.
 int64_t cpuPreferredActivationFormat();
+
+/// True when the CPU backend's fused fp32 Attention loop (attention_cpu_tiled) is faster than the unfused layers
+/// on this machine: where it runs its AVX-512 code; false in builds without oneDNN.
+bool cpuFusedAttentionFast();
 
 }  // namespace kiln::backends

@@ -461,6 +461,10 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   pctx.evaluator = &eval;
   pctx.budget = env.budget;
   pctx.cpuTarget = gpu == nullptr;
+  // The CPU's fused attention is the oneDNN-source backend's (attention_cpu_tiled); elsewhere (reference-only
+  // builds, CPUs without AVX-512) the unfused layers are faster.
+  pctx.cpuFusedAttention = pctx.cpuTarget && (sources & (1u << static_cast<int32_t>(TacticSource::kONEDNN))) != 0 &&
+                           backends::cpuFusedAttentionFast();
   std::vector<std::string> passLog;
   pctx.log = &passLog;
   KILN_RETURN_IF_ERROR(runPipeline(*g, pctx));
@@ -538,8 +542,9 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     }
   }
   // Attention again: the exporters compute SDPA's scale from q's shape, which the profile constants make a
-  // constant only now, after the pipeline (whose fuse_attention saw it computed).
-  if (gpu && config.optimizationLevel() > 0) {
+  // constant only now, after the pipeline (whose fuse_attention saw it computed). CPU builds too (fp32 only: the
+  // pass checks PassContext::cpuTarget).
+  if (config.optimizationLevel() > 0) {
     passLog.clear();
     // The profiles' input dims: absorb_attention_views proves its chains at shapes every profile fixes.
     std::vector<std::vector<Dims>> profileInputs;

@@ -65,6 +65,12 @@ TEST(OnednnLayerNorm, LastAxis) {
                                  {var(randomTensor({3, 5, 13}, 9)), var(randomTensor({13}, 10)),
                                   var(randomTensor({13}, 11)), var(randomTensor({1, 5, 13}, 12))}),
             kTol);
+  // A residual sum in chunks on two threads, a broadcast residual whose runs (75000) cross the 16384-element chunks.
+  EXPECT_LT(compareWithReference("normalization_onednn_layer", OpType::kNormalization, normAttrs({-1}),
+                                 {var(randomTensor({4, 300, 250}, 13)), var(randomTensor({250}, 14)),
+                                  var(randomTensor({250}, 15)), var(randomTensor({1, 300, 250}, 16))},
+                                 2),
+            kTol);
   // Other axes, groups and per-element scales stay on the reference.
   auto supports = [](ir::Attributes const& a, V x, V s) {
     return tacticSupports("normalization_onednn_layer",
@@ -133,7 +139,12 @@ TEST(OnednnShuffle, TransposesAndReshapes) {
   for (Case c : {Case{{1, 128, 768}, {}, {1, 128, 12, 64}, {0, 2, 1, 3}},  // attention heads
                  Case{{1, 12, 128, 64}, {0, 2, 1, 3}, {1, 128, 768}, {}},  // and back
                  Case{{2, 3, 4, 5}, {3, 1, 0, 2}, {}, {}}, Case{{2, 3, 4, 5}, {}, {6, 20}, {}},
-                 Case{{2, 3, 4, 5}, {1, 0, 2, 3}, {3, 40}, {1, 0}}, Case{{7}, {}, {}, {}}}) {
+                 Case{{2, 3, 4, 5}, {1, 0, 2, 3}, {3, 40}, {1, 0}}, Case{{7}, {}, {}, {}},
+                 // Only unit axes move (MultiheadAttention's [B, S, E] <-> [S, B, E] at batch 1): one copy; and
+                 // unit axes moving around axes that do move.
+                 Case{{1, 128, 64}, {1, 0, 2}, {}, {}}, Case{{128, 1, 64}, {}, {8, 16, 1, 64}, {2, 0, 1, 3}},
+                 Case{{1, 3, 1, 5}, {3, 2, 1, 0}, {}, {}}, Case{{3, 1, 5}, {1, 0, 2}, {15}, {}},
+                 Case{{1, 301, 200}, {1, 0, 2}, {}, {}}}) {  // copied in chunks on both threads
     ir::Attributes a;
     if (!c.first.empty())
       a.set("first_perm", c.first);

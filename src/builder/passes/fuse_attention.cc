@@ -1,6 +1,7 @@
-// Attention fusion (GPU builds): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax(last axis) -> [NaN -> 0] ->
-// MatMul(p, v), as the exporters decompose scaled_dot_product_attention (PyTorch's SDPA for BERT and ViT, and the
-// plain Div/Mul forms), becomes one Attention node that the CUDA backend runs as one flash-attention kernel; the
+// Attention fusion (GPU builds; fp32 CPU builds where the CPU's fused loop is fast): MatMul(q, k) -> [scale] ->
+// [+ mask] -> SoftMax(last axis) -> [NaN -> 0] -> MatMul(p, v), as the exporters decompose
+// scaled_dot_product_attention (PyTorch's SDPA for BERT and ViT, and the plain Div/Mul forms), becomes one Attention
+// node that the CUDA backend runs as one flash-attention kernel (the CPU backend as attention_cpu_tiled); the
 // head-splitting Transposes around it (q, k, v [B, S, H, D] -> [B, H, S, D], y back) fold into its layout 1.
 #include <algorithm>
 #include <cmath>
@@ -230,7 +231,6 @@ class FuseAttention final : public Pass {
   char const* name() const override { return "fuse_attention"; }
 
   Result<bool> run(ir::Graph& g, PassContext const& ctx) override {
-    if (ctx.cpuTarget) return false;  // the CPU backend has no fused kernel: the unfused layers run faster there
     bool changed = false;
     for (bool again = true; again;) {
       again = false;
@@ -325,6 +325,9 @@ class FuseAttention final : public Pass {
         !headDimOk(q->shape.d[q->shape.nbDims - 1]) || !headDimOk(v->shape.d[v->shape.nbDims - 1]))
       return false;
     if (mask && mask->shape.nbDims > rank) return false;
+    // CPU builds: only where the CPU backend's fused loop (attention_cpu_tiled) is fast, and fp32 only (it takes
+    // nothing else: fp16/bf16 attention would run on the fp64 reference, far slower than the unfused layers).
+    if (ctx.cpuTarget && (!ctx.cpuFusedAttention || t != DataType::kFLOAT)) return false;
 
     // Layout 1 when the head-splitting Shuffles of q, k and v and the head-merging one of y, each read only by
     // the attention, leave no transposition once the attention reads and writes [B, S, H, D]; else layout 0.

@@ -357,13 +357,31 @@ TEST(FuseAttention, GpuPipelineGivesBertLayout1) {
   testing::expectSameOutputs(*before, *g, 1e-5);
 }
 
-TEST(FuseAttention, CpuBuildsKeepTheLayers) {
-  auto g = testing::parseInferred(kBert);
+// CPU builds fuse only where the CPU backend's fused loop is fast (cpuFusedAttention) and only fp32 (its one type).
+TEST(FuseAttention, CpuBuildsFuseFp32WhereTheCpuLoopIsFast) {
+  for (bool fast : {false, true}) {
+    auto g = testing::parseInferred(kBert);
+    ASSERT_TRUE(g);
+    auto before = g->clone();
+    PassContext ctx;
+    ctx.cpuTarget = true;
+    ctx.cpuFusedAttention = fast;
+    EXPECT_EQ(testing::runPass(*createFuseAttentionPass(), *g, &ctx), fast);
+    EXPECT_EQ(testing::countOps(*g, ir::OpType::kAttention), fast ? 1 : 0);
+    testing::expectSameOutputs(*before, *g, 1e-5);
+  }
+  std::string half = kVit;
+  for (size_t at = half.find("f32"); at != std::string::npos; at = half.find("f32", at)) half.replace(at, 3, "f16");
+  auto g = testing::parseInferred(half.c_str());
   ASSERT_TRUE(g);
   PassContext ctx;
   ctx.cpuTarget = true;
+  ctx.cpuFusedAttention = true;
   EXPECT_FALSE(testing::runPass(*createFuseAttentionPass(), *g, &ctx));
   EXPECT_EQ(testing::countOps(*g, ir::OpType::kAttention), 0);
+  // The same graph in fp16 fuses on the GPU.
+  PassContext gpu;
+  EXPECT_TRUE(testing::runPass(*createFuseAttentionPass(), *g, &gpu));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ struct PassContext {
   /// The graph inputs' dims (in g.inputs() order) at every optimization profile's min, opt and max, for passes
   /// that run after the profiles are known (null before): a dim the IR leaves -1 but every profile fixes.
   std::vector<std::vector<Dims>> const* profileInputs = nullptr;
+  bool cpuFusedAttention = false;            // CPU builds: a fast fused fp32 Attention kernel may run it
 };
 
 /// A graph rewrite. Precondition: the graph went through ir::inferGraphInPlace. A pass keeps the graph valid,
@@ -48,8 +49,8 @@ std::unique_ptr<Pass> createFuseGeluPass();
 std::unique_ptr<Pass> createFuseResidualLayerNormPass();
 /// Swaps the last two axes of a Shuffle feeding a MatrixMultiply operand into the operand's transpose flag.
 std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
-/// GPU builds only (not PassContext::cpuTarget): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax -> [NaN -> 0] ->
-/// MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
+/// GPU builds, and fp32 in CPU builds with PassContext::cpuFusedAttention: MatMul(q, k) -> [scale] -> [+ mask] ->
+/// SoftMax -> [NaN -> 0] -> MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
 std::unique_ptr<Pass> createFuseAttentionPass();
 /// Any target: a layout 0 self-attention whose q, k and v are data movement (Slice/Gather/Shuffle/...) of one
 /// [S, B, 3E] or [B, S, 3E] tensor (torch.nn.MultiheadAttention's in_proj) and whose y reaches a head-merged view
