@@ -22,10 +22,12 @@ constexpr int kDwMaxVectorsPerBlock = 32;  // channel vectors (threadIdx.x) per 
 constexpr int kDwSmemBytes = 48 * 1024;    // staged weights per block at most (no opt-in needed)
 
 // The geometry as the kernel reads it: 32-bit throughout (the launcher checks everything fits).
-struct DwParams : depthwise::Geom {
-  int cv;      // channel vectors: c / V
-  int tilesW;  // pixel tiles per output row: ceil(ow / P)
-  int tiles;   // n * oh * tilesW
+struct DwParams {
+  int ih, iw, oh, ow, c;
+  int kh, kw, sh, sw, dh, dw, ph, pw;  // depthwise::setGeometry
+  int cv;                              // channel vectors: c / V
+  int tilesW;                          // pixel tiles per output row: ceil(ow / P)
+  int tiles;                           // n * oh * tilesW
 };
 
 // One input vector, or zeros where the tap falls into the padding. The load is unconditional (from `safe`, an
@@ -250,7 +252,8 @@ bool launchVec(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T*
   chunks = (cv + cvb - 1) / cvb;
   if (chunks > 65535) return false;
 
-  DwParams d{depthwise::geomOf(g)};
+  DwParams d{};
+  depthwise::setGeometry(g, d);
   d.cv = cv;
   d.tilesW = (d.ow + p - 1) / p;
   int64_t const tiles = g.n * g.out[1] * d.tilesW;

@@ -21,11 +21,13 @@ constexpr int kMaxVectorsPerBlock = 4;
 constexpr int kSmemBytes = 48 * 1024;  // no opt-in needed
 
 // The geometry as the kernel reads it, 32-bit (the launcher checks that everything fits).
-struct TileParams : depthwise::Geom {
-  int cv;            // channel vectors: c / V
-  int cvb;           // channel vectors per block (1, 2 or 4; divides cv)
-  int tilesW;        // tiles per output row band: ceil(ow / kTileW)
-  int haloH, haloW;  // the input window of one tile
+struct TileParams {
+  int n, ih, iw, oh, ow, c;
+  int kh, kw, sh, sw, dh, dw, ph, pw;  // depthwise::setGeometry (and n)
+  int cv;                              // channel vectors: c / V
+  int cvb;                             // channel vectors per block (1, 2 or 4; divides cv)
+  int tilesW;                          // tiles per output row band: ceil(ow / kTileW)
+  int haloH, haloW;                    // the input window of one tile
 };
 
 // Block: threadIdx.x = pixel * cvb + channel vector, so a warp reads neighbouring 16-byte words of the staged window.
@@ -137,7 +139,9 @@ bool launchTiled(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, 
   int const chunks = cv / cvb;
   if (chunks > 65535) return false;
 
-  TileParams d{depthwise::geomOf(g)};
+  TileParams d{};
+  d.n = static_cast<int>(g.n);
+  depthwise::setGeometry(g, d);
   d.cv = cv;
   d.cvb = cvb;
   d.tilesW = (d.ow + kTileW - 1) / kTileW;

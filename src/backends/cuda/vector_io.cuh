@@ -39,12 +39,14 @@ inline bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 
 /// One 16-byte vector of T (fp32, fp16 or bf16) as fp32 lanes: exact.
 template <typename T>
 __device__ __forceinline__ void unpack(uint4 u, float (&f)[kWidth<T>]) {
-  uint32_t const w[4] = {u.x, u.y, u.z, u.w};
   if constexpr (std::is_same_v<T, float>) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) f[i] = __uint_as_float(w[i]);
+    f[0] = __uint_as_float(u.x);
+    f[1] = __uint_as_float(u.y);
+    f[2] = __uint_as_float(u.z);
+    f[3] = __uint_as_float(u.w);
   } else {
     static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "fp32, fp16 or bf16");
+    uint32_t const w[4] = {u.x, u.y, u.z, u.w};
     // Two elements a word, converted as a pair (one instruction for both where the target has it).
     using Pair = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
 #pragma unroll
