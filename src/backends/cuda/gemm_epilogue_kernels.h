@@ -1,7 +1,5 @@
-// The vectorized pass that finishes a GEMM's output in place, y = act(y + bias + residual) with 16-byte loads and
-// stores (gemm_epilogue.cu): what cuBLASLt's epilogue cannot do after the matrix multiply (matmul.cu's
-// launchMatmulEpilogue) and after the pointwise convolutions (conv_pointwise.cu's launchEpilogueVec). Plain
-// signatures: no Kiln headers.
+// Launcher of the vectorized in-place GEMM epilogue y = act(y + bias + residual) (gemm_epilogue.cu), what cuBLASLt's
+// epilogue cannot do after matmul.cu's and conv_pointwise.cu's GEMMs. Plain signatures: no Kiln headers.
 #pragma once
 
 #include <cuda_runtime_api.h>
