@@ -7,10 +7,10 @@
 #include <atomic>
 #include <cstring>
 
-#include "backends/cuda/activation.cuh"
+#include "backends/cuda/conv_depthwise.cuh"
 #include "backends/cuda/conv_kernels.h"
-#include "backends/cuda/conv_vec.cuh"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/vector_io.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -24,19 +24,19 @@ constexpr int kDwSmemBytes = 48 * 1024;    // staged weights per block at most (
 // The geometry as the kernel reads it: 32-bit throughout (the launcher checks everything fits).
 struct DwParams {
   int ih, iw, oh, ow, c;
-  int kh, kw, sh, sw, dh, dw, ph, pw;
-  int cv;      // channel vectors: c / V
-  int tilesW;  // pixel tiles per output row: ceil(ow / P)
-  int tiles;   // n * oh * tilesW
+  int kh, kw, sh, sw, dh, dw, ph, pw;  // depthwise::setGeometry
+  int cv;                              // channel vectors: c / V
+  int tilesW;                          // pixel tiles per output row: ceil(ow / P)
+  int tiles;                           // n * oh * tilesW
 };
 
 // One input vector, or zeros where the tap falls into the padding. The load is unconditional (from `safe`, an
 // address inside x, when outside) so that the compiler can issue a whole tile's loads before the first use.
 template <typename T>
-__device__ __forceinline__ void loadInput(T const* p, T const* safe, bool ok, float (&f)[Lanes<T>::kV]) {
+__device__ __forceinline__ void loadInput(T const* p, T const* safe, bool ok, float (&f)[vec::kWidth<T>]) {
   uint4 u = __ldg(reinterpret_cast<uint4 const*>(ok ? p : safe));
   if (!ok) u = make_uint4(0u, 0u, 0u, 0u);
-  unpack<T>(u, f);
+  vec::unpack<T>(u, f);
 }
 
 // The staged weights of tap t for this thread's channel vector: sw is [tap][V / 4][cvb] float4.
@@ -52,29 +52,6 @@ __device__ __forceinline__ void tapWeights(float4 const* sw, int t, int cvb, int
   }
 }
 
-// y[o .. o + V) = act(acc + bias + residual[o ..]) (finish<T>'s order), one 16-byte store. The residual may be y's
-// own memory: each element is read by the thread that then writes it, through the coherent path.
-template <typename T>
-__device__ __forceinline__ void storeOutput(float (&acc)[Lanes<T>::kV], float const (&bias)[Lanes<T>::kV],
-                                            Epilogue const& ep, T* y, int64_t o) {
-  constexpr int V = Lanes<T>::kV;
-  float r[V];
-  if (ep.residual) {
-    unpack<T>(*reinterpret_cast<uint4 const*>(static_cast<T const*>(ep.residual) + o), r);
-  } else {
-#pragma unroll
-    for (int j = 0; j < V; ++j) r[j] = 0.f;
-  }
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    float v = acc[j] + bias[j];
-    if (ep.residual) v += r[j];
-    if (ep.activation >= 0) v = dev::activate<float>(ep.activation, v, ep.alpha, ep.beta);
-    acc[j] = v;
-  }
-  *reinterpret_cast<uint4*>(y + o) = pack<T>(acc);
-}
-
 // Block: threadIdx.x = channel vector within the block's chunk (blockIdx.y), threadIdx.y = pixel tile lane; a
 // grid-stride loop over tiles (n, oy, P columns of ox) keeps each thread on its channels, so the staged weights
 // (and for small kernels the weights held in registers) serve every tile it computes.
@@ -83,7 +60,7 @@ __device__ __forceinline__ void storeOutput(float (&acc)[Lanes<T>::kV], float co
 template <typename T, int KH, int KW, int S, int P>
 __global__ void __launch_bounds__(kDwThreads)
     depthwiseHwcVecKernel(DwParams d, T const* __restrict__ x, T const* __restrict__ w, Epilogue ep, T* y) {
-  constexpr int V = Lanes<T>::kV;
+  constexpr int V = vec::kWidth<T>;
   extern __shared__ float4 dwStaged[];
   int const taps = KH > 0 ? KH * KW : d.kh * d.kw;
   int const cvb = static_cast<int>(blockDim.x);
@@ -109,12 +86,7 @@ __global__ void __launch_bounds__(kDwThreads)
   int const c0 = (cv0 + cvl) * V;
 
   float bias[V];
-  if (ep.bias) {
-    unpack<T>(__ldg(reinterpret_cast<uint4 const*>(static_cast<T const*>(ep.bias) + c0)), bias);
-  } else {
-#pragma unroll
-    for (int j = 0; j < V; ++j) bias[j] = 0.f;
-  }
+  depthwise::loadBias<T>(ep.bias, c0, bias);
 
   // Small kernels keep every tap's weights in registers for the whole loop; larger ones read a row per use.
   constexpr bool kHoist = KH > 0 && KH * KW * V <= 36;
@@ -195,7 +167,7 @@ __global__ void __launch_bounds__(kDwThreads)
     for (int p = 0; p < P; ++p) {
       int const ox = ox0 + p;
       if (ox >= d.ow) break;
-      storeOutput<T>(acc[p], bias, ep, y, (rowOut + ox) * d.c + c0);
+      depthwise::finishVector<T>(acc[p], bias, ep, y, (rowOut + ox) * d.c + c0);
     }
   }
 }
@@ -217,8 +189,6 @@ int multiprocessors() {
 }
 
 std::atomic<int> gDwTileForTesting{0};  // setDepthwiseHwcVecTileForTesting
-
-bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 template <typename T>
 using DwKernel = void (*)(DwParams, T const*, T const*, Epilogue, T*);
@@ -243,20 +213,16 @@ DwKernel<T> specialised(ConvGeom const& g, int p) {
   return nullptr;
 }
 
-bool fitsInt(int64_t v) { return v >= 0 && v < (int64_t{1} << 30); }
-
 template <typename T>
 bool launchVec(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T* y, cudaStream_t stream) {
-  constexpr int V = Lanes<T>::kV;
+  constexpr int V = vec::kWidth<T>;
   int64_t const outPixels = g.n * g.out[1] * g.out[2], inTotal = g.n * g.c * g.in[1] * g.in[2];
   int64_t const taps = g.kernel[1] * g.kernel[2];
   if (g.c % V != 0 || outPixels * g.c >= (int64_t{1} << 31) || inTotal >= (int64_t{1} << 31) || inTotal == 0)
     return false;
-  if (!aligned16(x) || !aligned16(y) || !aligned16(ep.bias) || !aligned16(ep.residual)) return false;
-  for (int i = 1; i < 3; ++i)
-    if (!fitsInt(g.kernel[i]) || !fitsInt(g.stride[i]) || !fitsInt(g.dil[i]) || !fitsInt(g.padBegin[i]) ||
-        g.kernel[i] < 1 || g.stride[i] < 1 || g.dil[i] < 1)
-      return false;
+  if (!vec::aligned16(x) || !vec::aligned16(y) || !vec::aligned16(ep.bias) || !vec::aligned16(ep.residual))
+    return false;
+  if (!depthwise::windowFits(g)) return false;
   if (taps * V * 4 > kDwSmemBytes) return false;
 
   int const sms = multiprocessors();
@@ -287,19 +253,7 @@ bool launchVec(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T*
   if (chunks > 65535) return false;
 
   DwParams d{};
-  d.ih = static_cast<int>(g.in[1]);
-  d.iw = static_cast<int>(g.in[2]);
-  d.oh = static_cast<int>(g.out[1]);
-  d.ow = static_cast<int>(g.out[2]);
-  d.c = static_cast<int>(g.c);
-  d.kh = static_cast<int>(g.kernel[1]);
-  d.kw = static_cast<int>(g.kernel[2]);
-  d.sh = static_cast<int>(g.stride[1]);
-  d.sw = static_cast<int>(g.stride[2]);
-  d.dh = static_cast<int>(g.dil[1]);
-  d.dw = static_cast<int>(g.dil[2]);
-  d.ph = static_cast<int>(g.padBegin[1]);
-  d.pw = static_cast<int>(g.padBegin[2]);
+  depthwise::setGeometry(g, d);
   d.cv = cv;
   d.tilesW = (d.ow + p - 1) / p;
   int64_t const tiles = g.n * g.out[1] * d.tilesW;
@@ -325,10 +279,7 @@ bool launchVec(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T*
 
 bool launchDepthwiseHwcVec(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
                            cudaStream_t stream) {
-  bool typeOk = dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
-  if (!typeOk || g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.groups != g.c || g.k != g.c || g.n < 0 ||
-      g.c <= 0)
-    return false;
+  if (!depthwise::callOk(dtype, g)) return false;
   if (g.n * g.out[1] * g.out[2] == 0) return true;
   bool launched = false;
   bool const known = KILN_CUDA_DISPATCH_FLOAT(
@@ -339,16 +290,6 @@ bool launchDepthwiseHwcVec(int32_t dtype, ConvGeom const& g, void const* x, void
 
 void setDepthwiseHwcVecTileForTesting(int mode) { gDwTileForTesting.store(mode, std::memory_order_relaxed); }
 
-int depthwiseHwcVecWidth(int32_t dtype) {
-  switch (dtype) {
-    case dev::kFLOAT:
-      return 4;
-    case dev::kHALF:
-    case dev::kBF16:
-      return 8;
-    default:
-      return 0;
-  }
-}
+int depthwiseHwcVecWidth(int32_t dtype) { return vec::width(dtype); }
 
 }  // namespace kiln::cuda

@@ -4,10 +4,10 @@
 // of once per tap, and the block's weights once as fp32.
 #include <cuda_runtime.h>
 
-#include "backends/cuda/activation.cuh"
+#include "backends/cuda/conv_depthwise.cuh"
 #include "backends/cuda/conv_kernels.h"
-#include "backends/cuda/conv_vec.cuh"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/vector_io.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -23,11 +23,11 @@ constexpr int kSmemBytes = 48 * 1024;  // no opt-in needed
 // The geometry as the kernel reads it, 32-bit (the launcher checks that everything fits).
 struct TileParams {
   int n, ih, iw, oh, ow, c;
-  int kh, kw, sh, sw, dh, dw, ph, pw;
-  int cv;            // channel vectors: c / V
-  int cvb;           // channel vectors per block (1, 2 or 4; divides cv)
-  int tilesW;        // tiles per output row band: ceil(ow / kTileW)
-  int haloH, haloW;  // the input window of one tile
+  int kh, kw, sh, sw, dh, dw, ph, pw;  // depthwise::setGeometry (and n)
+  int cv;                              // channel vectors: c / V
+  int cvb;                             // channel vectors per block (1, 2 or 4; divides cv)
+  int tilesW;                          // tiles per output row band: ceil(ow / kTileW)
+  int haloH, haloW;                    // the input window of one tile
 };
 
 // Block: threadIdx.x = pixel * cvb + channel vector, so a warp reads neighbouring 16-byte words of the staged window.
@@ -35,7 +35,7 @@ struct TileParams {
 template <typename T>
 __global__ void __launch_bounds__(kTilePixels* kMaxVectorsPerBlock)
     depthwiseHwcTiledKernel(TileParams d, T const* __restrict__ x, T const* __restrict__ w, Epilogue ep, T* y) {
-  constexpr int V = Lanes<T>::kV;
+  constexpr int V = vec::kWidth<T>;
   extern __shared__ uint4 tiledSmem[];
   uint4* const halo = tiledSmem;  // [haloH][haloW][cvb] raw input vectors (zeros in the padding)
   // [tap][cvb][V] fp32, 16-byte aligned: it follows whole uint4 words.
@@ -64,12 +64,7 @@ __global__ void __launch_bounds__(kTilePixels* kMaxVectorsPerBlock)
   int const c0 = (cv0 + cvl) * V;
 
   float bias[V];
-  if (ep.bias && active) {
-    unpack<T>(__ldg(reinterpret_cast<uint4 const*>(static_cast<T const*>(ep.bias) + c0)), bias);
-  } else {
-#pragma unroll
-    for (int j = 0; j < V; ++j) bias[j] = 0.f;
-  }
+  depthwise::loadBias<T>(active ? ep.bias : nullptr, c0, bias);
 
   int const haloVectors = d.haloH * d.haloW * cvb;
   int64_t const imageIn = static_cast<int64_t>(d.ih) * d.iw * d.c;
@@ -98,7 +93,7 @@ __global__ void __launch_bounds__(kTilePixels* kMaxVectorsPerBlock)
 #pragma unroll 3
       for (int kx = 0; kx < d.kw; ++kx) {
         float xv[V];
-        unpack<T>(hrow[kx * d.dw * cvb], xv);
+        vec::unpack<T>(hrow[kx * d.dw * cvb], xv);
         float const* const wt = wrow + kx * cvb * V;
 #pragma unroll
         for (int j = 0; j < V; j += 4) {
@@ -111,29 +106,10 @@ __global__ void __launch_bounds__(kTilePixels* kMaxVectorsPerBlock)
       }
     }
 
-    // finish<T>'s order: sum + bias + residual, then the activation. The residual may be y's own memory: this
-    // thread reads the element it then writes, through the coherent path.
     int64_t const o = ((static_cast<int64_t>(b) * d.oh + oy) * d.ow + ox) * d.c + c0;
-    float r[V];
-    if (ep.residual) {
-      unpack<T>(*reinterpret_cast<uint4 const*>(static_cast<T const*>(ep.residual) + o), r);
-    } else {
-#pragma unroll
-      for (int j = 0; j < V; ++j) r[j] = 0.f;
-    }
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      float v = acc[j] + bias[j];
-      if (ep.residual) v += r[j];
-      if (ep.activation >= 0) v = dev::activate<float>(ep.activation, v, ep.alpha, ep.beta);
-      acc[j] = v;
-    }
-    *reinterpret_cast<uint4*>(y + o) = pack<T>(acc);
+    depthwise::finishVector<T>(acc, bias, ep, y, o);
   }
 }
-
-bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-bool fitsInt(int64_t v) { return v >= 0 && v < (int64_t{1} << 30); }
 
 // The window of one tile and the shared memory it and the weights take, for V-element vectors and cvb of them.
 int64_t smemBytes(ConvGeom const& g, int v, int cvb, int64_t* haloH, int64_t* haloW) {
@@ -144,15 +120,13 @@ int64_t smemBytes(ConvGeom const& g, int v, int cvb, int64_t* haloH, int64_t* ha
 
 template <typename T>
 bool launchTiled(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T* y, cudaStream_t stream) {
-  constexpr int V = Lanes<T>::kV;
+  constexpr int V = vec::kWidth<T>;
   if (g.c % V != 0) return false;
   int64_t const outTotal = g.n * g.out[1] * g.out[2] * g.c, inTotal = g.n * g.c * g.in[1] * g.in[2];
   if (outTotal >= (int64_t{1} << 31) || inTotal >= (int64_t{1} << 31) || inTotal == 0) return false;
-  if (!aligned16(x) || !aligned16(y) || !aligned16(ep.bias) || !aligned16(ep.residual)) return false;
-  for (int i = 1; i < 3; ++i)
-    if (!fitsInt(g.kernel[i]) || !fitsInt(g.stride[i]) || !fitsInt(g.dil[i]) || !fitsInt(g.padBegin[i]) ||
-        g.kernel[i] < 1 || g.stride[i] < 1 || g.dil[i] < 1)
-      return false;
+  if (!vec::aligned16(x) || !vec::aligned16(y) || !vec::aligned16(ep.bias) || !vec::aligned16(ep.residual))
+    return false;
+  if (!depthwise::windowFits(g)) return false;
   int const cv = static_cast<int>(g.c / V);
   int cvb = cv % 4 == 0 ? 4 : cv % 2 == 0 ? 2 : 1;  // whole chunks: no idle channel lanes
   int64_t haloH = 0, haloW = 0;
@@ -167,19 +141,7 @@ bool launchTiled(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, 
 
   TileParams d{};
   d.n = static_cast<int>(g.n);
-  d.ih = static_cast<int>(g.in[1]);
-  d.iw = static_cast<int>(g.in[2]);
-  d.oh = static_cast<int>(g.out[1]);
-  d.ow = static_cast<int>(g.out[2]);
-  d.c = static_cast<int>(g.c);
-  d.kh = static_cast<int>(g.kernel[1]);
-  d.kw = static_cast<int>(g.kernel[2]);
-  d.sh = static_cast<int>(g.stride[1]);
-  d.sw = static_cast<int>(g.stride[2]);
-  d.dh = static_cast<int>(g.dil[1]);
-  d.dw = static_cast<int>(g.dil[2]);
-  d.ph = static_cast<int>(g.padBegin[1]);
-  d.pw = static_cast<int>(g.padBegin[2]);
+  depthwise::setGeometry(g, d);
   d.cv = cv;
   d.cvb = cvb;
   d.tilesW = (d.ow + kTileW - 1) / kTileW;
@@ -196,19 +158,17 @@ bool launchTiled(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, 
 }  // namespace
 
 bool depthwiseHwcTiledFits(int32_t dtype, ConvGeom const& g) {
-  int v = dtype == dev::kFLOAT ? 4 : (dtype == dev::kHALF || dtype == dev::kBF16) ? 8 : 0;
+  int const v = vec::width(dtype);
   for (int i = 1; i < 3; ++i)
-    if (!fitsInt(g.kernel[i]) || !fitsInt(g.stride[i]) || !fitsInt(g.dil[i])) return false;
+    if (!depthwise::fitsInt(g.kernel[i]) || !depthwise::fitsInt(g.stride[i]) || !depthwise::fitsInt(g.dil[i]))
+      return false;
   int64_t haloH = 0, haloW = 0;
   return v > 0 && smemBytes(g, v, 1, &haloH, &haloW) <= kSmemBytes;
 }
 
 bool launchDepthwiseHwcTiled(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep,
                              void* y, cudaStream_t stream) {
-  bool typeOk = dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
-  if (!typeOk || g.in[0] != 1 || g.out[0] != 1 || g.kernel[0] != 1 || g.groups != g.c || g.k != g.c || g.n < 0 ||
-      g.c <= 0)
-    return false;
+  if (!depthwise::callOk(dtype, g)) return false;
   if (g.n * g.out[1] * g.out[2] == 0) return true;
   bool launched = false;
   bool const known = KILN_CUDA_DISPATCH_FLOAT(

@@ -84,7 +84,8 @@ bool launchDeconvDirect(int32_t dtype, ConvGeom const& g, void const* x, void co
 bool launchEpilogue(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilogue const& ep, void* y,
                     cudaStream_t stream);
 
-/// launchEpilogue with 16-byte loads and stores (conv_pointwise.cu): 8 fp16/bf16 or 4 fp32 elements per thread.
+/// launchEpilogue with 16-byte loads and stores (conv_pointwise.cu, through gemm_epilogue.cu's launchGemmEpilogue
+/// with one vector of 8 fp16/bf16 or 4 fp32 elements per thread).
 /// `spatial` == 1 is channels-last (y [n, k] with the channel fastest; k must be a multiple of the width), larger
 /// row-major (y [n, k, spatial]; spatial a multiple of the width). False (nothing launched) where it cannot run:
 /// another type, those multiples, y, the residual or (channels-last) the bias not 16-byte aligned, an empty y or

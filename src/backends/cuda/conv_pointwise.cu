@@ -1,67 +1,17 @@
-// Pointwise (1x1) convolution kernels: the epilogue y = act(y + bias[channel] + residual) in place, 16 bytes per
-// load and store, which follows a cuBLASLt GEMM where its epilogue cannot apply the activation (ReLU6 = clip, and
+// Pointwise (1x1) convolution kernels: the epilogue y = act(y + bias[channel] + residual) in place (gemm_epilogue.cu's
+// vectorized pass), which follows a cuBLASLt GEMM where its epilogue cannot apply the activation (ReLU6 = clip, and
 // every other non-ReLU one) or the bias of a row-major output; and a channels-last fp16/bf16 GEMM on tensor cores
 // (wmma) with bias, residual and any activation fused, so that y is written once.
 #include <mma.h>
 
 #include "backends/cuda/activation.cuh"
 #include "backends/cuda/conv_kernels.h"
-#include "backends/cuda/conv_vec.cuh"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/gemm_epilogue_kernels.h"
+#include "backends/cuda/vector_io.cuh"
 
 namespace kiln::cuda {
 namespace {
-
-using dev::fromFloat;
-using dev::toFloat;
-
-constexpr int kThreads = 256;
-constexpr int kVecBytes = 16;
-
-template <typename T>
-struct alignas(kVecBytes) Vec {
-  static constexpr int kWidth = kVecBytes / static_cast<int>(sizeof(T));
-  T v[kWidth];
-};
-
-// One 16-byte vector of y per thread and grid-stride step. `perChannelVec`: the vector's elements are consecutive
-// channels (channels-last: channel of element i is i % k, and k is a multiple of the width, so a vector never
-// wraps); else they share one channel (row-major: (i / spatial) % k with spatial a multiple of the width).
-// Every load of a step (y, residual, bias) is issued before any math. 32-bit index math (the launcher checks).
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    epilogueVecKernel(uint32_t k, uint32_t spatial, bool perChannelVec, Epilogue ep, T* y, uint32_t vectors) {
-  constexpr int W = Vec<T>::kWidth;
-  auto* yv = reinterpret_cast<Vec<T>*>(y);  // not restrict: the residual may share y's memory
-  auto const* rv = static_cast<Vec<T> const*>(ep.residual);
-  T const* bias = static_cast<T const*>(ep.bias);
-  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors; v += gridDim.x * blockDim.x) {
-    uint32_t const i0 = v * W;
-    Vec<T> x = yv[v];
-    Vec<T> r{}, b{};
-    if (rv) r = rv[v];
-    if (bias) {
-      if (perChannelVec) {
-        b = *reinterpret_cast<Vec<T> const*>(bias + i0 % k);
-      } else {
-        T const one = bias[(i0 / spatial) % k];
-#pragma unroll
-        for (int j = 0; j < W; ++j) b.v[j] = one;
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < W; ++j) {
-      float acc = toFloat(x.v[j]);
-      if (bias) acc += toFloat(b.v[j]);
-      if (rv) acc += toFloat(r.v[j]);
-      if (ep.activation >= 0) acc = dev::activate<float>(ep.activation, acc, ep.alpha, ep.beta);
-      x.v[j] = fromFloat<T>(acc);
-    }
-    yv[v] = x;
-  }
-}
-
-bool aligned(void const* p) { return (reinterpret_cast<uintptr_t>(p) % kVecBytes) == 0; }
 
 // The tensor-core GEMM y [m, n] = x [m, k] * w [n, k]^T (x, w, y row-major: channels-last pixels by channels) with
 // the epilogue fused. A block of 8 warps computes 128 rows x kBN columns, warps 4 (rows) x 2 (columns), each 32 x
@@ -152,14 +102,14 @@ __global__ void __launch_bounds__(kWmmaThreads)
         for (int e = 0; e < V; ++e) v[e] = sc[lr * kScratchLd + lc + e];
         if (bias) {
           float b[V];
-          unpack<T>(__ldg(reinterpret_cast<uint4 const*>(bias + gn)), b);
+          vec::unpack<T>(__ldg(reinterpret_cast<uint4 const*>(bias + gn)), b);
 #pragma unroll
           for (int e = 0; e < V; ++e) v[e] += b[e];
         }
         int64_t const o = gm * n + gn;
         if (residual) {  // may be y's own memory: read by the lane that then writes it, through the coherent path
           float r[V];
-          unpack<T>(*reinterpret_cast<uint4 const*>(residual + o), r);
+          vec::unpack<T>(*reinterpret_cast<uint4 const*>(residual + o), r);
 #pragma unroll
           for (int e = 0; e < V; ++e) v[e] += r[e];
         }
@@ -167,7 +117,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
 #pragma unroll
           for (int e = 0; e < V; ++e) v[e] = dev::activate<float>(ep.activation, v[e], ep.alpha, ep.beta);
         }
-        *reinterpret_cast<uint4*>(y + o) = pack<T>(v);
+        *reinterpret_cast<uint4*>(y + o) = vec::pack<T>(v);
       }
       __syncwarp();  // the scratch is read before the next tile overwrites it
     }
@@ -196,8 +146,8 @@ bool launchPointwiseWmma(int32_t dtype, int64_t m, int64_t n, int64_t k, void co
     return false;
   int const bn = wmmaColumns(n);
   if ((m + kWmmaBM - 1) / kWmmaBM * ((n + bn - 1) / bn) >= (int64_t{1} << 31)) return false;  // one grid dim
-  if (!aligned(x) || !aligned(w) || !aligned(y) || (ep.bias && !aligned(ep.bias)) ||
-      (ep.residual && !aligned(ep.residual)))
+  if (!vec::aligned16(x) || !vec::aligned16(w) || !vec::aligned16(y) || !vec::aligned16(ep.bias) ||
+      !vec::aligned16(ep.residual))
     return false;
   auto const ni = static_cast<int>(n), ki = static_cast<int>(k);
   if (dtype == dev::kHALF)
@@ -211,20 +161,23 @@ bool launchPointwiseWmma(int32_t dtype, int64_t m, int64_t n, int64_t k, void co
 
 bool launchEpilogueVec(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epilogue const& ep, void* y,
                        cudaStream_t stream) {
-  int width = dtype == dev::kFLOAT ? 4 : (dtype == dev::kHALF || dtype == dev::kBF16) ? 8 : 0;
-  int64_t total = n * k * spatial;
+  int const width = vec::width(dtype);
+  int64_t const total = n * k * spatial;
   if (width == 0 || total <= 0 || total >= (int64_t{1} << 31) || k < 1 || spatial < 1) return false;
   // Channels-last is spatial == 1: a vector spans `width` channels, so k must hold whole vectors (and the bias
   // vectors are then 16-byte aligned). Row-major: a vector stays within one channel's plane.
-  bool perChannelVec = spatial == 1;
-  if (perChannelVec ? k % width != 0 : spatial % width != 0) return false;
-  if (!aligned(y) || (ep.residual && !aligned(ep.residual)) || (perChannelVec && ep.bias && !aligned(ep.bias)))
-    return false;
-  int64_t vectors = total / width;
-  return KILN_CUDA_DISPATCH_FLOAT(
-      dtype, epilogueVecKernel<T><<<dev::blocksFor(vectors, kThreads), kThreads, 0, stream>>>(
-                 static_cast<uint32_t>(k), static_cast<uint32_t>(spatial), perChannelVec, ep, static_cast<T*>(y),
-                 static_cast<uint32_t>(vectors)));
+  bool const channelsLast = spatial == 1;
+  if (channelsLast ? k % width != 0 : spatial % width != 0) return false;
+  GemmEpilogue e;
+  e.bias = ep.bias;
+  e.biasPeriod = k;
+  e.biasRow = spatial;
+  e.residual = ep.residual;
+  e.activation = ep.activation;
+  e.alpha = ep.alpha;
+  e.beta = ep.beta;
+  e.vectorsPerThread = 1;  // one vector per thread, as this pass has always been launched
+  return launchGemmEpilogue(y, dtype, total, e, stream);
 }
 
 }  // namespace kiln::cuda

@@ -1,8 +1,9 @@
 // MatrixMultiply device kernels: a 64x64-tiled shared-memory GEMM over a broadcast batch with the bias, residual
 // and activation fused into its epilogue, and the stand-alone bias + activation pass used after cuBLASLt GEMMs
-// (a vectorized kernel with the activation compiled in for the common cases, a generic one for the rest).
+// (gemm_epilogue.cu's vectorized kernel where it applies, a generic one here for the rest).
 #include "backends/cuda/activation.cuh"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/gemm_epilogue_kernels.h"
 #include "backends/cuda/matmul_kernels.h"
 
 namespace kiln::cuda {
@@ -176,74 +177,6 @@ __global__ void epilogueKernel(T* __restrict__ y, int64_t count, MatmulEpilogue 
   }
 }
 
-// ---- The vectorized epilogue: y = act(y + bias) with 16-byte accesses and the activation compiled in. ----
-//
-// After a cuBLASLt GEMM the epilogue pass is pure streaming (read y, write y, the bias from L1/L2): what bounds
-// it is bytes in flight per SM. Each thread loads kVecUnroll 16-byte vectors of y (and their bias vectors)
-// before it computes any, so a resident warp keeps 2 KiB of loads outstanding; the activation is a template
-// argument, so no per-element switch is left in the loop.
-
-constexpr int kVecThreads = 256;
-constexpr int kVecUnroll = 4;
-
-template <typename T>
-struct alignas(16) Vec16 {
-  static constexpr int kLanes = 16 / sizeof(T);
-  T v[kLanes];
-};
-
-// The activation kinds with a compiled-in kernel (ActivationType values; -1: none).
-constexpr int32_t kVecActivations[] = {
-    -1, 0 /*kRELU*/, 1 /*kSIGMOID*/, 2 /*kTANH*/, 3 /*kLEAKY_RELU*/, 8 /*kCLIP*/, 12 /*kGELU_ERF*/, 13 /*kGELU_TANH*/};
-
-template <typename T, int kAct>
-__global__ void __launch_bounds__(kVecThreads)
-    epilogueVecKernel(T* __restrict__ y, int64_t nVec, T const* __restrict__ bias, int64_t biasVecs, float alpha,
-                      float beta, int64_t count) {
-  using V = Vec16<T>;
-  constexpr int kLanes = V::kLanes;
-  V* yv = reinterpret_cast<V*>(y);
-  V const* bv = reinterpret_cast<V const*>(bias);
-  int64_t const s = static_cast<int64_t>(gridDim.x) * kVecThreads;
-  bool const small = nVec <= int64_t{0xffffffff};
-  for (int64_t i0 = blockIdx.x * static_cast<int64_t>(kVecThreads) + threadIdx.x; i0 < nVec; i0 += s * kVecUnroll) {
-    V x[kVecUnroll], b[kVecUnroll];
-#pragma unroll
-    for (int u = 0; u < kVecUnroll; ++u) {
-      int64_t i = i0 + u * s;
-      if (i >= nVec) continue;
-      x[u] = yv[i];
-      if (bv) {
-        int64_t bi =
-            small ? static_cast<int64_t>(static_cast<uint32_t>(i) % static_cast<uint32_t>(biasVecs)) : i % biasVecs;
-        b[u] = bv[bi];
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < kVecUnroll; ++u) {
-      int64_t i = i0 + u * s;
-      if (i >= nVec) continue;
-      V r;
-#pragma unroll
-      for (int l = 0; l < kLanes; ++l) {
-        float v = dev::toFloat(x[u].v[l]);
-        if (bv) v += dev::toFloat(b[u].v[l]);
-        if constexpr (kAct >= 0) v = activate<float>(kAct, v, alpha, beta);
-        r.v[l] = dev::fromFloat<T>(v);
-      }
-      yv[i] = r;
-    }
-  }
-  // The last count % kLanes elements (only without a bias: a bias in whole vectors makes count whole too).
-  int64_t tail = count - nVec * kLanes;
-  if (blockIdx.x == 0 && threadIdx.x < tail) {
-    int64_t i = nVec * kLanes + threadIdx.x;
-    float v = dev::toFloat(y[i]);
-    if constexpr (kAct >= 0) v = activate<float>(kAct, v, alpha, beta);
-    y[i] = dev::fromFloat<T>(v);
-  }
-}
-
 // The bias's period along y when it repeats along the last dim (or covers y whole), in elements; 0 otherwise.
 int64_t biasPeriod(MatmulEpilogue const& ep) {
   if (ep.rank < 1 || ep.biasStrides[ep.rank - 1] != 1) return 0;
@@ -252,58 +185,17 @@ int64_t biasPeriod(MatmulEpilogue const& ep) {
   return ep.dims[ep.rank - 1];
 }
 
-bool vecActivation(int32_t act) {
-  for (int32_t a : kVecActivations)
-    if (a == act) return true;
-  return false;
-}
-
-int vecLanes(int32_t dtype) {
-  switch (dtype) {
-    case dev::kFLOAT:
-      return 4;
-    case dev::kHALF:
-    case dev::kBF16:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
-template <typename T, int kAct>
-void launchVec(T* y, int64_t count, MatmulEpilogue const& ep, cudaStream_t stream) {
-  constexpr int kLanes = Vec16<T>::kLanes;
-  int64_t nVec = count / kLanes;
-  int64_t biasVecs = ep.bias ? biasPeriod(ep) / kLanes : 0;
-  // One outer step per thread where the grid allows (blocksFor caps it; the loop takes the rest).
-  unsigned blocks = dev::blocksFor((nVec + kVecUnroll - 1) / kVecUnroll, kVecThreads);
-  epilogueVecKernel<T, kAct><<<blocks, kVecThreads, 0, stream>>>(y, nVec, static_cast<T const*>(ep.bias), biasVecs,
-                                                                 static_cast<float>(ep.alpha),
-                                                                 static_cast<float>(ep.beta), count);
-}
-
-template <typename T>
-void launchVecFor(T* y, int64_t count, MatmulEpilogue const& ep, cudaStream_t stream) {
-  switch (ep.activation) {
-    case 0:
-      return launchVec<T, 0>(y, count, ep, stream);
-    case 1:
-      return launchVec<T, 1>(y, count, ep, stream);
-    case 2:
-      return launchVec<T, 2>(y, count, ep, stream);
-    case 3:
-      return launchVec<T, 3>(y, count, ep, stream);
-    case 8:
-      return launchVec<T, 8>(y, count, ep, stream);
-    case 12:
-      return launchVec<T, 12>(y, count, ep, stream);
-    case 13:
-      return launchVec<T, 13>(y, count, ep, stream);
-    default:  // -1 (matmulEpiloguePath admits no other)
-      return launchVec<T, -1>(y, count, ep, stream);
-  }
+// The vectorized pass for ep (matmulEpiloguePath has checked that it applies): the bias along y's last dim.
+GemmEpilogue vectorPass(MatmulEpilogue const& ep) {
+  GemmEpilogue e;
+  e.bias = ep.bias;
+  e.biasPeriod = ep.bias ? biasPeriod(ep) : 0;
+  e.biasRow = 1;
+  e.activation = ep.activation;
+  e.alpha = static_cast<float>(ep.alpha);
+  e.beta = static_cast<float>(ep.beta);
+  e.vectorsPerThread = 4;
+  return e;
 }
 
 // Calls body with T (storage) and A (accumulation) bound for the float types this family computes in.
@@ -354,31 +246,13 @@ bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const
 }
 
 MatmulEpiloguePath matmulEpiloguePath(void const* y, int32_t dtype, MatmulEpilogue const& ep) {
-  int lanes = vecLanes(dtype);
-  if (lanes == 0 || ep.residual || !vecActivation(ep.activation) || !aligned16(y)) return MatmulEpiloguePath::kGeneric;
-  if (ep.bias) {
-    int64_t period = biasPeriod(ep);
-    if (period == 0 || period % lanes != 0 || !aligned16(ep.bias)) return MatmulEpiloguePath::kGeneric;
-  }
-  return MatmulEpiloguePath::kVector;
+  if (ep.residual || !gemmEpilogueCompiled(ep.activation, false)) return MatmulEpiloguePath::kGeneric;
+  return gemmEpilogueFits(y, dtype, vectorPass(ep)) ? MatmulEpiloguePath::kVector : MatmulEpiloguePath::kGeneric;
 }
 
 bool launchMatmulEpilogue(void* y, int32_t dtype, int64_t count, MatmulEpilogue const& ep, cudaStream_t stream) {
-  if (matmulEpiloguePath(y, dtype, ep) == MatmulEpiloguePath::kVector) {
-    switch (dtype) {
-      case dev::kFLOAT:
-        launchVecFor(static_cast<float*>(y), count, ep, stream);
-        return true;
-      case dev::kHALF:
-        launchVecFor(static_cast<__half*>(y), count, ep, stream);
-        return true;
-      case dev::kBF16:
-        launchVecFor(static_cast<__nv_bfloat16*>(y), count, ep, stream);
-        return true;
-      default:
-        break;
-    }
-  }
+  if (matmulEpiloguePath(y, dtype, ep) == MatmulEpiloguePath::kVector)
+    return launchGemmEpilogue(y, dtype, count, vectorPass(ep), stream);
   return KILN_MATMUL_DISPATCH(
       dtype, epilogueKernel<T, A><<<epilogueBlocks(count), 256, 0, stream>>>(static_cast<T*>(y), count, ep));
 }

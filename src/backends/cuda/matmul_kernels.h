@@ -1,6 +1,6 @@
 // Launchers of the MatrixMultiply device kernels (matmul.cu): the tiled shared-memory GEMM with its fused
-// bias/residual/activation epilogue, and the bias + activation pass that follows a cuBLASLt GEMM (a vectorized
-// kernel for the common cases, a generic one for the rest). Plain C++ signatures.
+// bias/residual/activation epilogue, and the bias + activation pass that follows a cuBLASLt GEMM (gemm_epilogue.cu's
+// vectorized kernel for the common cases, a generic one for the rest). Plain C++ signatures.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -53,7 +53,8 @@ bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const
 
 /// Which kernel launchMatmulEpilogue runs for a call.
 enum class MatmulEpiloguePath {
-  kVector,   ///< 16-byte loads and stores, the activation compiled in: no bias or one along y's last dim
+  kVector,   ///< launchGemmEpilogue: 16-byte loads and stores, the activation compiled in; no bias or one along
+             ///< y's last dim
   kGeneric,  ///< one element at a time, any bias map, residual and activation
 };
 
