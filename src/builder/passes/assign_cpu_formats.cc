@@ -13,6 +13,7 @@ namespace kiln::builder {
 namespace {
 
 constexpr char kConvTactic[] = "convolution_onednn_direct";
+constexpr char kWinogradTactic[] = "convolution_onednn_winograd";
 constexpr char kPoolTactic[] = "pooling_onednn_direct";
 constexpr char kActivationTactic[] = "activation_onednn_eltwise";
 constexpr char kBinaryTactic[] = "elementwise_onednn_binary";
@@ -20,7 +21,7 @@ constexpr char kReduceTactic[] = "reduce_onednn";
 
 // Layers whose oneDNN kernel reads (some inputs) in a recorded format.
 bool isFormatAware(ir::Node const& n) {
-  if (n.tactic == kConvTactic) return n.op == ir::OpType::kConvolution;
+  if (n.tactic == kConvTactic || n.tactic == kWinogradTactic) return n.op == ir::OpType::kConvolution;
   if (n.tactic == kPoolTactic) return n.op == ir::OpType::kPooling;
   if (n.tactic == kActivationTactic) return n.op == ir::OpType::kActivation;
   if (n.tactic == kBinaryTactic) return n.op == ir::OpType::kElementWise;
