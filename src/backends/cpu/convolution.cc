@@ -1,6 +1,6 @@
 // oneDNN Convolution tactics: convolution_onednn_direct (2-D and 3-D fp32 convolutions, grouped, strided, dilated,
-// any padding mode) and convolution_onednn_winograd (3x3 stride-1 2-D ones through Winograd's F(4x4, 3x3) or
-// F(2x2, 3x3) transforms, a candidate the builder times against the direct one), both with fused bias, residual (a
+// any padding mode) and convolution_onednn_winograd_4x3 / _2x3 (3x3 stride-1 2-D ones through Winograd's F(4x4, 3x3)
+// or F(2x2, 3x3) transforms, candidates the builder times against the direct one), all with fused bias, residual (a
 // sum post-op) and activation (eltwise post-ops). Activations come and go in the formats the builder recorded
 // (cpu_formats_in/out: plain NC(D)HW or a 4-D blocked or channels-last format); the primitive picks its own, and
 // activations are reordered only where the two differ. The constant weights are reordered once into the
@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/onednn_util.h"
@@ -29,9 +30,12 @@ struct ConvConfig {
   bool swish = false;  // cpu_swish: y * sigmoid(y) after the activation
   bool hasBias = false;
   bool hasResidual = false;
-  // convolution_direct, or convolution_winograd (the winograd tactic: activations in the primitive's blocked
+  // convolution_direct, or convolution_winograd (the Winograd tactics: activations in the primitive's blocked
   // format, reordered from and to the recorded ones where they differ).
   dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
+  // Winograd: the oneDNN implementation to take, by a part of its name ("wino_2x3": F(2x2, 3x3); "wino_4x3":
+  // F(4x4, 3x3)); oneDNN lists both where both apply, and which is faster depends on the shape.
+  std::string winogradImpl;
   ActFormat srcFormat = ActFormat::kPLAIN, resFormat = ActFormat::kPLAIN, dstFormat = ActFormat::kPLAIN;
   HostTensor weights;  // the Constant's data, [K, C/groups, k...] float32
 };
@@ -116,9 +120,10 @@ class OnednnConvKernel final : public Kernel {
     return Status::ok();
   }
 
-  // The primitive descriptor for these shapes (what build() makes a primitive of; the winograd tactic's
+  // The primitive descriptor for these shapes (what build() makes a primitive of; the Winograd tactics'
   // supports() asks for it to learn whether oneDNN has a Winograd kernel for the node).
-  Result<dnnl::convolution_forward::primitive_desc> primitiveDesc(Dims const& x, Dims const& y) const {
+  // `winograd`: the configured Winograd implementation (else direct).
+  Result<dnnl::convolution_forward::primitive_desc> primitiveDesc(Dims const& x, Dims const& y, bool winograd) const {
     ir::WindowParams const& wp = cfg_.window;
     int32_t ns = wp.nbSpatial;
     Dims const& w = cfg_.weights.shape();
@@ -144,7 +149,6 @@ class OnednnConvKernel final : public Kernel {
       padR.push_back(pr);
     }
     auto f32 = memory::data_type::f32;
-    bool winograd = cfg_.algorithm == dnnl::algorithm::convolution_winograd;
     try {
       KILN_ASSIGN_OR_RETURN(memory::desc srcIs, activationDesc(x, cfg_.srcFormat));
       KILN_ASSIGN_OR_RETURN(memory::desc dstIs, activationDesc(y, cfg_.dstFormat));
@@ -156,8 +160,7 @@ class OnednnConvKernel final : public Kernel {
       // scaled tanh; the tests show it): those run on plain activations, reordered where recorded otherwise.
       dnnl::post_ops probe;
       appendActivation(probe, cfg_.activation, cfg_.alpha, cfg_.beta);
-      if (cfg_.swish)
-        probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+      if (cfg_.swish) probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
       bool plainOnly = !winograd && probe.len() > 2;
       memory::desc srcPlain(toDnnl(x), f32, ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw);
       memory::desc dstPlain(toDnnl(y), f32, ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw);
@@ -170,8 +173,10 @@ class OnednnConvKernel final : public Kernel {
       // The direct tactic is what the level-0 heuristic takes: Winograd's transforms round differently (norm-
       // relative errors of 1e-6 against the fp64 reference, where direct gives 1e-7), so it is only a timed
       // candidate.
-      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, cfg_.algorithm, srcMd, weiMd, biasMd,
-                                        dstMd, strides, dil, padL, padR);
+      dnnl::algorithm algorithm =
+          winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, srcMd, weiMd, biasMd, dstMd,
+                                        strides, dil, padL, padR);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       dnnl::post_ops ops;
@@ -182,7 +187,13 @@ class OnednnConvKernel final : public Kernel {
       if (cfg_.swish)
         ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);  // x * sigmoid(1 * x)
       attr.set_post_ops(ops);
-      return dnnl::convolution_forward::primitive_desc(d, attr, engine());
+      dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+      if (!winograd) return pd;
+      do {
+        if (std::string(pd.impl_info_str()).find(cfg_.winogradImpl) != std::string::npos) return pd;
+      } while (pd.next_impl());
+      return unsupported(cfg_.who, ": oneDNN has no ", cfg_.winogradImpl, " convolution for x ", dimsToString(x),
+                         ", y ", dimsToString(y));
     } catch (dnnl::error const& e) {
       return unsupported(cfg_.who, ": oneDNN has no ", winograd ? "Winograd " : "", "convolution for x ",
                          dimsToString(x), ", y ", dimsToString(y), ": ", e.what());
@@ -194,16 +205,20 @@ class OnednnConvKernel final : public Kernel {
   memory::dims weightDims() const {
     Dims const& w = cfg_.weights.shape();
     memory::dims wd;
-    if (cfg_.groups > 1)
-      wd.push_back(cfg_.groups);
+    if (cfg_.groups > 1) wd.push_back(cfg_.groups);
     wd.push_back(w.d[0] / cfg_.groups);
-    for (int32_t i = 1; i < w.nbDims; ++i)
-      wd.push_back(w.d[i]);
+    for (int32_t i = 1; i < w.nbDims; ++i) wd.push_back(w.d[i]);
     return wd;
   }
 
   Result<std::shared_ptr<ConvPrimitive const>> build(Dims const& x, Dims const& y) const {
-    KILN_ASSIGN_OR_RETURN(dnnl::convolution_forward::primitive_desc pd, primitiveDesc(x, y));
+    bool winograd = cfg_.algorithm == dnnl::algorithm::convolution_winograd;
+    Result<dnnl::convolution_forward::primitive_desc> made = primitiveDesc(x, y, winograd);
+    // oneDNN offers its Winograd kernels by thread count too: one the builder found may be missing for the
+    // count a context runs with (F(2x2, 3x3) on one thread, e.g.). The direct convolution computes the same then.
+    if (!made && winograd)
+      made = primitiveDesc(x, y, false);
+    KILN_ASSIGN_OR_RETURN(dnnl::convolution_forward::primitive_desc pd, std::move(made));
     int32_t ns = cfg_.window.nbSpatial;
     bool grouped = cfg_.groups > 1;
     memory::format_tag plainW = ns == 2 ? (grouped ? memory::format_tag::goihw : memory::format_tag::oihw)
@@ -217,8 +232,7 @@ class OnednnConvKernel final : public Kernel {
       p->prim = dnnl::convolution_forward(pd);
       p->srcIn = makeReorder(p->src, pd.src_desc());
       p->dstOut = makeReorder(pd.dst_desc(), p->dst);
-      if (cfg_.hasResidual)
-        p->resIn = makeReorder(p->res, pd.dst_desc());
+      if (cfg_.hasResidual) p->resIn = makeReorder(p->res, pd.dst_desc());
       p->weights = packed_.get(pd.weights_desc(), memory::desc(weightDims(), memory::data_type::f32, plainW),
                                cfg_.weights.data());
       return std::shared_ptr<ConvPrimitive const>(std::move(p));
@@ -267,8 +281,7 @@ Result<ConvConfig> readConfig(ir::Node const& node, dnnl::algorithm algorithm) {
   if (ns != 2 && ns != 3)
     return invalidGraph(node.describe(), ": the oneDNN convolution runs 2-D and 3-D windows only");
   std::vector<int64_t> fallback;
-  for (int32_t i = 2; i < w->shape().nbDims; ++i)
-    fallback.push_back(w->shape().d[i]);
+  for (int32_t i = 2; i < w->shape().nbDims; ++i) fallback.push_back(w->shape().d[i]);
   ConvConfig cfg;
   cfg.who = node.describe();
   cfg.algorithm = algorithm;
@@ -291,14 +304,16 @@ Result<ConvConfig> readConfig(ir::Node const& node, dnnl::algorithm algorithm) {
   cfg.srcFormat = nodeFormat(node, "cpu_formats_in", 0);
   cfg.resFormat = nodeFormat(node, "cpu_formats_in", 3);
   cfg.dstFormat = nodeFormat(node, "cpu_formats_out", 0);
-  if (ns != 2 && (cfg.srcFormat != ActFormat::kPLAIN || cfg.resFormat != ActFormat::kPLAIN ||
-                  cfg.dstFormat != ActFormat::kPLAIN))
+  if (ns != 2 &&
+      (cfg.srcFormat != ActFormat::kPLAIN || cfg.resFormat != ActFormat::kPLAIN || cfg.dstFormat != ActFormat::kPLAIN))
     return invalidGraph(node.describe(), ": activation formats other than plain are for 2-D convolutions only");
   return cfg;
 }
 
-Result<std::unique_ptr<Kernel>> createConv(ir::Node const& node, dnnl::algorithm algorithm) {
+Result<std::unique_ptr<Kernel>> createConv(ir::Node const& node, dnnl::algorithm algorithm,
+                                           std::string winogradImpl = {}) {
   KILN_ASSIGN_OR_RETURN(ConvConfig cfg, readConfig(node, algorithm));
+  cfg.winogradImpl = std::move(winogradImpl);
   auto k = std::make_unique<OnednnConvKernel>(std::move(cfg));
   // Shapes known now: build that primitive (and reorder the weights) once, here, rather than on the first run.
   ir::Value const* x = node.input(0);
@@ -315,7 +330,7 @@ Tactic convolutionTactic() {
   t.op = OpType::kConvolution;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;
-  t.priority = 10;  // ahead of the reference (0) and of Winograd (9)
+  t.priority = 10;  // ahead of the reference (0) and of Winograd (9, 8)
   t.supports = supportsConv;
   // y may take the residual's memory: the sum post-op reads each y element before it writes it.
   t.outputMayReuseInput = 3;
@@ -323,41 +338,49 @@ Tactic convolutionTactic() {
   return t;
 }
 
-// Winograd: 2-D, ungrouped, 3x3, stride 1, no dilation, known shapes, and a oneDNN kernel for them (oneDNN 2.6 has
-// them for AVX-512 only, with at most a sum and one eltwise post-op), so that create() cannot fail on the shapes
-// the builder times.
-bool supportsWinograd(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-  if (!supportsConv(node, in, out) || in[0].shape.nbDims != 4 || node.attrs.getInt("groups", 1) != 1)
-    return false;
+// Winograd: 2-D, ungrouped, 3x3, stride 1, no dilation, known shapes, and the named oneDNN implementation for them
+// (oneDNN 2.6 has them for AVX-512 only, channels in and out in multiples of 16, at most a sum and one eltwise
+// post-op), so that create() cannot fail on the shapes the builder times.
+bool supportsWinograd(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out,
+                      char const* impl) {
+  if (!supportsConv(node, in, out) || in[0].shape.nbDims != 4 || node.attrs.getInt("groups", 1) != 1) return false;
   if (!dimsKnown(in[0].shape) || !dimsKnown(out[0].shape) || volume(in[0].shape) == 0 || volume(out[0].shape) == 0)
     return false;
   HostTensor const* w = constantInput(node, 1);
-  if (w->shape().d[2] != 3 || w->shape().d[3] != 3)
-    return false;
+  if (w->shape().d[2] != 3 || w->shape().d[3] != 3) return false;
   Result<ConvConfig> cfg = readConfig(node, dnnl::algorithm::convolution_winograd);
-  if (!cfg)
-    return false;
+  if (!cfg) return false;
   for (int32_t i = 0; i < 2; ++i)
-    if (cfg->window.strides[i] != 1 || cfg->window.dilations[i] != 1)
-      return false;
-  return OnednnConvKernel(std::move(*cfg)).primitiveDesc(in[0].shape, out[0].shape).isOk();
+    if (cfg->window.strides[i] != 1 || cfg->window.dilations[i] != 1) return false;
+  cfg->winogradImpl = impl;
+  return OnednnConvKernel(std::move(*cfg)).primitiveDesc(in[0].shape, out[0].shape, true).isOk();
 }
 
-Tactic winogradTactic() {
+// A Winograd tactic: timed above level 0 against the direct one (the level-0 heuristic keeps direct, whose
+// priority is higher).
+Tactic winogradTactic(char const* name, char const* impl, int priority) {
   Tactic t;
-  t.name = "convolution_onednn_winograd";
+  t.name = name;
   t.op = OpType::kConvolution;
   t.device = DeviceType::kCPU;
   t.source = TacticSource::kONEDNN;
-  t.priority = 9;  // timed above level 0; the level-0 heuristic keeps the direct tactic
-  t.supports = supportsWinograd;
+  t.priority = priority;
+  t.supports = [impl](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
+    return supportsWinograd(node, in, out, impl);
+  };
   t.outputMayReuseInput = 3;  // as for the direct tactic: the sum post-op reads y before writing it
-  t.create = [](ir::Node const& node) { return createConv(node, dnnl::algorithm::convolution_winograd); };
+  t.create = [impl](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+    return createConv(node, dnnl::algorithm::convolution_winograd, impl);
+  };
   return t;
 }
 
+Tactic winograd4x3Tactic() { return winogradTactic("convolution_onednn_winograd_4x3", "wino_4x3", 9); }
+Tactic winograd2x3Tactic() { return winogradTactic("convolution_onednn_winograd_2x3", "wino_2x3", 8); }
+
 KILN_REGISTER_TACTIC(convolutionTactic);
-KILN_REGISTER_TACTIC(winogradTactic);
+KILN_REGISTER_TACTIC(winograd4x3Tactic);
+KILN_REGISTER_TACTIC(winograd2x3Tactic);
 
 }  // namespace
 }  // namespace kiln::backends::cpu

@@ -114,11 +114,12 @@ inline HostTensor convertFormat(HostTensor const& t, int64_t format, bool toForm
 }
 
 /// Runs the node with the reference and with `tactic` (on a pool of `threads`), expects the tactic to be the
-/// level-0 choice among all CPU sources (or a candidate behind another library tactic, for timed alternatives), and returns the norm-relative error ||y - ref|| / ||ref||. With
-/// `inFormats` / `outFormat` the tactic's node records those activation formats (cpu_formats_in/out) and gets its
-/// rank-4 inputs (those with a non-zero entry) rearranged into them; its output is rearranged back to compare.
-/// With `outputAt` >= 0 the output is written over input `outputAt` (one buffer holding that input's data, as the
-/// builder places them for `Tactic::outputMayReuseInput`); that input must have the output's size.
+/// level-0 choice among all CPU sources (or a candidate behind another library tactic, for timed alternatives), and
+/// returns the norm-relative error ||y - ref|| / ||ref||. With `inFormats` / `outFormat` the tactic's node records
+/// those activation formats (cpu_formats_in/out) and gets its rank-4 inputs (those with a non-zero entry) rearranged
+/// into them; its output is rearranged back to compare. With `outputAt` >= 0 the output is written over input
+/// `outputAt` (one buffer holding that input's data, as the builder places them for `Tactic::outputMayReuseInput`);
+/// that input must have the output's size.
 inline double compareWithReference(std::string const& tactic, OpType op, ir::Attributes const& a,
                                    std::vector<In> const& ins, int threads = 1,
                                    std::vector<int64_t> const& inFormats = {}, int64_t outFormat = 0,
