@@ -344,7 +344,7 @@ Tactic convolutionTactic() {
 // (`tile`^2 / 9 times the direct ones: 4x for F(4x4, 3x3), 16/9 for F(2x2, 3x3)) are no larger than the
 // activations the layer reads and writes: in a network they come from memory on every run, which the builder's
 // isolated timing (weights hot in cache) does not see. Measured on ResNet-50 batch 1 (2 AVX-512 cores): layer1's
-// 3x3 (C = 64, 56x56; 0.6 MB of transformed weights) 0.66 -> 0.56 ms with F(4x4, 3x3), but layer3's (C = 256,
+// 3x3 (C = 64, 56x56; 0.6 MB of transformed weights) 0.66 -> 0.54-0.58 ms with F(4x4, 3x3), but layer3's (C = 256,
 // 14x14; 9.4 MB against 0.4 MB of activations) 0.72 -> 0.96 ms, where the isolated timing favoured Winograd.
 bool supportsWinograd(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out,
                       char const* impl, int64_t tile) {
