@@ -70,7 +70,11 @@ inline Result<NormalizationView> normalizationView(std::string const& who, Dims 
   } else {
     for (int32_t d = 0; d < rank; ++d) v.shape.push_back(x.d[d]);
     v.reduced = reducedX;
-    for (Dims const* t : {&scale, &bias}) {
+    // By position, not by address: a caller may pass one Dims object as both scale and bias.
+    Dims const* const params[2] = {&scale, &bias};
+    std::vector<int64_t>* const strides[2] = {&v.scaleStrides, &v.biasStrides};
+    for (int j = 0; j < 2; ++j) {
+      Dims const* t = params[j];
       if (t->nbDims > rank) return invalidArgument(who, ": scale/bias do not broadcast to x");
       std::vector<int64_t> s(static_cast<size_t>(rank), 0);
       int64_t step = 1;
@@ -81,7 +85,7 @@ inline Result<NormalizationView> normalizationView(std::string const& who, Dims 
         s[static_cast<size_t>(xd)] = sd == 1 ? 0 : step;
         step *= sd;
       }
-      (t == &scale ? v.scaleStrides : v.biasStrides) = std::move(s);
+      *strides[j] = std::move(s);
     }
   }
   v.xStrides.assign(v.shape.size(), 1);

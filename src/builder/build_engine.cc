@@ -14,6 +14,7 @@
 #include "builder/assign_formats.h"
 #include "builder/assign_io_formats.h"
 #include "builder/buffer_aliases.h"
+#include "builder/device_timing.h"
 #include "builder/memory_planner.h"
 #include "builder/passes/pass.h"
 #include "builder/passes/pipeline.h"
@@ -23,6 +24,7 @@
 #include "core/dims.h"
 #include "core/tensor_format.h"
 #include "core/thread_pool.h"
+#include "ir/contiguous_views.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln_version.h"
 
@@ -118,6 +120,41 @@ Result<std::vector<plan::Profile>> resolveProfiles(Graph const& g, BuilderConfig
     profiles.push_back(std::move(p));
   }
   return profiles;
+}
+
+// A build whose one optimization profile fixes every input's shape (min = opt = max, as trtexec's and kilnexec's
+// --shapes make it) can only run at that shape: setInputShape refuses any other. So the build works on the network
+// with the profile's dims in place of its -1s: fusions that must prove two shapes equal (a residual add into the
+// GEMM before it or the LayerNorm after it, attention's BSHD layout) see concrete dims instead of -1s that shape
+// inference cannot relate. Returns the declared (network) dims of every I/O tensor by name, for
+// restoreDeclaredIODims; empty when nothing was specialized (several profiles, a real range, no dynamic input, or
+// level 0, which builds the network as written: it is --check's oracle, and folds no profile constants either).
+Result<std::map<std::string, Dims>> specializeToFixedProfile(Graph& g, std::vector<plan::Profile> const& profiles,
+                                                             int optimizationLevel, ir::HostEvaluator const& eval) {
+  std::map<std::string, Dims> declared;
+  if (optimizationLevel <= 0 || profiles.size() != 1 || profiles[0].inputs.size() != g.inputs().size()) return declared;
+  bool dynamic = false;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    plan::ProfileShapes const& p = profiles[0].inputs[i];
+    if (!dimsEqual(p.min, p.opt) || !dimsEqual(p.opt, p.max) || !dimsKnown(p.opt)) return declared;
+    dynamic = dynamic || !dimsKnown(g.inputs()[i]->shape);
+  }
+  if (!dynamic) return declared;
+  for (Value* v : g.inputs()) declared[v->name] = v->shape;
+  for (Value* v : g.outputs()) declared[v->name] = v->shape;
+  for (size_t i = 0; i < g.inputs().size(); ++i) g.inputs()[i]->shape = profiles[0].inputs[i].opt;
+  KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, &eval).withContext("shapes at the fixed optimization profile"));
+  return declared;
+}
+
+// The engine reports the network's dims for its I/O tensors, -1s included, as TensorRT does, whatever shapes the
+// build specialized to; the graph's other values keep the specialized shapes (the run-time inference gives them).
+void restoreDeclaredIODims(Graph& g, std::map<std::string, Dims> const& declared) {
+  for (auto const* list : {&g.inputs(), &g.outputs()})
+    for (Value* v : *list) {
+      auto it = declared.find(v->name);
+      if (it != declared.end()) v->shape = it->second;
+    }
 }
 
 // Shapes of every value with the inputs at selector s (0 min, 1 opt, 2 max) of a profile.
@@ -271,45 +308,7 @@ Result<double> timeTacticOnDevice(backends::DeviceBackend* dev, void* stream, ba
   KILN_ASSIGN_OR_RETURN(auto wsBuf, backends::DeviceBuffer::allocate(dev, ws, "tactic timing workspace"));
   ctx.workspace = wsBuf.data();
   ctx.workspaceSize = ws;
-  KILN_ASSIGN_OR_RETURN(void* e0, dev->createEvent());
-  auto e1r = dev->createEvent();
-  if (!e1r) {
-    dev->destroyEvent(e0);
-    return e1r.status();
-  }
-  void* e1 = *e1r;
-  std::vector<double> times;
-  double total = 0;
-  Status s = Status::ok();
-  // Run 0 is the warm-up (first-use costs: descriptor caches, lazy module loading), kept only as a bound.
-  for (int i = 0; s.isOk() && i <= std::max(1, iterations); ++i) {
-    s = dev->recordEvent(e0, stream);
-    if (s.isOk()) s = k->enqueue(ctx);
-    if (s.isOk()) s = dev->recordEvent(e1, stream);
-    if (!s.isOk()) break;
-    auto ms = dev->elapsedMs(e0, e1);
-    if (!ms) {
-      s = ms.status();
-      break;
-    }
-    total += *ms;
-    if (i == 0) {
-      if (best > 0 && *ms > 2 * best) {
-        times.push_back(*ms);
-        break;
-      }
-      continue;
-    }
-    times.push_back(*ms);
-    if (total > 100) break;
-  }
-  Status sy = dev->synchronize(stream);
-  dev->destroyEvent(e0);
-  dev->destroyEvent(e1);
-  KILN_RETURN_IF_ERROR(s);
-  KILN_RETURN_IF_ERROR(sy);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return medianDeviceMs(dev, stream, iterations, best, [&] { return k->enqueue(ctx); });
 }
 
 // Casts the precision assignment put on constants (float32 weights feeding fp16/bf16 layers) are computed once
@@ -352,11 +351,12 @@ void markTf32(Graph& g, BuilderFlags flags) {
   }
 }
 
+}  // namespace
+
 // Values whose contents inference knows on the host at every shape of every profile, and identically so, are
 // constants of this engine: shape arithmetic (Shape -> Gather -> Concat -> Reshape, as exporters write it) of a
 // network with dynamic dims built for fixed shapes. They become Constants, so the layers computing them neither
-// run per inference nor take a kernel launch each. Returns the number of changes (values folded, assertions
-// decided): the graph needs renumbering when it is not 0.
+// run per inference nor take a kernel launch each.
 Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState, 3>> const& states, MemoryBudget* budget) {
   int folded = 0;
   std::vector<Value*> candidates;
@@ -418,8 +418,6 @@ Result<int> foldProfileConstants(Graph& g, std::vector<std::array<ir::ShapeState
   return folded + static_cast<int>(decided.size());
 }
 
-}  // namespace
-
 Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigImpl const& config, BuildEnv const& env) {
   Reporter const* log = env.reporter;
   auto verbose = [&](std::string const& m) {
@@ -461,6 +459,9 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     if (!out->producer) return invalidArgument("network output '", out->name, "' is not produced by any layer");
 
   KILN_ASSIGN_OR_RETURN(std::vector<plan::Profile> profiles, resolveProfiles(*g, config));
+  KILN_ASSIGN_OR_RETURN(auto declaredIODims, specializeToFixedProfile(*g, profiles, config.optimizationLevel(), eval));
+  if (!declaredIODims.empty())
+    verbose("the optimization profile fixes every input's shape: the build specializes the network to it");
 
   // Passes.
   PassContext pctx;
@@ -548,12 +549,27 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   // constant only now, after the pipeline (whose fuse_attention saw it computed).
   if (gpu && config.optimizationLevel() > 0) {
     passLog.clear();
+    // The profiles' input dims: absorb_attention_views proves its chains at shapes every profile fixes.
+    std::vector<std::vector<Dims>> profileInputs;
+    for (auto const& p : profiles)
+      for (int s = 0; s < 3; ++s) {
+        std::vector<Dims> dims;
+        for (auto const& in : p.inputs) dims.push_back(s == 0 ? in.min : s == 1 ? in.opt : in.max);
+        profileInputs.push_back(std::move(dims));
+      }
+    pctx.profileInputs = &profileInputs;
     KILN_ASSIGN_OR_RETURN(bool fused, createFuseAttentionPass()->run(*g, pctx));
     if (fused) {
+      // The new Attention nodes' views and Q/K/V projections go as the pipeline's would have.
+      Status st = createAbsorbAttentionViewsPass()->run(*g, pctx).status();
+      if (st.isOk()) st = createMergeQkvProjectionsPass()->run(*g, pctx).status();
+      pctx.profileInputs = nullptr;  // points into this block
+      KILN_RETURN_IF_ERROR(st);
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());
       for (auto const& l : passLog) verbose(l);
     }
+    pctx.profileInputs = nullptr;
   }
   // GPU memory layouts: channels-last where format-aware tactics take it, Reformat layers where layouts meet;
   // the weights' reformats are computed here, once.
@@ -749,17 +765,42 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   auto inArena = [&](Value const* v) {
     return !v->isInput && !v->isOutput && !dynamic[v->id] && v->producer && v->producer->op != OpType::kConstant;
   };
-  // Shared buffers: a view (a reshape, squeeze, unsqueeze, a same-type identity) lives in its input's memory,
-  // and so does an output its tactic may write over an input it reads last (a CPU convolution's residual, whose
-  // sum post-op then adds in place); the kernels skip the copy when the addresses are equal. The shared buffer
-  // lives until the last use of any sharer.
-  std::vector<bool> arenaValue(nValues, false);
-  for (auto const& v : g->values()) arenaValue[v->id] = inArena(v.get());
+  // Shared buffers: a view (a reshape, squeeze, unsqueeze, a same-type identity, a contiguous slice or gather)
+  // lives in its input's memory, a Concatenation's inputs where they can in its output's, and an output its
+  // tactic may write over an input it reads last (a CPU convolution's residual, whose sum post-op then adds in
+  // place) in that input's; the kernels skip the copy when the addresses are equal, the runtime skips the layers
+  // marked in place. A shared buffer lives from the first to the last use of any sharer.
+  AliasInputs aliasIn;
+  aliasIn.inArena.assign(nValues, false);
+  aliasIn.bytes = bytes;
+  aliasIn.alignment = kArenaAlignment;
+  aliasIn.fixed.assign(nValues, ir::TensorInfo{});
+  for (auto const& v : g->values()) {
+    aliasIn.inArena[v->id] = inArena(v.get());
+    // Offsets inside another buffer are planned only for shapes that every profile shape gives alike.
+    ir::TensorInfo const* first = nullptr;
+    bool same = !states.empty();
+    for (auto const& st : states)
+      for (auto const& s : st) {
+        ir::TensorInfo const& t = s.info[v->id];
+        if (!first) first = &t;
+        same = same && dimsKnown(t.shape) && t.dtype == first->dtype && dimsEqual(t.shape, first->shape);
+      }
+    if (same && first)
+      aliasIn.fixed[v->id] = *first;
+    else
+      aliasIn.fixed[v->id].shape.nbDims = -1;
+  }
   backends::TacticRegistry const& registry = backends::TacticRegistry::instance();
-  std::vector<int32_t> aliasOf = planBufferAliases(*g, arenaValue, bytes, lastUse, [&](Node const& n) {
+  aliasIn.reusableInput = [&](Node const& n) {
     backends::Tactic const* t = n.tactic.empty() ? nullptr : registry.find(n.tactic);
     return t ? t->outputMayReuseInput : -1;
-  });
+  };
+  BufferAliases aliases = planBufferAliases(*g, aliasIn, firstUse, lastUse);
+  std::vector<int32_t> const& aliasOf = aliases.aliasOf;
+  for (auto const& [ni, flags] : aliases.inPlace) g->nodes()[ni]->attrs.setInts(ir::kInPlaceAttr, flags);
+  for (auto const& l : aliases.log) verbose(l);
+  if (!aliases.inPlace.empty()) verbose(strCat("memory: ", aliases.inPlace.size(), " layers in place"));
   std::vector<BufferRequest> requests;
   std::vector<std::pair<int, int32_t>> owners;  // (0 value / 1 workspace, id)
   for (auto const& v : g->values()) {
@@ -795,11 +836,13 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     }
   }
   for (auto const& v : g->values())
-    if (aliasOf[v->id] >= 0) info.placements[v->id] = {info.placements[aliasOf[v->id]].offset, bytes[v->id]};
+    if (aliasOf[v->id] >= 0)
+      info.placements[v->id] = {info.placements[aliasOf[v->id]].offset + aliases.offset[v->id], bytes[v->id]};
   for (auto const& v : g->values())
     if (info.placements[v->id].offset < 0) info.placements[v->id].size = dynamic[v->id] ? 0 : bytes[v->id];
   info.arenaSize = arena.size;
   for (auto const& [v, f] : ioFormats) info.ioFormats[v->id] = f;
+  restoreDeclaredIODims(*g, declaredIODims);
   info.graph = std::move(g);
   return info;
 }

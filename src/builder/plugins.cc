@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "backends/device.h"
+#include "builder/device_timing.h"
 #include "builder/timing_cache.h"
 #include "core/dims.h"
 #include "core/dtype.h"
@@ -312,39 +313,11 @@ Result<double> timePluginTacticOnDevice(backends::DeviceBackend* dev, void* stre
   size_t ws = timingWorkspace(n, io);
   KILN_ASSIGN_OR_RETURN(auto wsBuf, backends::DeviceBuffer::allocate(dev, ws, "plugin tactic timing workspace"));
   KILN_RETURN_IF_ERROR(dev->synchronize(stream));
-  KILN_ASSIGN_OR_RETURN(void* e0, dev->createEvent());
-  auto e1r = dev->createEvent();
-  if (!e1r) {
-    dev->destroyEvent(e0);
-    return e1r.status();
-  }
-  void* e1 = *e1r;
-  std::vector<double> times;
-  double total = 0;
-  Status s = Status::ok();
-  for (int i = 0; s.isOk() && i <= std::max(1, iterations); ++i) {
-    s = dev->recordEvent(e0, stream);
-    if (s.isOk())
-      s = copy->execute(io.in, io.out, io.inPtrs.data(), io.outPtrs.data(), ws ? wsBuf.data() : nullptr, false, stream);
-    if (s.isOk()) s = dev->recordEvent(e1, stream);
-    if (!s.isOk()) break;
-    auto ms = dev->elapsedMs(e0, e1);
-    if (!ms) {
-      s = ms.status();
-      break;
-    }
-    total += *ms;
-    if (i > 0) times.push_back(*ms);  // run 0 is the warm-up (lazy loading, the plugin's first-use costs)
-    if (i > 0 && total > 100) break;
-  }
-  // The stream is synchronized whatever happened, so no run still reads the buffers freed below.
-  Status sy = dev->synchronize(stream);
-  dev->destroyEvent(e0);
-  dev->destroyEvent(e1);
-  KILN_RETURN_IF_ERROR(s.withContext(strCat("timing tactic ", tactic, " on the GPU")));
-  KILN_RETURN_IF_ERROR(sy.withContext(strCat(what, ": after its enqueue on the GPU")));
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  auto ms = medianDeviceMs(dev, stream, iterations, 0, [&] {
+    return copy->execute(io.in, io.out, io.inPtrs.data(), io.outPtrs.data(), ws ? wsBuf.data() : nullptr, false, stream);
+  });
+  if (!ms) return ms.status().withContext(strCat(what, ": timing it on the GPU"));
+  return *ms;
 }
 
 // What configurePlugin and getWorkspaceSize see of a profile: desc.dims the build's dims (-1 where profiles vary),

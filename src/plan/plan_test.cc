@@ -348,6 +348,37 @@ TEST(Plan, AttentionLayoutRoundTrips) {
   }
 }
 
+// Packed q/k/v in layout 2 (an absent k and v between q and the mask) goes through the plan: the reader keeps the
+// absent inputs and infers y [S, B, H, D] from the packed [S, B, 3, H, D].
+TEST(Plan, PackedQkvAttentionRoundTrips) {
+  PlanInfo p;
+  p.graph = std::make_unique<ir::Graph>();
+  ir::Value* qkv = *p.graph->addInput("qkv", DataType::kHALF, makeDims({197, 4, 3, 12, 64}));
+  ir::Value* mask = *p.graph->addInput("mask", DataType::kHALF, makeDims({4, 1, 1, 197}));
+  ir::Node* n = p.graph->addNode(OpType::kAttention, "attention", {qkv, nullptr, nullptr, mask});
+  n->attrs.setFloat("scale", 0.125);
+  n->attrs.setInt("layout", 2);
+  n->attrs.setInt("packed_qkv", 1);
+  n->output()->dtype = DataType::kHALF;
+  n->output()->shape = makeDims({197, 4, 12, 64});
+  p.graph->markOutput(n->output());
+  ASSERT_TRUE(p.graph->renumber().isOk());
+  auto w = writePlan(p);
+  ASSERT_TRUE(w.isOk()) << w.status().toString();
+  auto r = readPlan(w->data(), w->size());
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  expectSamePlan(p, *r);
+  ir::Node const* a = r->graph->findNode("attention");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->inputs.size(), 4u);
+  EXPECT_EQ(a->inputs[1], nullptr);
+  EXPECT_EQ(a->inputs[2], nullptr);
+  EXPECT_EQ(a->attrs.getInt("packed_qkv", 0), 1);
+  Status st = ir::inferGraphInPlace(*r->graph, nullptr);
+  EXPECT_TRUE(st.isOk()) << st.toString();
+  EXPECT_EQ(dimsToString(r->graph->outputs()[0]->shape), "[197,4,12,64]");
+}
+
 // Regression (plan_fuzz, corpus/plan_fuzz/crash_bool_weight_byte.plan): a bool constant whose byte is not 0 or
 // 1 was read as bool by the kernels (undefined behaviour); the reader refuses it, naming the byte.
 TEST(Plan, BoolWeightsOtherThanZeroOrOneAreRefused) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/thread_pool.h"
+#include "ir/contiguous_views.h"
 #include "runtime/engine_core.h"
 
 namespace kiln::runtime {
@@ -482,6 +483,49 @@ class ContextImpl final : public IExecutionContext {
     if (core_->device && doneRecorded_) (void)core_->device->synchronizeEvent(doneEvent_);
   }
 
+  // A layer the builder planned in place (ir::kInPlaceAttr): its tensors already share memory, so only the inputs
+  // of a Concatenation that are not in place are copied into the output (contiguous blocks: one copy each, which
+  // a CUDA graph capture records as memcpy nodes). The offsets are checked at this run's shapes first: a shape
+  // the plan did not foresee would have the layer copy between overlapping tensors.
+  Status runInPlace(Node const& n, backends::LaunchContext const& ctx) {
+    std::vector<ir::TensorInfo> ins, outs;
+    for (auto const& t : ctx.inputs) ins.push_back({t.dtype, t.shape});
+    for (auto const& t : ctx.outputs) outs.push_back({t.dtype, t.shape});
+    std::vector<int64_t> const flags = n.attrs.getInts(ir::kInPlaceAttr);
+    bool const concat = n.op == ir::OpType::kConcatenation;
+    std::optional<std::vector<int64_t>> off = ir::contiguousViewOffsets(n, ins, outs);
+    if (!off || flags.size() != (concat ? ctx.inputs.size() : 1))
+      return invalidArgument(n.describe(), " was planned in place, but at input shape ",
+                             ins.empty() ? std::string("?") : dimsToString(ins[0].shape),
+                             " its tensors are not contiguous blocks of one another (rebuild the engine)");
+    auto* y = static_cast<unsigned char*>(ctx.outputs[0].data);
+    auto misplaced = [&](size_t j) {
+      return invalidArgument(n.describe(), ": ",
+                             concat ? strCat("input ", j, " is not at byte ", (*off)[j], " of the output")
+                                    : strCat("the output is not at byte ", (*off)[j], " of input 0"),
+                             ", where the plan puts it (a corrupt plan)");
+    };
+    if (!concat) {
+      if (flags[0] != 1 || y != static_cast<unsigned char const*>(ctx.inputs[0].data) + (*off)[0]) return misplaced(0);
+      return Status::ok();
+    }
+    for (size_t j = 0; j < flags.size(); ++j)
+      if ((flags[j] != 0 && flags[j] != 1) || (flags[j] == 1 && ctx.inputs[j].data != y + (*off)[j]))
+        return misplaced(j);
+    for (size_t j = 0; j < flags.size(); ++j) {
+      if (flags[j] == 1) continue;
+      size_t bytes = static_cast<size_t>(volume(ins[j].shape)) * dataTypeSize(ins[j].dtype);
+      if (bytes == 0) continue;
+      if (!ctx.inputs[j].data || !y) return internalError(n.describe(), ": no memory for input ", j, " or the output");
+      if (core_->device)
+        KILN_RETURN_IF_ERROR(core_->device->copy(y + (*off)[j], ctx.inputs[j].data, bytes,
+                                                 backends::CopyKind::kDeviceToDevice, stream_));
+      else
+        std::memcpy(y + (*off)[j], ctx.inputs[j].data, bytes);
+    }
+    return Status::ok();
+  }
+
   Status runSteps() {
     if (!allInputDimensionsSpecified()) {
       for (auto const& t : core_->io)
@@ -595,7 +639,7 @@ class ContextImpl final : public IExecutionContext {
       auto t0 = std::chrono::steady_clock::now();
       if (core_->device) core_->device->rangePush(n.name.c_str());
       ctx.state = states_[nodeId].get();
-      Status s = core_->kernels[nodeId]->enqueue(ctx);
+      Status s = n.attrs.has(ir::kInPlaceAttr) ? runInPlace(n, ctx) : core_->kernels[nodeId]->enqueue(ctx);
       if (core_->device) core_->device->rangePop();
       if (!s.isOk()) return s.withContext(n.describe());
       ++layerIndex;

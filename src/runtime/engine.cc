@@ -2,6 +2,7 @@
 #include <new>
 
 #include "core/host_memory.h"
+#include "ir/contiguous_views.h"
 #include "runtime/engine_core.h"
 #include "runtime/plugins.h"
 
@@ -93,6 +94,9 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
     if (t->op != n.op) return invalidPlan(n.describe(), ": tactic '", n.tactic, "' is for another op");
     if ((t->device == DeviceType::kGPU) != (core->device != nullptr))
       return invalidPlan(n.describe(), ": tactic '", n.tactic, "' is for another device than the plan's target ", p.target);
+    if (n.attrs.has(ir::kInPlaceAttr) && n.op != ir::OpType::kConcatenation && n.op != ir::OpType::kSlice &&
+        n.op != ir::OpType::kGather)
+      return invalidPlan(n.describe(), ": only a Concatenation, Slice or Gather can be planned in place");
     core->hasHostFallback = core->hasHostFallback || backends::isHostFallback(*t);
     auto k = t->create(n);
     if (!k) return k.status();

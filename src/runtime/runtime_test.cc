@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dims.h"
+#include "ir/contiguous_views.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln.h"
 #include "plan/plan.h"
@@ -244,6 +245,111 @@ TEST(Runtime, InspectorJsonWritesNonFiniteAttributesAsStrings) {
   std::string const info = inspector->getLayerInformation(0, LayerInformationFormat::kJSON);
   EXPECT_NE(info.find("\"bound\": \"-inf\""), std::string::npos) << info;
   EXPECT_NE(info.find("\"limits\": [0.5,\"inf\",\"nan\"]"), std::string::npos) << info;
+}
+
+// out = concat(x + c, x * c) along axis 1 through a Concatenation planned in place: x[-1,16], a and b in the
+// arena at `aAt` and `bAt`, the concatenation's output at 0 (its in_place flags `flags`), copied to the output.
+std::vector<uint8_t> makeConcatPlan(int64_t bAt, std::vector<int64_t> const& flags, bool flagTheAdd = false) {
+  plan::PlanInfo p;
+  p.name = "cat";
+  p.target = "cpu";
+  p.kilnVersion = "0.1.0";
+  p.graph = std::make_unique<ir::Graph>();
+  ir::Graph& g = *p.graph;
+  ir::Value* x = *g.addInput("x", DataType::kFLOAT, makeDims({-1, 16}));
+  std::vector<float> cv(16);
+  for (size_t i = 0; i < cv.size(); ++i) cv[i] = static_cast<float>(i) - 4.f;
+  ir::Node* c = g.addConstant("c", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 16}), cv));
+  c->tactic = "constant_reference";
+  ir::Node* a = g.addNode(ir::OpType::kElementWise, "add", {x, c->outputs[0]});
+  a->attrs.setInt("op", static_cast<int64_t>(ElementWiseOperation::kSUM));
+  a->tactic = "elementwise_reference";
+  if (flagTheAdd) a->attrs.setInts(ir::kInPlaceAttr, {1});
+  ir::Node* b = g.addNode(ir::OpType::kElementWise, "mul", {x, c->outputs[0]});
+  b->attrs.setInt("op", static_cast<int64_t>(ElementWiseOperation::kPROD));
+  b->tactic = "elementwise_reference";
+  ir::Node* cat = g.addNode(ir::OpType::kConcatenation, "cat", {a->outputs[0], b->outputs[0]});
+  cat->attrs.setInt("axis", 1);
+  cat->attrs.setInts(ir::kInPlaceAttr, flags);
+  cat->tactic = "concatenation_reference";
+  ir::Node* id = g.addNode(ir::OpType::kIdentity, "copy", {cat->outputs[0]});
+  id->tactic = "identity_reference";
+  (void)g.renameValue(id->outputs[0], "y");
+  g.markOutput(id->outputs[0]);
+  EXPECT_TRUE(ir::inferGraphInPlace(g, nullptr).isOk());
+  p.profiles.push_back({{{"x", makeDims({1, 16}), makeDims({1, 16}), makeDims({2, 16})}}});
+  p.placements.assign(g.values().size(), {});
+  p.placements[a->outputs[0]->id] = {0, 2 * 64};
+  p.placements[b->outputs[0]->id] = {bAt, 2 * 64};
+  p.placements[cat->outputs[0]->id] = {0, 2 * 128};
+  p.workspaceOffsets.assign(g.nodes().size(), -1);
+  p.workspaceSizes.assign(g.nodes().size(), 0);
+  p.arenaSize = 512;
+  auto bytes = plan::writePlan(p);
+  EXPECT_TRUE(bytes.isOk()) << bytes.status().toString();
+  if (!bytes.isOk()) return {};
+  auto const* data = static_cast<uint8_t const*>(bytes->data());
+  return std::vector<uint8_t>(data, data + bytes->size());
+}
+
+// Runs the concatenation plan on x[rows,16]; returns y, or nothing when the run fails.
+std::vector<float> runConcat(IRuntime& runtime, std::vector<uint8_t> const& blob, int64_t rows, bool* ok) {
+  std::unique_ptr<ICudaEngine> engine(runtime.deserializeCudaEngine(blob.data(), blob.size()));
+  EXPECT_TRUE(engine);
+  if (!engine) return {};
+  std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
+  std::vector<float> x(static_cast<size_t>(rows * 16)), y(static_cast<size_t>(rows * 32), -99.f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * static_cast<float>(i);
+  EXPECT_TRUE(ctx->setInputShape("x", makeDims({rows, 16})));
+  EXPECT_TRUE(ctx->setTensorAddress("x", x.data()));
+  EXPECT_TRUE(ctx->setTensorAddress("y", y.data()));
+  *ok = ctx->enqueueV3(nullptr);
+  return y;
+}
+
+std::vector<float> concatExpected() {
+  std::vector<float> y(32);
+  for (size_t i = 0; i < 16; ++i) {
+    float x = 0.5f * static_cast<float>(i), c = static_cast<float>(i) - 4.f;
+    y[i] = x + c;
+    y[16 + i] = x * c;
+  }
+  return y;
+}
+
+TEST(Runtime, InPlaceConcatenationSkipsOrCopiesPerInput) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  bool ok = false;
+  // Both inputs in place (b at byte 64 of the output): the layer does not run.
+  EXPECT_EQ(runConcat(*runtime, makeConcatPlan(64, {1, 1}), 1, &ok), concatExpected());
+  EXPECT_TRUE(ok);
+  // b in a buffer of its own: copied into the output.
+  EXPECT_EQ(runConcat(*runtime, makeConcatPlan(256, {1, 0}), 1, &ok), concatExpected());
+  EXPECT_TRUE(ok);
+}
+
+TEST(Runtime, InPlaceLayersWhoseMemoryDoesNotMatchAreRefused) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  bool ok = true;
+  // Flagged in place, but b is not at byte 64 of the output.
+  runConcat(*runtime, makeConcatPlan(256, {1, 1}), 1, &ok);
+  EXPECT_FALSE(ok);
+  EXPECT_TRUE(logger.saw("input 1 is not at byte 64 of the output")) << logger.messages.back();
+  // Two rows: each input is two blocks of the output, which a plan for one row did not foresee.
+  runConcat(*runtime, makeConcatPlan(64, {1, 1}), 2, &ok);
+  EXPECT_FALSE(ok);
+  EXPECT_TRUE(logger.saw("not contiguous blocks")) << logger.messages.back();
+  // A flag per input, 0 or 1.
+  runConcat(*runtime, makeConcatPlan(64, {1, 2}), 1, &ok);
+  EXPECT_FALSE(ok);
+  runConcat(*runtime, makeConcatPlan(64, {1}), 1, &ok);
+  EXPECT_FALSE(ok);
+  // Only a Concatenation, Slice or Gather can be in place.
+  auto blob = makeConcatPlan(64, {1, 1}, true);
+  EXPECT_EQ(runtime->deserializeCudaEngine(blob.data(), blob.size()), nullptr);
+  EXPECT_TRUE(logger.saw("only a Concatenation, Slice or Gather")) << logger.messages.back();
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// gpu: whole networks through the public API on the GPU (plans for sm_XX, device memory, streams) against the
-// same network on the CPU reference backend: ResNet-18 and a BERT layer in fp32 (TF32 off), TF32, fp16 and bf16
-// at builder levels 0 and 3; the BERT layer's attention as one fused kernel; many contexts on many streams; CUDA
-// graph capture and replay; per-layer profiling; the timing cache; host-fallback layers. Skips where no CUDA device is present.
+// gpu: networks through the public API on the GPU against the CPU reference (ResNet-18, a BERT layer: fp32, TF32,
+// fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build; a
+// MultiheadAttention block whose attention reads the in-projection packed), many contexts and streams, CUDA graphs,
+// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured). Skips where no CUDA
+// device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "e2e/e2e_util.h"
+#include "e2e/in_place_nets.h"
 
 namespace kiln_e2e {
 namespace {
@@ -22,8 +24,8 @@ bool gpuPresent() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-#define REQUIRE_GPU()                                  \
-  do {                                                 \
+#define REQUIRE_GPU()                                    \
+  do {                                                   \
     if (!gpuPresent()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -99,6 +101,12 @@ class DeviceIO {
     return cudaStreamSynchronize(s) == cudaSuccess;
   }
   std::vector<HostTensor> const& outputs() const { return outputs_; }
+  /// Fills the outputs with NaN again (synchronously).
+  bool poison() {
+    for (auto& o : outputs_)
+      if (cudaMemset(ptrs_[o.name], 0xff, o.data.size() * 4) != cudaSuccess) return false;
+    return cudaDeviceSynchronize() == cudaSuccess;
+  }
 
  private:
   void* alloc(std::string const& name, size_t bytes) {
@@ -191,8 +199,10 @@ void checkModel(DefineFn const& define, std::vector<HostTensor> const& inputs, C
 }
 
 std::vector<Case> precisionCases() {
-  return {{"fp32 level 0", {0}, 1e-5},          {"fp32 level 3", {3}, 1e-5},
-          {"tf32 level 3", {3, true}, 3e-3},    {"fp16 level 3", {3, false, true}, 5e-3},
+  return {{"fp32 level 0", {0}, 1e-5},
+          {"fp32 level 3", {3}, 1e-5},
+          {"tf32 level 3", {3, true}, 3e-3},
+          {"fp16 level 3", {3, false, true}, 5e-3},
           {"bf16 level 3", {3, false, false, true}, 2e-2}};
 }
 
@@ -263,6 +273,169 @@ TEST(GpuModels, BertLayerAttentionRunsAsOneFusedKernel) {
   }
 }
 
+// One profile fixing the input's shape (kilnexec/trtexec --shapes): the build specializes to it, so the attention
+// reads and writes [B, S, H, D] (layout 1; the ranged profile's -1 batch keeps layout 0), while the engine reports
+// the network's -1 dims and checks setInputShape against the profile. Results against the CPU reference.
+TEST(GpuModels, BertLayerSpecializedToAFixedProfile) {
+  REQUIRE_GPU();
+  kiln::Dims const fixed{3, {2, 64, 256}};
+  DefineFn const fixedBert = [&](kiln::IBuilder& b, kiln::INetworkDefinition& n, kiln::IBuilderConfig& c) {
+    kiln::IOptimizationProfile* p = b.createOptimizationProfile();
+    for (auto sel : {kiln::OptProfileSelector::kMIN, kiln::OptProfileSelector::kOPT, kiln::OptProfileSelector::kMAX})
+      p->setDimensions("input", sel, fixed);
+    return kiln_samples::addBertLayer(n, bertWeights()) && c.addOptimizationProfile(p) >= 0;
+  };
+  auto in = randomInput("input", fixed, 17);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, bert(), {in});
+  struct Variant {
+    char const* name;
+    DefineFn define;
+    GpuBuild build;
+    int bshdLayers;
+    double tolerance;
+  };
+  for (auto const& c :
+       {Variant{"fixed fp32", fixedBert, {3}, 1, 1e-5}, Variant{"fixed fp16", fixedBert, {3, false, true}, 1, 5e-3},
+        Variant{"ranged fp32", bert(), {3}, 0, 1e-5}}) {
+    SCOPED_TRACE(c.name);
+    GpuBuild b = c.build;
+    b.detailed = true;
+    auto plan = buildGpuPlan(logger, c.define, b);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+    ASSERT_NE(inspector, nullptr);
+    std::string const text = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+    EXPECT_EQ(occurrences(text, "\"LayerType\": \"Attention\""), 1) << text;
+    EXPECT_EQ(occurrences(text, "\"layout\": 1"), c.bshdLayers) << text;
+    EXPECT_TRUE(sameDims(engine->getTensorShape("input"), kiln::Dims3(-1, -1, 256)));
+    EXPECT_TRUE(sameDims(engine->getTensorShape("output"), kiln::Dims3(-1, -1, 256)));
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    if (c.bshdLayers > 0) {
+      logger.setEchoErrors(false);
+      EXPECT_FALSE(ctx->setInputShape("input", kiln::Dims3(3, 64, 256)));
+      logger.setEchoErrors(true);
+    }
+    DeviceIO io;
+    ASSERT_TRUE(io.bind(*ctx, {in})) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    for (int rep = 0; rep < 2; ++rep) {
+      ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+      ASSERT_TRUE(io.fetch(s));
+      double err = compare(io.outputs(), ref);
+      std::printf("%s: norm-relative error %.3g (limit %.3g)\n", c.name, err, c.tolerance);
+      EXPECT_LE(err, c.tolerance);
+    }
+    cudaStreamDestroy(s);
+  }
+}
+
+// torch.nn.MultiheadAttention as torch 1.13 exports it (torchvision's ViT, static shapes): in_proj [S, B, 3E],
+// three Slices, heads split to [B*H, S, D] by Reshape + Transpose, q k^T, softmax, p v, heads merged by Transpose +
+// Reshape to [S*B, E], out_proj. Level 3 reads the in_proj output packed (layout 2): no Slice is left.
+struct MhaWeights {
+  std::vector<float> in, bias, out, scale;
+};
+constexpr int64_t kMhaS = 50, kMhaB = 2, kMhaE = 128, kMhaH = 2, kMhaD = 64;
+MhaWeights const& mhaWeights() {
+  static MhaWeights const w = [] {
+    MhaWeights m;
+    auto fill = [](std::vector<float>& v, size_t n, uint64_t seed, float amp) {
+      kiln_samples::Random rng(seed);
+      v = rng.uniformVector(n, -amp, amp);
+    };
+    fill(m.in, kMhaE * 3 * kMhaE, 31, 0.1f);
+    fill(m.bias, 3 * kMhaE, 32, 0.1f);
+    fill(m.out, kMhaE * kMhaE, 33, 0.1f);
+    m.scale = {0.125f};
+    return m;
+  }();
+  return w;
+}
+DefineFn mha() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    MhaWeights const& w = mhaWeights();
+    auto constant = [&](kiln::Dims const& d, std::vector<float> const& v) {
+      return n.addConstant(d, kiln::Weights{kiln::DataType::kFLOAT, v.data(), static_cast<int64_t>(v.size())})
+          ->getOutput(0);
+    };
+    kiln::ITensor* x = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims3(kMhaS, kMhaB, kMhaE));
+    kiln::ITensor* p =
+        n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *constant(kiln::Dims3(1, kMhaE, 3 * kMhaE), w.in),
+                            kiln::MatrixOperation::kNONE)
+            ->getOutput(0);
+    p = n.addElementWise(*p, *constant(kiln::Dims3(1, 1, 3 * kMhaE), w.bias), kiln::ElementWiseOperation::kSUM)
+            ->getOutput(0);
+    std::vector<kiln::ITensor*> qkv;
+    for (int64_t j = 0; j < 3; ++j) {
+      kiln::ITensor* t =
+          n.addSlice(*p, kiln::Dims3(0, 0, j * kMhaE), kiln::Dims3(kMhaS, kMhaB, kMhaE), kiln::Dims3(1, 1, 1))
+              ->getOutput(0);
+      kiln::IShuffleLayer* r = n.addShuffle(*t);
+      r->setReshapeDimensions(kiln::Dims3(kMhaS, kMhaB * kMhaH, kMhaD));
+      kiln::IShuffleLayer* tr = n.addShuffle(*r->getOutput(0));
+      kiln::Permutation perm{};
+      perm.order[0] = 1;
+      perm.order[1] = j == 1 ? 2 : 0;  // k^T: [B*H, D, S]
+      perm.order[2] = j == 1 ? 0 : 2;
+      tr->setFirstTranspose(perm);
+      qkv.push_back(tr->getOutput(0));
+    }
+    kiln::ITensor* q =
+        n.addElementWise(*qkv[0], *constant(kiln::Dims3(1, 1, 1), w.scale), kiln::ElementWiseOperation::kPROD)
+            ->getOutput(0);
+    kiln::ITensor* s =
+        n.addMatrixMultiply(*q, kiln::MatrixOperation::kNONE, *qkv[1], kiln::MatrixOperation::kNONE)->getOutput(0);
+    kiln::ISoftMaxLayer* sm = n.addSoftMax(*s);
+    sm->setAxes(1u << 2);
+    kiln::ITensor* y =
+        n.addMatrixMultiply(*sm->getOutput(0), kiln::MatrixOperation::kNONE, *qkv[2], kiln::MatrixOperation::kNONE)
+            ->getOutput(0);
+    kiln::IShuffleLayer* merge = n.addShuffle(*y);
+    kiln::Permutation back{};
+    back.order[0] = 1;
+    back.order[1] = 0;
+    back.order[2] = 2;
+    merge->setFirstTranspose(back);
+    kiln::IShuffleLayer* view = n.addShuffle(*merge->getOutput(0));
+    view->setReshapeDimensions(kiln::Dims2(kMhaS * kMhaB, kMhaE));
+    kiln::ITensor* o = n.addMatrixMultiply(*view->getOutput(0), kiln::MatrixOperation::kNONE,
+                                           *constant(kiln::Dims2(kMhaE, kMhaE), w.out), kiln::MatrixOperation::kNONE)
+                           ->getOutput(0);
+    o->setName("output");
+    n.markOutput(*o);
+    return true;
+  };
+}
+
+TEST(GpuModels, MultiheadAttentionReadsTheInProjectionPacked) {
+  REQUIRE_GPU();
+  auto in = randomInput("input", kiln::Dims3(kMhaS, kMhaB, kMhaE), 17);
+  for (auto const& c : precisionCases()) checkModel(mha(), {in}, c);
+  CapturingLogger logger;
+  GpuBuild b{3};
+  b.detailed = true;
+  auto plan = buildGpuPlan(logger, mha(), b);
+  ASSERT_FALSE(plan.empty()) << logger.lastError();
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+  ASSERT_NE(inspector, nullptr);
+  char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+  ASSERT_NE(info, nullptr);
+  std::string const text = info;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"Attention\""), 1) << text;
+  EXPECT_EQ(occurrences(text, "attention_cuda_flash"), 1) << text;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"Slice\""), 0) << text;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"SoftMax\""), 0) << text;
+}
+
 TEST(GpuRuntime, ManyContextsOnManyStreams) {
   REQUIRE_GPU();
   CapturingLogger logger;
@@ -289,7 +462,8 @@ TEST(GpuRuntime, ManyContextsOnManyStreams) {
         cudaStreamDestroy(s);
         double err = ok ? compare(io.outputs(), ref) : INFINITY;
         if (!(err <= 1e-5))
-          failures[t] += "thread " + std::to_string(t) + " context " + std::to_string(c) + ": error " + std::to_string(err) + "; ";
+          failures[t] +=
+              "thread " + std::to_string(t) + " context " + std::to_string(c) + ": error " + std::to_string(err) + "; ";
       }
     });
   }
@@ -377,6 +551,84 @@ TEST(GpuBuilder, TimingCacheHitSkipsTiming) {
   bad[bad.size() / 2] ^= 1;
   logger.setEchoErrors(false);
   EXPECT_EQ(config->createTimingCache(bad.data(), bad.size()), nullptr);
+}
+
+// An in-place network on the GPU: built (the builder must report in-place layers where `expectInPlace`), run
+// twice on a stream, then captured into a CUDA graph and replayed, each time against the fp64 results.
+void checkInPlace(DefineFn const& define, HostTensor const& x, std::vector<std::string> const& names,
+                  std::vector<std::vector<double>> const& want, Case const& c, bool expectInPlace) {
+  SCOPED_TRACE(c.name);
+  RecordingLogger logger;
+  auto plan = buildGpuPlan(logger, define, c.build);
+  ASSERT_FALSE(plan.empty()) << logger.lastError();
+  int placed = inPlaceLines(logger.messages(), "");
+  std::printf("%s: %d in-place layers\n", c.name, placed);
+  if (expectInPlace) {
+    EXPECT_GT(inPlaceLines(logger.messages(), "written in place"), 0);
+  }
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_NE(ctx, nullptr) << logger.lastError();
+  DeviceIO io;
+  ASSERT_TRUE(io.bind(*ctx, {x})) << logger.lastError();
+  auto check = [&](char const* when) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      HostTensor const* t = findTensor(io.outputs(), names[i]);
+      ASSERT_NE(t, nullptr) << names[i];
+      std::vector<float> got(t->data.begin(), t->data.begin() + static_cast<long>(want[i].size()));
+      double err = normRelError(got, want[i]);
+      EXPECT_LE(err, c.tolerance) << when << ": " << names[i];
+    }
+  };
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  for (int rep = 0; rep < 2; ++rep) {
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_TRUE(io.fetch(s));
+    check("enqueueV3");
+  }
+  // Poison the outputs, then capture one run (the in-place copies become memcpy nodes) and replay it.
+  ASSERT_TRUE(io.poison());
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  bool enq = ctx->enqueueV3(s);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+  ASSERT_TRUE(enq) << logger.lastError();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+  ASSERT_TRUE(io.fetch(s));
+  check("CUDA graph replay");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
+std::vector<std::pair<Case, bool>> inPlaceCases() {
+  // fp16 builds insert casts and channels-last reformats: in-place layers are likely there but not asserted.
+  return {{{"fp32 level 0", {0}, 1e-5}, true},
+          {{"fp32 level 3", {3}, 1e-5}, true},
+          {{"fp16 level 3", {3, false, true}, 5e-3}, false}};
+}
+
+TEST(GpuInPlace, ConcatenationOfTwoConvolutionsMatchesFp64) {
+  REQUIRE_GPU();
+  TwoConvConcat net;
+  HostTensor x = randomInput("x", net.inputDims(), 3);
+  for (auto const& [c, expect] : inPlaceCases())
+    checkInPlace(net.define(), x, {"y"}, {net.expected(x.data)}, c, expect);
+}
+
+TEST(GpuInPlace, ClassTokenConcatenationAndSliceGatherViewsMatchFp64) {
+  REQUIRE_GPU();
+  for (bool computed : {true, false}) {
+    VitHead net(computed);
+    HostTensor x = randomInput("x", net.inputDims(), 5);
+    for (auto const& [c, expect] : inPlaceCases())
+      checkInPlace(net.define(), x, {"logits", "tokens", "picked"}, net.expected(x.data), c, expect);
+  }
 }
 
 }  // namespace

@@ -221,26 +221,6 @@ namespace {
 
 using namespace detail;  // the helpers shared with check_v3.cc
 
-// Every combination supportsFormatCombination accepts, position by position (as the builder asks).
-void enumerate(IPluginV2DynamicExt& p, std::vector<PluginTensorDesc>& descs, int32_t nbIn, int32_t nbOut, int32_t pos,
-               std::vector<std::vector<Choice>>& out, std::vector<Choice>& current) {
-  if (static_cast<int32_t>(out.size()) >= kMaxCombinations) return;
-  if (pos == nbIn + nbOut) {
-    out.push_back(current);
-    return;
-  }
-  for (TensorFormat f : kFormats) {
-    for (DataType t : kTypes) {
-      descs[pos].type = t;
-      descs[pos].format = f;
-      if (!p.supportsFormatCombination(pos, descs.data(), nbIn, nbOut)) continue;
-      current.push_back({t, f});
-      enumerate(p, descs, nbIn, nbOut, pos + 1, out, current);
-      current.pop_back();
-    }
-  }
-}
-
 struct Runner {
   IPluginCreator& creator;
   Report& report;
@@ -339,9 +319,12 @@ Report checkCreator(IPluginCreator& creator, PluginFieldCollection const* fields
       o.scale = -1.f;
       descs.push_back(o);
     }
-    std::vector<std::vector<Choice>> combos;
-    std::vector<Choice> current;
-    enumerate(p, descs, nbIn, nbOut, 0, combos, current);
+    std::vector<std::vector<Choice>> combos =
+        formatCombinations(nbIn + nbOut, [&](int32_t pos, DataType t, TensorFormat f) {
+          descs[static_cast<size_t>(pos)].type = t;
+          descs[static_cast<size_t>(pos)].format = f;
+          return p.supportsFormatCombination(pos, descs.data(), nbIn, nbOut);
+        });
     if (combos.empty()) {
       r.fail(at + ": supportsFormatCombination accepts no combination");
       break;

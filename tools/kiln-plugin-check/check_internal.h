@@ -35,6 +35,33 @@ inline constexpr TensorFormat kFormats[] = {TensorFormat::kLINEAR, TensorFormat:
                                             TensorFormat::kCHW4, TensorFormat::kCHW32};
 inline constexpr int32_t kMaxCombinations = 64;
 
+/// Every combination of kTypes x kFormats over `positions` tensors that the plugin accepts, position by position
+/// (as the builder asks), at most kMaxCombinations. `accepts(pos, type, format)` writes the choice into position
+/// `pos`'s description (earlier positions hold the current prefix's choices) and returns
+/// supportsFormatCombination's answer; V2 and V3 plugins differ only there.
+template <typename Accepts>
+std::vector<std::vector<Choice>> formatCombinations(int32_t positions, Accepts const& accepts) {
+  std::vector<std::vector<Choice>> out;
+  std::vector<Choice> current;
+  auto walk = [&](auto const& self, int32_t pos) -> void {
+    if (static_cast<int32_t>(out.size()) >= kMaxCombinations) return;
+    if (pos == positions) {
+      out.push_back(current);
+      return;
+    }
+    for (TensorFormat f : kFormats) {
+      for (DataType t : kTypes) {
+        if (!accepts(pos, t, f)) continue;
+        current.push_back({t, f});
+        self(self, pos + 1);
+        current.pop_back();
+      }
+    }
+  };
+  walk(walk, 0);
+  return out;
+}
+
 /// `src` (fp32 or int32 sample data) converted to `type` into `dst`; false when there is no sensible conversion.
 bool convert(HostTensor const& src, DataType type, HostTensor& dst);
 /// "" when a and b agree within `tol` (relative + absolute; exact for integer types), else the first difference.

@@ -198,26 +198,6 @@ std::string compareShapes(Shapes const& a, Shapes const& s, std::vector<Dims> co
   return "";
 }
 
-// Every combination supportsFormatCombination accepts, position by position (as the builder asks).
-void enumerate(IPluginV3OneBuild& b, std::vector<DynamicPluginTensorDesc>& descs, int32_t nbIn, int32_t nbOut,
-               int32_t pos, std::vector<std::vector<Choice>>& out, std::vector<Choice>& current) {
-  if (static_cast<int32_t>(out.size()) >= kMaxCombinations) return;
-  if (pos == nbIn + nbOut) {
-    out.push_back(current);
-    return;
-  }
-  for (TensorFormat f : kFormats) {
-    for (DataType t : kTypes) {
-      descs[pos].desc.type = t;
-      descs[pos].desc.format = f;
-      if (!b.supportsFormatCombination(pos, descs.data(), nbIn, nbOut)) continue;
-      current.push_back({t, f});
-      enumerate(b, descs, nbIn, nbOut, pos + 1, out, current);
-      current.pop_back();
-    }
-  }
-}
-
 struct RunnerV3 {
   IPluginCreatorV3One& creator;
   Report& report;
@@ -486,9 +466,12 @@ Report checkCreatorV3(IPluginCreatorV3One& creator, PluginFieldCollection const*
       o.scale = -1.f;
       descs.push_back(dynamic(o));
     }
-    std::vector<std::vector<Choice>> combos;
-    std::vector<Choice> current;
-    enumerate(*build, descs, nbIn, nbOut, 0, combos, current);
+    std::vector<std::vector<Choice>> combos =
+        formatCombinations(nbIn + nbOut, [&](int32_t pos, DataType t, TensorFormat f) {
+          descs[static_cast<size_t>(pos)].desc.type = t;
+          descs[static_cast<size_t>(pos)].desc.format = f;
+          return build->supportsFormatCombination(pos, descs.data(), nbIn, nbOut);
+        });
     if (combos.empty()) {
       r.fail(at + ": supportsFormatCombination accepts no combination");
       break;

@@ -1,8 +1,10 @@
 // Attention on the GPU (the node fuse_attention makes): one flash-attention kernel per launch, fp16/bf16 on
 // tensor cores, fp32 with FMA; batch dims broadcast through strides, the additive mask read with broadcast strides;
-// layout 1 ([B, S, H, D] operands) as batch dims (B, H) with row strides.
+// layouts 1 and 2 ([B, S, H, D] / [S, B, H, D] operands, or q, k, v packed in one tensor) as batch dims (B, H)
+// with offsets, batch/head strides and row strides (ir::attentionHeadGeometry): no kernel of their own.
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/cuda_util.h"
+#include "ir/attention_layout.h"
 
 namespace kiln::cuda {
 
@@ -21,25 +23,28 @@ void alignedStrides(Dims const& shape, int32_t count, int32_t rank, int64_t* out
   }
 }
 
-// What layout 1 takes beyond the common checks: q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv, H, Dv], y
-// [B, Sq, H, Dv] (unknown extents pass here and are checked at enqueue), a mask of rank <= 4.
-std::string bshdRefusal(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-  Dims const& q = in[0].shape;
-  Dims const& k = in[1].shape;
-  Dims const& v = in[2].shape;
-  Dims const& y = out[0].shape;
-  if (q.nbDims != 4 || k.nbDims != 4 || v.nbDims != 4 || y.nbDims != 4) return "layout 1 needs rank-4 q, k, v and y";
+// What layouts 1 and 2 take beyond the common checks: q, k, v [B, S, H, D] / [S, B, H, D] or packed in input 0
+// ([B, S, 3, H, D] / [S, B, 3, H, D]), y likewise (unknown extents pass here and are checked at enqueue), a mask of
+// rank <= 4.
+std::string headMajorRefusal(int64_t layout, bool packed, std::vector<ir::TensorInfo> const& in,
+                             std::vector<ir::TensorInfo> const& out) {
+  std::string const name = ir::attentionLayoutName(layout, packed);
+  int64_t e[3][4];
+  for (size_t i = 0; i < 3; ++i)
+    if (!ir::attentionOperandDims(layout, packed, in[packed ? 0 : i].shape, e[i]) || out[0].shape.nbDims != 4)
+      return strCat(name, packed ? " needs a rank-5 packed q/k/v and a rank-4 y" : " needs rank-4 q, k, v and y");
   auto differ = [](int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; };
-  if (differ(q.d[0], k.d[0]) || differ(q.d[0], v.d[0]) || differ(q.d[2], k.d[2]) || differ(q.d[2], v.d[2]) ||
-      differ(q.d[3], k.d[3]) || differ(k.d[1], v.d[1]))
-    return "layout 1: q, k and v are not [B, Sq, H, D], [B, Skv, H, D], [B, Skv, H, Dv]";
-  if (!attentionHeadDimsOk(q.d[3], v.d[3]))
-    return strCat("head dims ", q.d[3], " and ", v.d[3], " (multiples of 8 up to ", kAttentionMaxHeadDim, " run)");
+  if (packed && differ(in[0].shape.d[2], 3)) return strCat(name, ": the packed dim 2 is not 3");
+  if (differ(e[0][0], e[1][0]) || differ(e[0][0], e[2][0]) || differ(e[0][2], e[1][2]) || differ(e[0][2], e[2][2]) ||
+      differ(e[0][3], e[1][3]) || differ(e[1][1], e[2][1]))
+    return strCat(name, ": q, k and v differ in batch, heads, head dim or key count");
+  if (!attentionHeadDimsOk(e[0][3], e[2][3]))
+    return strCat("head dims ", e[0][3], " and ", e[2][3], " (multiples of 8 up to ", kAttentionMaxHeadDim, " run)");
   if (in.size() == 4 && in[3].shape.nbDims > 4) return "a mask of higher rank than the scores";
-  int64_t const sq = q.d[1];
+  int64_t const sq = e[0][1];
   if (sq >= 0 && (sq + kAttentionRowsPerTile - 1) / kAttentionRowsPerTile > kAttentionMaxRowTiles)
     return strCat(sq, " query rows");
-  int64_t const batch = q.d[0] >= 0 && q.d[2] >= 0 ? q.d[0] * q.d[2] : 0;
+  int64_t const batch = e[0][0] >= 0 && e[0][2] >= 0 ? e[0][0] * e[0][2] : 0;
   if (batch > 0x7fffffff) return strCat(batch, " batch entries");
   // One CTA per (batch entry, query tile), all in one grid dimension.
   if (batch > 0 && sq > 0 && batch * ((sq + kAttentionRowsPerTile - 1) / kAttentionRowsPerTile) > 0x7fffffff)
@@ -48,16 +53,29 @@ std::string bshdRefusal(std::vector<ir::TensorInfo> const& in, std::vector<ir::T
 }
 
 // What the kernels take, from the layout, input and output shapes and types; the reason otherwise.
-std::string refusal(int64_t layout, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-  if (in.size() < 3 || in.size() > 4 || out.size() != 1) return "needs q, k, v, an optional mask and one output";
+std::string refusal(int64_t layout, bool packed, std::vector<ir::TensorInfo> const& in,
+                    std::vector<ir::TensorInfo> const& out) {
+  if (packed) {
+    if (in.empty() || in.size() > 4 || out.size() != 1 || in[0].shape.nbDims < 0 ||
+        (in.size() > 1 && in[1].shape.nbDims >= 0) || (in.size() > 2 && in[2].shape.nbDims >= 0))
+      return "needs the packed q/k/v, inputs 1 and 2 absent, an optional mask and one output";
+    if (!ir::isHeadMajorAttentionLayout(layout)) return strCat("packed_qkv needs layout 1 or 2, not ", layout);
+  } else if (in.size() < 3 || in.size() > 4 || out.size() != 1) {
+    return "needs q, k, v, an optional mask and one output";
+  }
   DataType const t = out[0].dtype;
   if (!isCudaFloat(t)) return strCat("no kernel for ", dataTypeName(t));
   for (size_t i = 0; i < in.size(); ++i)
     if (in[i].shape.nbDims >= 0 && in[i].dtype != t) return "inputs and output differ in type";
+  if (ir::isHeadMajorAttentionLayout(layout)) {
+    // The padded in[] of a packed node with one or two inputs: indexes 1 and 2 are read as absent.
+    std::vector<ir::TensorInfo> full = in;
+    while (full.size() < 3) full.push_back({t, Dims{-1, {}}});
+    return headMajorRefusal(layout, packed, full, out);
+  }
+  if (layout != 0) return strCat("layout ", layout, " (0, 1 and 2 exist)");
   for (size_t i = 0; i < 3; ++i)
     if (in[i].shape.nbDims < 2) return "q, k and v need rank >= 2";
-  if (layout == 1) return bshdRefusal(in, out);
-  if (layout != 0) return strCat("layout ", layout, " (0 and 1 exist)");
   Dims const& q = in[0].shape;
   Dims const& v = in[2].shape;
   Dims const& y = out[0].shape;
@@ -80,16 +98,21 @@ std::string refusal(int64_t layout, std::vector<ir::TensorInfo> const& in, std::
 
 class AttentionKernel final : public backends::Kernel {
  public:
-  AttentionKernel(std::string who, float scale, bool kTransposed, bool nanToZero, int64_t layout)
-      : who_(std::move(who)), scale_(scale), kTransposed_(kTransposed), nanToZero_(nanToZero), layout_(layout) {}
+  AttentionKernel(std::string who, float scale, bool kTransposed, bool nanToZero, int64_t layout, bool packed)
+      : who_(std::move(who)),
+        scale_(scale),
+        kTransposed_(kTransposed),
+        nanToZero_(nanToZero),
+        layout_(layout),
+        packed_(packed) {}
 
   Status enqueue(backends::LaunchContext const& ctx) const override {
     std::vector<ir::TensorInfo> in, out;
     for (auto const& t : ctx.inputs) in.push_back({t.dtype, t.shape});  // absent: nbDims -1
     for (auto const& t : ctx.outputs) out.push_back({t.dtype, t.shape});
-    std::string why = refusal(layout_, in, out);
+    std::string why = refusal(layout_, packed_, in, out);
     if (!why.empty()) return unsupported(who_, ": ", why);
-    if (layout_ == 1) return enqueueBshd(ctx);
+    if (ir::isHeadMajorAttentionLayout(layout_)) return enqueueHeadMajor(ctx);
     auto const& q = ctx.inputs[0];
     auto const& k = ctx.inputs[1];
     auto const& v = ctx.inputs[2];
@@ -141,53 +164,52 @@ class AttentionKernel final : public backends::Kernel {
     return launchStatus(who_);
   }
 
-  // Layout 1: batch dims (B, H); each operand's (b, h) entry starts at b * (S * H * D) + h * D and its rows are
-  // H * D apart (likewise y with Dv); the mask broadcast to the scores [B, H, Sq, Skv] as in layout 0.
-  Status enqueueBshd(backends::LaunchContext const& ctx) const {
+  // Layouts 1 and 2: batch dims (B, H); each operand's (b, h) entry starts at its offset (the q/k/v slot of a
+  // packed tensor) + b * batch stride + h * head stride and its rows are a row stride apart
+  // (ir::attentionHeadGeometry); the mask broadcast to the scores [B, H, Sq, Skv] as in layout 0.
+  Status enqueueHeadMajor(backends::LaunchContext const& ctx) const {
+    std::string const name = ir::attentionLayoutName(layout_, packed_);
+    if (kTransposed_) return invalidArgument(who_, ": ", name, " takes k untransposed");
     auto const& q = ctx.inputs[0];
-    auto const& k = ctx.inputs[1];
-    auto const& v = ctx.inputs[2];
+    auto const& k = packed_ ? q : ctx.inputs[1];
+    auto const& v = packed_ ? q : ctx.inputs[2];
     auto const* mask = ctx.inputs.size() > 3 && ctx.inputs[3].shape.nbDims >= 0 ? &ctx.inputs[3] : nullptr;
     auto const& y = ctx.outputs[0];
-    int64_t const b = q.shape.d[0], sq = q.shape.d[1], h = q.shape.d[2], d = q.shape.d[3];
-    int64_t const skv = k.shape.d[1], dv = v.shape.d[3];
-    if (kTransposed_) return invalidArgument(who_, ": layout 1 (BSHD) takes k untransposed");
-    if (k.shape.d[0] != b || k.shape.d[2] != h || k.shape.d[3] != d || v.shape.d[0] != b || v.shape.d[1] != skv ||
-        v.shape.d[2] != h || !dimsEqual(y.shape, makeDims({b, sq, h, dv})))
-      return invalidArgument(who_, ": layout 1 (BSHD): q ", dimsToString(q.shape), ", k ", dimsToString(k.shape),
-                             ", v ", dimsToString(v.shape),
-                             " are not [B, Sq, H, D], [B, Skv, H, D], [B, Skv, H, Dv] "
-                             "giving y ",
-                             dimsToString(y.shape));
+    KILN_ASSIGN_OR_RETURN(ir::AttentionHeadGeometry const g,
+                          ir::attentionHeadGeometry(who_, layout_, packed_, q.shape, k.shape, v.shape, y.shape));
+    size_t const elem = dataTypeSize(y.dtype);
+    auto const at = [elem](void const* base, ir::AttentionOperandView const& o) {
+      return static_cast<void const*>(static_cast<char const*>(base) + static_cast<size_t>(o.offset) * elem);
+    };
     AttentionArgs a;
-    a.q = q.data;
-    a.k = k.data;
-    a.v = v.data;
+    a.q = at(q.data, g.q);
+    a.k = at(k.data, g.k);
+    a.v = at(v.data, g.v);
     a.mask = mask ? mask->data : nullptr;
-    a.y = y.data;
-    a.sq = sq;
-    a.skv = skv;
-    a.d = d;
-    a.dv = dv;
+    a.y = static_cast<char*>(y.data) + static_cast<size_t>(g.y.offset) * elem;
+    a.sq = g.sq;
+    a.skv = g.skv;
+    a.d = g.d;
+    a.dv = g.dv;
     a.batchRank = 2;
-    a.batch[0] = b;
-    a.batch[1] = h;
-    a.batchCount = b * h;
-    a.qStride[0] = sq * h * d;
-    a.qStride[1] = d;
-    a.kStride[0] = skv * h * d;
-    a.kStride[1] = d;
-    a.vStride[0] = skv * h * dv;
-    a.vStride[1] = dv;
-    a.yStride[0] = sq * h * dv;
-    a.yStride[1] = dv;
+    a.batch[0] = g.batch;
+    a.batch[1] = g.heads;
+    a.batchCount = g.batch * g.heads;
+    a.qStride[0] = g.q.batchStride;
+    a.qStride[1] = g.q.headStride;
+    a.kStride[0] = g.k.batchStride;
+    a.kStride[1] = g.k.headStride;
+    a.vStride[0] = g.v.batchStride;
+    a.vStride[1] = g.v.headStride;
+    a.yStride[0] = g.y.batchStride;
+    a.yStride[1] = g.y.headStride;
     a.yStrided = true;
-    a.qRowStride = h * d;
-    a.kRowStride = h * d;
-    a.vRowStride = h * dv;
-    a.yRowStride = h * dv;
+    a.qRowStride = g.q.rowStride;
+    a.kRowStride = g.k.rowStride;
+    a.vRowStride = g.v.rowStride;
+    a.yRowStride = g.y.rowStride;
     if (mask) {
-      Dims const scores = makeDims({b, h, sq, skv});
+      Dims const scores = makeDims({g.batch, g.heads, g.sq, g.skv});
       bool ok = mask->shape.nbDims <= 4;
       for (int32_t i = 0; ok && i < mask->shape.nbDims; ++i) {
         int64_t const m = mask->shape.d[i], s = scores.d[4 - mask->shape.nbDims + i];
@@ -211,6 +233,7 @@ class AttentionKernel final : public backends::Kernel {
   bool kTransposed_;
   bool nanToZero_;
   int64_t layout_;
+  bool packed_;
 };
 
 backends::Tactic makeAttention() {
@@ -219,14 +242,20 @@ backends::Tactic makeAttention() {
   t.op = ir::OpType::kAttention;
   t.source = TacticSource::kKILN;
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    return refusal(node.attrs.getInt("layout", 0), in, out).empty();
+    return refusal(node.attrs.getInt("layout", 0), node.attrs.getInt("packed_qkv", 0) == 1, in, out).empty();
   };
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     int64_t const layout = node.attrs.getInt("layout", 0);
-    if (layout != 0 && layout != 1) return invalidArgument(node.describe(), ": layout ", layout, " (0 and 1 exist)");
+    if (layout != 0 && !ir::isHeadMajorAttentionLayout(layout))
+      return invalidArgument(node.describe(), ": layout ", layout, " (0, 1 and 2 exist)");
+    int64_t const packed = node.attrs.getInt("packed_qkv", 0);
+    if (packed != 0 && packed != 1)
+      return invalidArgument(node.describe(), ": packed_qkv ", packed, " (0 and 1 exist)");
+    if (packed == 1 && layout == 0)
+      return invalidArgument(node.describe(), ": packed_qkv 1 needs layout 1 or 2, not 0");
     return std::unique_ptr<backends::Kernel>(new AttentionKernel(
         node.describe(), static_cast<float>(node.attrs.getFloat("scale", 1.0)),
-        node.attrs.getInt("k_transposed", 0) != 0, node.attrs.getInt("nan_to_zero", 0) != 0, layout));
+        node.attrs.getInt("k_transposed", 0) != 0, node.attrs.getInt("nan_to_zero", 0) != 0, layout, packed == 1));
   };
   return t;
 }

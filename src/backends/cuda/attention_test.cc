@@ -423,3 +423,109 @@ TEST(CudaAttention, BshdLayoutMatchesReference) {
 
 }  // namespace
 }  // namespace kiln
+
+// Layout 2 ([S, B, H, D] operands, torchvision's order) and packed q/k/v (input 0 [B, S, 3, H, D] or
+// [S, B, 3, H, D], merge_qkv_projections' form): the same kernel through other offsets and strides, against the
+// reference, over tile edges, masks, fully masked rows and head dims whose rows are not 16-byte aligned in fp16.
+
+namespace kiln {
+namespace {
+
+struct HeadMajorCase {
+  int64_t b, h, sq, skv, d, dv;
+};
+
+// The operand shapes of `c` in layout 1 or 2 (`s` the sequence, `last` the head dim).
+std::vector<int64_t> ordered(int64_t layout, int64_t b, int64_t s, std::vector<int64_t> rest) {
+  std::vector<int64_t> r = layout == 2 ? std::vector<int64_t>{s, b} : std::vector<int64_t>{b, s};
+  r.insert(r.end(), rest.begin(), rest.end());
+  return r;
+}
+
+NodeSpec headMajorSpec(DataType t, int64_t layout, bool packed, HeadMajorCase const& c, int maskKind) {
+  auto const seed = static_cast<uint32_t>(c.sq * 13 + c.skv + c.d + maskKind + layout * 7 + packed);
+  std::vector<In> in;
+  if (packed) {
+    in = {var(randomTensor(t, ordered(layout, c.b, c.sq, {3, c.h, c.d}), seed, -2, 2)), none(), none()};
+  } else {
+    in = {var(randomTensor(t, ordered(layout, c.b, c.sq, {c.h, c.d}), seed, -2, 2)),
+          var(randomTensor(t, ordered(layout, c.b, c.skv, {c.h, c.d}), seed + 1, -2, 2)),
+          var(randomTensor(t, ordered(layout, c.b, c.skv, {c.h, c.dv}), seed + 2, -1, 1))};
+  }
+  bool nanToZero = false;
+  if (maskKind == 1) in.push_back(var(randomTensor(t, {c.b, 1, 1, c.skv}, seed + 3, -4, 0)));
+  if (maskKind == 2) in.push_back(var(randomTensor(t, {c.b, c.h, c.sq, c.skv}, seed + 3, -4, 0)));
+  if (maskKind == 3) {
+    in.push_back(var(maskWithRow(t, c.b, c.sq, c.skv, c.sq / 2, -INFINITY)));
+    nanToZero = true;
+  }
+  ir::Attributes a = attrs({{"scale", 1.0 / std::sqrt(double(c.d))},
+                            {"k_transposed", int64_t{0}},
+                            {"nan_to_zero", int64_t{nanToZero}},
+                            {"layout", layout}});
+  if (packed) a.setInt("packed_qkv", 1);
+  return {ir::OpType::kAttention, std::move(a), std::move(in)};
+}
+
+TEST(CudaAttention, SbhdLayoutMatchesReference) {
+  KILN_REQUIRE_GPU();
+  HeadMajorCase const cases[] = {{2, 3, 7, 300, 64, 64}, {4, 12, 197, 197, 64, 64}, {2, 4, 65, 197, 32, 48},
+                                 {3, 2, 1, 1, 8, 8},     {2, 2, 130, 64, 128, 128}, {1, 5, 64, 65, 40, 40}};
+  for (DataType t : kFloats)
+    for (HeadMajorCase const& c : cases)
+      for (int maskKind = 0; maskKind < 4; ++maskKind) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv, " d ", c.d, " dv ",
+                            c.dv, " mask ", maskKind));
+        expectMatchesReference(headMajorSpec(t, 2, false, c, maskKind), -1, 1);
+      }
+}
+
+TEST(CudaAttention, PackedQkvMatchesReference) {
+  KILN_REQUIRE_GPU();
+  // One sequence (sq = skv) and dv = d: q, k and v are slots of one tensor.
+  HeadMajorCase const cases[] = {{2, 3, 7, 7, 64, 64},  {4, 12, 197, 197, 64, 64},  {1, 12, 128, 128, 64, 64},
+                                 {3, 2, 1, 1, 8, 8},    {2, 2, 130, 130, 128, 128}, {1, 5, 65, 65, 40, 40},
+                                 {2, 3, 64, 64, 24, 24}};
+  for (int64_t layout : {1, 2})
+    for (DataType t : kFloats)
+      for (HeadMajorCase const& c : cases)
+        for (int maskKind = 0; maskKind < 4; ++maskKind) {
+          SCOPED_TRACE(strCat("layout ", layout, " ", dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.sq, " d ", c.d,
+                              " mask ", maskKind));
+          expectMatchesReference(headMajorSpec(t, layout, true, c, maskKind), -1, 1);
+        }
+}
+
+// The tactic refuses what the kernels do not take in the new forms (head dims, a packed node with k or v
+// present) at supports() time, so the builder never picks it for them.
+// Checked without a device: the library's tactic list, not the installed backend's.
+TEST(CudaAttention, PackedAndSbhdRefusals) {
+  backends::Tactic const* tactic = nullptr;
+  for (auto const& t : cuda::CudaTactics::instance().all())
+    if (t.name == "attention_cuda_flash") tactic = &t;
+  ASSERT_NE(tactic, nullptr);
+  ir::Node n;
+  n.op = ir::OpType::kAttention;
+  n.name = "attention";
+  n.attrs.setInt("layout", 2);
+  n.attrs.setInt("packed_qkv", 1);
+  auto info = [](std::vector<int64_t> const& s) { return ir::TensorInfo{DataType::kHALF, makeDims(s)}; };
+  ir::TensorInfo absent{DataType::kHALF, Dims{-1, {}}};
+  EXPECT_TRUE(tactic->supports(n, {info({197, 4, 3, 12, 64}), absent, absent}, {info({197, 4, 12, 64})}));
+  EXPECT_TRUE(tactic->supports(n, {info({197, -1, 3, 12, 64})}, {info({197, -1, 12, 64})}));
+  EXPECT_FALSE(tactic->supports(n, {info({197, 4, 3, 12, 60}), absent, absent}, {info({197, 4, 12, 60})}));
+  EXPECT_FALSE(tactic->supports(n, {info({197, 4, 2, 12, 64}), absent, absent}, {info({197, 4, 12, 64})}));
+  EXPECT_FALSE(
+      tactic->supports(n, {info({197, 4, 3, 12, 64}), info({197, 4, 12, 64}), absent}, {info({197, 4, 12, 64})}));
+  n.attrs.setInt("layout", 0);
+  EXPECT_FALSE(tactic->supports(n, {info({197, 4, 3, 12, 64})}, {info({197, 4, 12, 64})}));
+  n.attrs.setInt("layout", 2);
+  n.attrs.setInt("packed_qkv", 0);
+  EXPECT_TRUE(tactic->supports(n, {info({197, 4, 12, 64}), info({50, 4, 12, 64}), info({50, 4, 12, 32})},
+                               {info({197, 4, 12, 32})}));
+  EXPECT_FALSE(tactic->supports(n, {info({197, 4, 12, 64}), info({50, 3, 12, 64}), info({50, 4, 12, 32})},
+                                {info({197, 4, 12, 32})}));
+}
+
+}  // namespace
+}  // namespace kiln

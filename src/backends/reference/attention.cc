@@ -1,11 +1,13 @@
 // Reference kernel of Attention: softmax(scale * q k^T + mask) v in fp64, the unfused layers' math (softmax with
 // max subtraction, NaN/Inf as SoftMax gives them, NaN probabilities replaced by 0 with nan_to_zero); operands
-// [.., S, D] (layout 0) or [B, S, H, D] (layout 1).
+// [.., S, D] (layout 0), [B, S, H, D] (layout 1) or [S, B, H, D] (layout 2), layouts 1 and 2 also with q, k, v
+// packed in one tensor.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "backends/reference/reference_util.h"
+#include "ir/attention_layout.h"
 
 namespace kiln::backends::reference {
 namespace {
@@ -18,6 +20,7 @@ struct AttentionParams {
   bool kTransposed = false;
   bool nanToZero = false;
   int64_t layout = 0;
+  bool packed = false;  // packed_qkv 1: q, k, v in input 0
 };
 
 // One batch entry (one (batch, head) pair): where its q, k, v, mask and y elements are. Row r, column c of q is
@@ -88,13 +91,14 @@ bool broadcastsTo(Dims const& in, Dims const& out) {
   return true;
 }
 
-Status runBshd(AttentionParams const& ap, LaunchContext const& ctx);
+Status runHeadMajor(AttentionParams const& ap, LaunchContext const& ctx);
 
 Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
-  if (ctx.inputs.size() < 3 || ctx.outputs.size() != 1)
-    return invalidArgument(ap.who, ": needs q, k, v and one output");
-  if (ap.layout == 1) return runBshd(ap, ctx);
-  if (ap.layout != 0) return invalidArgument(ap.who, ": layout ", ap.layout, " (0 and 1 exist)");
+  if (ctx.outputs.size() != 1) return invalidArgument(ap.who, ": needs one output");
+  if (ir::isHeadMajorAttentionLayout(ap.layout)) return runHeadMajor(ap, ctx);
+  if (ap.layout != 0) return invalidArgument(ap.who, ": layout ", ap.layout, " (0, 1 and 2 exist)");
+  if (ap.packed) return invalidArgument(ap.who, ": packed_qkv 1 needs layout 1 or 2, not 0");
+  if (ctx.inputs.size() < 3) return invalidArgument(ap.who, ": needs q, k and v");
   TensorView const& q = ctx.inputs[0];
   TensorView const& k = ctx.inputs[1];
   TensorView const& v = ctx.inputs[2];
@@ -144,49 +148,49 @@ Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
   return Status::ok();
 }
 
-// Layout 1: q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv, H, Dv], y [B, Sq, H, Dv]; the mask broadcasts to the
-// scores [B, H, Sq, Skv].
-Status runBshd(AttentionParams const& ap, LaunchContext const& ctx) {
+// Layouts 1 and 2: q, k, v [B, S, H, D] or [S, B, H, D], or packed in input 0 ([B, S, 3, H, D] or
+// [S, B, 3, H, D]); y likewise; the mask broadcasts to the scores [B, H, Sq, Skv].
+Status runHeadMajor(AttentionParams const& ap, LaunchContext const& ctx) {
+  std::string const name = ir::attentionLayoutName(ap.layout, ap.packed);
+  if (ap.kTransposed) return invalidArgument(ap.who, ": ", name, " takes k untransposed");
+  if (ctx.inputs.empty() || !ctx.inputs[0].data || (!ap.packed && ctx.inputs.size() < 3))
+    return invalidArgument(ap.who, ": ", name, " needs ", ap.packed ? "the packed q/k/v" : "q, k and v");
   TensorView const& q = ctx.inputs[0];
-  TensorView const& k = ctx.inputs[1];
-  TensorView const& v = ctx.inputs[2];
+  TensorView const& k = ap.packed ? q : ctx.inputs[1];
+  TensorView const& v = ap.packed ? q : ctx.inputs[2];
   TensorView const* mask = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
   TensorView const& y = ctx.outputs[0];
-  if (ap.kTransposed) return invalidArgument(ap.who, ": layout 1 (BSHD) takes k untransposed");
-  if (q.shape.nbDims != 4 || k.shape.nbDims != 4 || v.shape.nbDims != 4 || y.shape.nbDims != 4)
-    return invalidArgument(ap.who, ": layout 1 (BSHD) needs q, k, v and y of rank 4, not q ", dimsToString(q.shape),
-                           ", k ", dimsToString(k.shape), ", v ", dimsToString(v.shape), ", y ", dimsToString(y.shape));
-  int64_t const b = q.shape.d[0], sq = q.shape.d[1], h = q.shape.d[2], d = q.shape.d[3];
-  int64_t const skv = k.shape.d[1], dv = v.shape.d[3];
-  if (k.shape.d[0] != b || k.shape.d[2] != h || k.shape.d[3] != d || v.shape.d[0] != b || v.shape.d[1] != skv ||
-      v.shape.d[2] != h || !dimsEqual(y.shape, makeDims({b, sq, h, dv})))
-    return invalidArgument(ap.who, ": layout 1 (BSHD): q ", dimsToString(q.shape), ", k ", dimsToString(k.shape),
-                           ", v ", dimsToString(v.shape),
-                           " are not [B, Sq, H, D], [B, Skv, H, D], [B, Skv, H, Dv] "
-                           "giving y ",
-                           dimsToString(y.shape));
-  Dims const scores = makeDims({b, h, sq, skv});
+  KILN_ASSIGN_OR_RETURN(ir::AttentionHeadGeometry const g,
+                        ir::attentionHeadGeometry(ap.who, ap.layout, ap.packed, q.shape, k.shape, v.shape, y.shape));
+  Dims const scores = makeDims({g.batch, g.heads, g.sq, g.skv});
   if (mask && !broadcastsTo(mask->shape, scores))
     return invalidArgument(ap.who, ": mask ", dimsToString(mask->shape), " does not broadcast to the scores ",
                            dimsToString(scores));
   std::vector<int64_t> const ms = mask ? broadcastStrides(mask->shape, scores) : std::vector<int64_t>(4, 0);
-  std::vector<double> const qd = loadAll(q), kd = loadAll(k), vd = loadAll(v);
+  // Packed: one load serves q, k and v.
+  std::vector<double> const qd = loadAll(q);
+  std::vector<double> const kd = ap.packed ? std::vector<double>{} : loadAll(k);
+  std::vector<double> const vd = ap.packed ? std::vector<double>{} : loadAll(v);
   std::vector<double> const md = mask ? loadAll(*mask) : std::vector<double>{};
-  for (int64_t bi = 0; bi < b; ++bi)
-    for (int64_t hi = 0; hi < h; ++hi) {
+  auto const at = [](ir::AttentionOperandView const& o, int64_t bi, int64_t hi) {
+    return o.offset + bi * o.batchStride + hi * o.headStride;
+  };
+  for (int64_t bi = 0; bi < g.batch; ++bi)
+    for (int64_t hi = 0; hi < g.heads; ++hi) {
       Entry e;
-      e.qBase = (bi * sq * h + hi) * d;
-      e.qRow = h * d;
-      e.kBase = (bi * skv * h + hi) * d;
-      e.kRow = h * d;
-      e.vBase = (bi * skv * h + hi) * dv;
-      e.vRow = h * dv;
-      e.yBase = (bi * sq * h + hi) * dv;
-      e.yRow = h * dv;
+      e.qBase = at(g.q, bi, hi);
+      e.qRow = g.q.rowStride;
+      e.kBase = at(g.k, bi, hi);
+      e.kRow = g.k.rowStride;
+      e.vBase = at(g.v, bi, hi);
+      e.vRow = g.v.rowStride;
+      e.yBase = at(g.y, bi, hi);
+      e.yRow = g.y.rowStride;
       e.maskBase = bi * ms[0] + hi * ms[1];
       e.maskRow = ms[2];
       e.maskCol = ms[3];
-      attendEntry(ap, e, sq, skv, d, dv, qd, kd, vd, mask ? md.data() : nullptr, y);
+      attendEntry(ap, e, g.sq, g.skv, g.d, g.dv, qd, ap.packed ? qd : kd, ap.packed ? qd : vd,
+                  mask ? md.data() : nullptr, y);
     }
   return Status::ok();
 }
@@ -201,12 +205,16 @@ Tactic attentionTactic() {
         ap.kTransposed = node.attrs.getInt("k_transposed", 0) != 0;
         ap.nanToZero = node.attrs.getInt("nan_to_zero", 0) != 0;
         ap.layout = node.attrs.getInt("layout", 0);
-        if (ap.layout != 0 && ap.layout != 1)
-          return invalidArgument(ap.who, ": layout ", ap.layout, " (0 and 1 exist)");
+        if (ap.layout != 0 && !ir::isHeadMajorAttentionLayout(ap.layout))
+          return invalidArgument(ap.who, ": layout ", ap.layout, " (0, 1 and 2 exist)");
+        int64_t const packed = node.attrs.getInt("packed_qkv", 0);
+        if (packed != 0 && packed != 1) return invalidArgument(ap.who, ": packed_qkv ", packed, " (0 and 1 exist)");
+        ap.packed = packed == 1;
+        if (ap.packed && ap.layout == 0) return invalidArgument(ap.who, ": packed_qkv 1 needs layout 1 or 2, not 0");
         return makeKernel([ap](LaunchContext const& ctx) { return runAttention(ap, ctx); });
       },
       [](ir::Node const&, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-        if (in.size() < 3 || in.size() > 4 || out.size() != 1 || !isComputeFloat(out[0].dtype)) return false;
+        if (in.empty() || in.size() > 4 || out.size() != 1 || !isComputeFloat(out[0].dtype)) return false;
         for (auto const& t : in)
           if (t.shape.nbDims >= 0 && !isComputeFloat(t.dtype)) return false;
         return true;

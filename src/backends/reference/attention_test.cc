@@ -1,7 +1,7 @@
 // Tests of Attention: shape inference and its errors, and the reference kernel against the unfused layers it
 // replaces (MatrixMultiply, scale, mask Add, SoftMax, NaN cleanup, MatrixMultiply) run by the host interpreter,
-// with batch and mask broadcasting, transposed k, fully masked rows, and every float type; layout 1 ([B, S, H, D]
-// operands) against layout 0 between transposes.
+// with batch and mask broadcasting, transposed k, fully masked rows, and every float type; layouts 1 and 2
+// ([B, S, H, D] / [S, B, H, D] operands) against layout 0 between transposes, packed q/k/v against separate ones.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -402,7 +402,7 @@ TEST(AttentionReference, BshdShapeInference) {
                      }),
       "does not broadcast to the scores [2,3,5,7]");
   has(bshdInferError(c, [](ir::Graph&, ir::Node& n) { n.attrs.setInt("k_transposed", 1); }), "untransposed");
-  has(bshdInferError(c, [](ir::Graph&, ir::Node& n) { n.attrs.setInt("layout", 2); }), "layout is 2");
+  has(bshdInferError(c, [](ir::Graph&, ir::Node& n) { n.attrs.setInt("layout", 3); }), "layout is 3");
   // Unknown extents are checked when they are known.
   has(bshdInferError(c, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {-1, 5, 3, 8}); }), "ok");
 }
@@ -440,6 +440,259 @@ TEST(AttentionReference, BshdKernelRefusesShapesThatDoNotFit) {
   auto bad = tactic->create(n);
   ASSERT_FALSE(bad.isOk());
   EXPECT_NE(bad.status().message().find("layout 5"), std::string::npos) << bad.status().toString();
+}
+
+// Layout 2 (SBHD): q [Sq, B, H, D], k [Skv, B, H, D], v [Skv, B, H, Dv] -> y [Sq, B, H, Dv]. Directly, or
+// (`viaLayout0`) layout 0 between Transposes (1,2,0,3) to [B, H, S, D] and (2,0,1,3) back, as
+// torch.nn.MultiheadAttention permutes them.
+std::unique_ptr<ir::Graph> sbhdGraph(BshdCase const& c, bool viaLayout0) {
+  auto g = std::make_unique<ir::Graph>();
+  std::vector<ir::Value*> in{input(*g, "q", c.dtype, {c.sq, c.b, c.h, c.d}),
+                             input(*g, "k", c.dtype, {c.skv, c.b, c.h, c.d}),
+                             input(*g, "v", c.dtype, {c.skv, c.b, c.h, c.dv})};
+  auto permute = [&](std::string const& name, ir::Value* x, std::vector<int64_t> const& perm) {
+    ir::Node* n = g->addNode(OpType::kShuffle, name, {x});
+    n->attrs.setInts("first_perm", perm);
+    return n->output(0);
+  };
+  if (viaLayout0)
+    for (size_t i = 0; i < 3; ++i) in[i] = permute("t" + std::to_string(i), in[i], {1, 2, 0, 3});
+  if (!c.mask.empty()) in.push_back(input(*g, "m", c.dtype, c.mask));
+  ir::Node* n = g->addNode(OpType::kAttention, "attention", in);
+  n->attrs.setFloat("scale", 0.3);
+  n->attrs.setInt("nan_to_zero", c.nanToZero ? 1 : 0);
+  if (!viaLayout0) n->attrs.setInt("layout", 2);
+  g->markOutput(viaLayout0 ? permute("ty", n->output(0), {2, 0, 1, 3}) : n->output(0));
+  return g;
+}
+
+void expectSameBits(ir::Graph& a, ir::Graph& b, std::vector<HostTensor> const& ina,
+                    std::vector<HostTensor> const& inb) {
+  auto ra = backends::runGraphOnHost(a, ina);
+  auto rb = backends::runGraphOnHost(b, inb);
+  ASSERT_TRUE(ra.isOk()) << ra.status().toString();
+  ASSERT_TRUE(rb.isOk()) << rb.status().toString();
+  ASSERT_EQ(dimsToString((*ra)[0].shape()), dimsToString((*rb)[0].shape()));
+  ASSERT_GT((*ra)[0].count(), 0);
+  // The same sums in the same order, rounded once: equal bits (NaN where both are NaN).
+  for (int64_t i = 0; i < (*ra)[0].count(); ++i) {
+    double const x = (*ra)[0].doubleAt(i), y = (*rb)[0].doubleAt(i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    ASSERT_EQ(x, y) << i;
+  }
+}
+
+std::vector<BshdCase> headMajorCases() {
+  std::vector<BshdCase> cases;
+  BshdCase c;
+  cases.push_back(c);
+  c.mask = {2, 1, 1, 7};
+  cases.push_back(c);
+  c.mask = {2, 3, 5, 7};  // a full mask, one row fully masked below
+  c.nanToZero = true;
+  cases.push_back(c);
+  c.mask = {5, 7};
+  c.b = 1;
+  c.h = 1;
+  cases.push_back(c);
+  BshdCase odd;  // one query row, more keys, wider heads
+  odd.b = 3;
+  odd.sq = 1;
+  odd.skv = 9;
+  odd.h = 4;
+  odd.d = 16;
+  odd.dv = 16;
+  odd.mask = {3, 1, 1, 9};
+  cases.push_back(odd);
+  return cases;
+}
+
+TEST(AttentionReference, SbhdLayoutMatchesLayout0BetweenTransposes) {
+  for (BshdCase const& cc : headMajorCases())
+    for (DataType t : {DataType::kFLOAT64, DataType::kFLOAT, DataType::kHALF}) {
+      SCOPED_TRACE(testing::Message() << "b " << cc.b << " h " << cc.h << " mask " << cc.mask.size() << " type "
+                                      << dataTypeName(t));
+      BshdCase x = cc;
+      x.dtype = t;
+      auto a = sbhdGraph(x, true), b = sbhdGraph(x, false);
+      ASSERT_TRUE(ir::inferGraphInPlace(*a, nullptr).isOk());
+      Status st = ir::inferGraphInPlace(*b, nullptr);
+      ASSERT_TRUE(st.isOk()) << st.toString();
+      EXPECT_EQ(dimsToString(b->outputs()[0]->shape), dimsToString(makeDims({x.sq, x.b, x.h, x.dv})));
+      std::vector<std::vector<int64_t>> shapes{{x.sq, x.b, x.h, x.d}, {x.skv, x.b, x.h, x.d}, {x.skv, x.b, x.h, x.dv}};
+      if (!x.mask.empty()) shapes.push_back(x.mask);
+      std::vector<HostTensor> in;
+      uint64_t seed = 31;
+      for (auto const& sh : shapes) {
+        auto r = ir::makeRandomTensor(t, makeDims(sh), seed++);
+        ASSERT_TRUE(r.isOk());
+        in.push_back(*r);
+      }
+      if (x.mask.size() == 4) fillMaskRow(in[3], x.sq, x.skv, 1, -INFINITY);
+      expectSameBits(*a, *b, in, in);
+    }
+}
+
+// Packed q/k/v in layout `layout` (1 or 2): the Attention reading [B, S, 3, H, D] / [S, B, 3, H, D] against the
+// one reading the three slices as separate tensors, copied out on the host.
+std::unique_ptr<ir::Graph> headMajorGraph(BshdCase const& c, int64_t layout, bool packed) {
+  auto g = std::make_unique<ir::Graph>();
+  auto order = [&](int64_t s, std::vector<int64_t> rest) {
+    std::vector<int64_t> r = layout == 2 ? std::vector<int64_t>{s, c.b} : std::vector<int64_t>{c.b, s};
+    r.insert(r.end(), rest.begin(), rest.end());
+    return r;
+  };
+  std::vector<ir::Value*> in;
+  if (packed) {
+    in = {input(*g, "qkv", c.dtype, order(c.sq, {3, c.h, c.d})), nullptr, nullptr};
+  } else {
+    in = {input(*g, "q", c.dtype, order(c.sq, {c.h, c.d})), input(*g, "k", c.dtype, order(c.sq, {c.h, c.d})),
+          input(*g, "v", c.dtype, order(c.sq, {c.h, c.d}))};
+  }
+  if (!c.mask.empty()) in.push_back(input(*g, "m", c.dtype, c.mask));
+  ir::Node* n = g->addNode(OpType::kAttention, "attention", in);
+  n->attrs.setFloat("scale", 0.3);
+  n->attrs.setInt("nan_to_zero", c.nanToZero ? 1 : 0);
+  n->attrs.setInt("layout", layout);
+  if (packed) n->attrs.setInt("packed_qkv", 1);
+  g->markOutput(n->output(0));
+  return g;
+}
+
+TEST(AttentionReference, PackedQkvMatchesSeparateOperands) {
+  for (int64_t layout : {1, 2})
+    for (BshdCase cc : headMajorCases())
+      for (DataType t : {DataType::kFLOAT64, DataType::kHALF}) {
+        cc.skv = cc.sq;  // one sequence: q, k and v come from one tensor
+        cc.dv = cc.d;
+        if (cc.mask.size() == 4) cc.mask[3] = cc.sq;
+        if (cc.mask.size() == 2) cc.mask = {cc.sq, cc.sq};
+        SCOPED_TRACE(testing::Message() << "layout " << layout << " b " << cc.b << " h " << cc.h << " mask "
+                                        << cc.mask.size() << " type " << dataTypeName(t));
+        BshdCase x = cc;
+        x.dtype = t;
+        auto packed = headMajorGraph(x, layout, true), separate = headMajorGraph(x, layout, false);
+        Status st = ir::inferGraphInPlace(*packed, nullptr);
+        ASSERT_TRUE(st.isOk()) << st.toString();
+        ASSERT_TRUE(ir::inferGraphInPlace(*separate, nullptr).isOk());
+        EXPECT_EQ(dimsToString(packed->outputs()[0]->shape), dimsToString(separate->outputs()[0]->shape));
+        Dims const pd = packed->inputs()[0]->shape;
+        auto p = ir::makeRandomTensor(t, pd, 5);
+        ASSERT_TRUE(p.isOk());
+        // Slot j of the "3" dim (dim 2) of the packed tensor, as its own tensor.
+        int64_t const inner = x.h * x.d, outer = pd.d[0] * pd.d[1];
+        std::vector<HostTensor> sep;
+        for (int64_t j = 0; j < 3; ++j) {
+          std::vector<double> vals;
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) vals.push_back(p->doubleAt((o * 3 + j) * inner + i));
+          sep.push_back(HostTensor::fromVector(t, makeDims({pd.d[0], pd.d[1], x.h, x.d}), vals));
+        }
+        std::vector<HostTensor> pin{*p};
+        if (!x.mask.empty()) {
+          auto m = ir::makeRandomTensor(t, makeDims(x.mask), 9);
+          ASSERT_TRUE(m.isOk());
+          if (x.mask.size() == 4) fillMaskRow(*m, x.sq, x.skv, 1, -INFINITY);
+          pin.push_back(*m);
+          sep.push_back(*m);
+        }
+        expectSameBits(*packed, *separate, pin, sep);
+      }
+}
+
+// Shape inference of layout 2 and of packed q/k/v: every malformed shape or attribute is named.
+TEST(AttentionReference, SbhdAndPackedShapeInference) {
+  BshdCase c;
+  c.dtype = DataType::kFLOAT;
+  c.mask = {2, 1, 1, 7};
+  auto has = [](std::string const& msg, char const* what) { EXPECT_NE(msg.find(what), std::string::npos) << msg; };
+  auto sbhdError = [&](std::function<void(ir::Graph&, ir::Node&)> const& edit) {
+    auto g = sbhdGraph(c, false);
+    edit(*g, *g->findNode("attention"));
+    Status st = ir::inferGraphInPlace(*g, nullptr);
+    return st.isOk() ? std::string("ok") : st.message();
+  };
+  has(sbhdError([](ir::Graph&, ir::Node&) {}), "ok");
+  has(sbhdError([](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {5, 2, 24}); }), "needs rank 4 ([S, B, H, D])");
+  has(sbhdError([](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 1, {7, 1, 3, 8}); }), "batch dim (dim 1)");
+  has(sbhdError([](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 2, {6, 2, 3, 4}); }), "key count (dim 0)");
+  has(sbhdError([](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 2, {7, 2, 1, 4}); }), "head count");
+  has(sbhdError([](ir::Graph&, ir::Node& n) { n.attrs.setInt("k_transposed", 1); }), "layout 2 (SBHD) takes k");
+  has(sbhdError([](ir::Graph&, ir::Node& n) { n.attrs.setInt("layout", 3); }), "layout is 3");
+  has(sbhdError([](ir::Graph&, ir::Node& n) { n.attrs.setInt("packed_qkv", 2); }), "packed_qkv is 2");
+  has(sbhdError([](ir::Graph&, ir::Node& n) { n.attrs.setInt("packed_qkv", 1); }), "inputs 1 and 2 absent");
+  auto packedError = [&](int64_t layout, std::function<void(ir::Graph&, ir::Node&)> const& edit) {
+    BshdCase p = c;
+    p.skv = p.sq;
+    p.mask = {2, 1, 1, 5};
+    auto g = headMajorGraph(p, layout, true);
+    edit(*g, *g->findNode("attention"));
+    Status st = ir::inferGraphInPlace(*g, nullptr);
+    if (st.isOk()) return "ok " + dimsToString(g->outputs()[0]->shape);
+    return st.message();
+  };
+  has(packedError(1, [](ir::Graph&, ir::Node&) {}), "ok [2,5,3,8]");
+  has(packedError(2, [](ir::Graph&, ir::Node&) {}), "ok [5,2,3,8]");
+  has(packedError(2,
+                  [](ir::Graph& g, ir::Node& n) {
+                    setInputShape(g, n, 0, {5, 2, 3, 24});
+                  }),
+      "layout 2 (SBHD, packed q/k/v): input 0 [5,2,3,24] needs rank 5 ([S, B, 3, H, D])");
+  has(packedError(1,
+                  [](ir::Graph& g, ir::Node& n) {
+                    setInputShape(g, n, 0, {2, 5, 2, 3, 8});
+                  }),
+      "has 2 in dim 2, not 3");
+  has(packedError(1,
+                  [](ir::Graph& g, ir::Node& n) {
+                    setInputShape(g, n, 0, {2, 6, 3, 3, 8});
+                  }),
+      "does not broadcast to the scores");
+  has(packedError(1, [](ir::Graph& g, ir::Node& n) { n.inputs[1] = n.inputs[0]; }), "inputs 1 and 2 absent");
+  has(packedError(1, [](ir::Graph&, ir::Node& n) { n.attrs.setInt("layout", 0); }), "needs layout 1 or 2, not 0");
+  // A dynamic batch or sequence is checked when it is known.
+  has(packedError(2, [](ir::Graph& g, ir::Node& n) { setInputShape(g, n, 0, {5, -1, 3, 3, 8}); }), "ok [5,-1,3,8]");
+}
+
+// The kernel checks the shapes it is launched with for layout 2 and packed q/k/v, naming the layout.
+TEST(AttentionReference, SbhdAndPackedKernelsRefuseShapesThatDoNotFit) {
+  backends::Tactic const* tactic = backends::TacticRegistry::instance().find("attention_reference");
+  ASSERT_NE(tactic, nullptr);
+  ir::Node n;
+  n.op = OpType::kAttention;
+  n.name = "attention";
+  n.attrs.setInt("layout", 2);
+  std::vector<float> buf(4096, 0.f);
+  auto launch = [&](std::vector<std::vector<int64_t>> const& ins, std::vector<int64_t> const& y) {
+    auto k = tactic->create(n);
+    if (!k.isOk()) return k.status();
+    backends::CpuStream stream;
+    backends::LaunchContext ctx;
+    ctx.stream = &stream;
+    for (auto const& s : ins)
+      ctx.inputs.push_back(s.empty() ? backends::TensorView{nullptr, DataType::kFLOAT, Dims{-1, {}}}
+                                     : backends::TensorView{buf.data(), DataType::kFLOAT, makeDims(s)});
+    ctx.outputs.push_back({buf.data(), DataType::kFLOAT, makeDims(y)});
+    return (*k)->enqueue(ctx);
+  };
+  EXPECT_TRUE(launch({{5, 2, 3, 8}, {7, 2, 3, 8}, {7, 2, 3, 4}}, {5, 2, 3, 4}).isOk());
+  Status st = launch({{5, 2, 3, 8}, {7, 2, 3, 8}, {7, 2, 3, 4}}, {2, 5, 3, 4});  // y as layout 1 would have it
+  EXPECT_NE(st.message().find("layout 2 (SBHD): q [5,2,3,8]"), std::string::npos) << st.toString();
+  EXPECT_NE(st.message().find("giving y [2,5,3,4]"), std::string::npos) << st.toString();
+  n.attrs.setInt("packed_qkv", 1);
+  EXPECT_TRUE(launch({{5, 2, 3, 3, 8}, {}, {}}, {5, 2, 3, 8}).isOk());
+  EXPECT_TRUE(launch({{5, 2, 3, 3, 8}}, {5, 2, 3, 8}).isOk());
+  st = launch({{5, 2, 4, 3, 8}, {}, {}}, {5, 2, 3, 8});
+  EXPECT_NE(st.message().find("qkv [5,2,4,3,8] is not [S, B, 3, H, D]"), std::string::npos) << st.toString();
+  st = launch({{5, 2, 24}, {}, {}}, {5, 2, 3, 8});
+  EXPECT_NE(st.message().find("packed q/k/v of rank 5"), std::string::npos) << st.toString();
+  n.attrs.setInt("layout", 0);
+  st = launch({{5, 2, 3, 3, 8}}, {5, 2, 3, 8});
+  EXPECT_NE(st.message().find("needs layout 1 or 2"), std::string::npos) << st.toString();
+  n.attrs.setInt("layout", 1);
+  n.attrs.setInt("packed_qkv", 3);
+  st = launch({{5, 2, 3, 3, 8}}, {5, 2, 3, 8});
+  EXPECT_NE(st.message().find("packed_qkv 3"), std::string::npos) << st.toString();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/normalization_view.h"
 #include "ir/shape_inference.h"
 #include "kiln/kiln.h"
 #include "backends/reference/spatial_test_util.h"
@@ -218,6 +219,22 @@ TEST(Normalization, InferErrors) {
   EXPECT_FALSE(inferNorm({2, 8}, {1, 4}, {1}, 4, false).isOk());                    // rank too small for groups
   EXPECT_FALSE(inferNorm({2, 8, 4}, {1, 8, 1}, {2}, 0, false).isOk());              // num_groups 0
   EXPECT_TRUE(inferNorm({-1, 8, -1}, {1, 8, 1}, {2}, 1, false).isOk());
+}
+
+// Regression: one Dims object passed as both scale and bias (the CUDA micro-benchmark did) left the bias strides
+// empty, and the CUDA launcher read them through a null pointer.
+TEST(NormalizationView, OneDimsObjectAsScaleAndBias) {
+  Dims const x = makeDims({4, 3, 5});
+  Dims const sb = makeDims({5});
+  auto v = backends::normalizationView("test", x, sb, sb, {2}, 1, false);
+  ASSERT_TRUE(v.isOk()) << v.status().toString();
+  EXPECT_EQ(v->scaleStrides, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(v->biasStrides, (std::vector<int64_t>{0, 0, 1}));
+  Dims const other = makeDims({3, 1});
+  auto w = backends::normalizationView("test", x, sb, other, {2}, 1, false);
+  ASSERT_TRUE(w.isOk()) << w.status().toString();
+  EXPECT_EQ(w->scaleStrides, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(w->biasStrides, (std::vector<int64_t>{0, 1, 0}));
 }
 
 }  // namespace

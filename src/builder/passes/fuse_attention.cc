@@ -165,6 +165,66 @@ std::optional<ShuffleEdit> absorbConsumer(ir::Graph const& g, ir::Value* y, Perm
 // Known, equal extents.
 bool sameKnown(int64_t a, int64_t b, int64_t c) { return a >= 0 && a == b && a == c; }
 
+// A constant with no dim other than 1 aligned (numpy, right-aligned) to dim `axis` of a rank-`rank` result, so an
+// ElementWise with it leaves that dim to the other operand.
+bool constantKeepsDim(ir::Value const* c, int32_t rank, int32_t axis) {
+  HostTensor const* t = passutil::constantData(c);
+  if (!t || t->shape().nbDims > rank) return false;
+  int32_t const i = axis - (rank - t->shape().nbDims);
+  return i < 0 || t->shape().d[i] == 1;
+}
+
+// Where dim `axis` of `v` comes from: followed back through Shuffles that carry it (permutations, a reshape's
+// placeholder 0), ElementWise with a constant that does not broadcast it, and MatrixMultiply rows (first operand
+// not transposed, of the output's rank, a constant second operand without batch dims). Two dims with one origin
+// are equal at run time whatever the dynamic shapes (as q, k and v projected from one input).
+std::pair<ir::Value const*, int32_t> dimOrigin(ir::Value const* v, int32_t axis) {
+  for (int step = 0; step < 64; ++step) {
+    ir::Node const* n = v->producer;
+    if (!n || n->outputs.size() != 1) break;
+    int32_t const rank = v->shape.nbDims;
+    if (n->op == ir::OpType::kShuffle) {
+      auto view = readShuffle(n);
+      if (!view || axis >= static_cast<int32_t>(view->second.size())) break;
+      int64_t a = view->second[static_cast<size_t>(axis)];
+      if (view->reshape) {
+        std::vector<int64_t> const r = n->attrs.getInts("reshape");
+        if (n->input(1) || n->attrs.getInt("zero_is_placeholder", 1) == 0 || a >= static_cast<int64_t>(r.size()) ||
+            r[static_cast<size_t>(a)] != 0)
+          break;
+      }
+      if (a >= static_cast<int64_t>(view->first.size())) break;
+      v = n->inputs[0];
+      axis = static_cast<int32_t>(view->first[static_cast<size_t>(a)]);
+    } else if (n->op == ir::OpType::kElementWise && n->inputs.size() == 2 && n->inputs[0] && n->inputs[1]) {
+      int side = -1;
+      for (int i = 0; i < 2; ++i)
+        if (n->inputs[i]->shape.nbDims == rank && constantKeepsDim(n->inputs[1 - i], rank, axis)) side = i;
+      if (side < 0) break;
+      v = n->inputs[side];
+    } else if (n->op == ir::OpType::kMatrixMultiply && n->inputs.size() >= 2 && n->inputs[0] &&
+               n->attrs.getInt("op_a", 0) == static_cast<int64_t>(MatrixOperation::kNONE) &&
+               n->inputs[0]->shape.nbDims == rank && axis < rank - 1) {
+      HostTensor const* w = passutil::constantData(n->inputs[1]);
+      bool batchless = w && w->shape().nbDims >= 2;
+      for (int32_t i = 0; batchless && i + 2 < w->shape().nbDims; ++i) batchless = w->shape().d[i] == 1;
+      // A residual (input 3) has y's shape; a bias does not enlarge y: neither changes where the dim comes from.
+      if (!batchless) break;
+      v = n->inputs[0];
+    } else {
+      break;
+    }
+  }
+  return {v, axis};
+}
+
+// Dim 0 of q, k and v known and equal, or unknown with one origin (dimOrigin).
+bool sameBatch(ir::Value const* q, ir::Value const* k, ir::Value const* v) {
+  if (sameKnown(q->shape.d[0], k->shape.d[0], v->shape.d[0])) return true;
+  auto const o = dimOrigin(q, 0);
+  return o.first->shape.nbDims > o.second && dimOrigin(k, 0) == o && dimOrigin(v, 0) == o;
+}
+
 class FuseAttention final : public Pass {
  public:
   char const* name() const override { return "fuse_attention"; }
@@ -271,9 +331,9 @@ class FuseAttention final : public Pass {
     std::vector<ShuffleEdit> edits;
     bool bshd = false;
     if (rank == 4 && q->shape.nbDims == 4 && k->shape.nbDims == 4 && v->shape.nbDims == 4) {
-      // No batch broadcast in layout 1: B and H known and equal (k^T's H is its dim 1 as well).
-      bool const dimsOk = sameKnown(q->shape.d[0], k->shape.d[0], v->shape.d[0]) &&
-                          sameKnown(q->shape.d[1], k->shape.d[1], v->shape.d[1]);
+      // No batch broadcast in layout 1: H known and equal (k^T's H is its dim 1 as well), B known and equal or
+      // provably equal (one origin: projections of one input with a dynamic batch).
+      bool const dimsOk = sameBatch(q, k, v) && sameKnown(q->shape.d[1], k->shape.d[1], v->shape.d[1]);
       auto eq = dimsOk ? absorbProducer(g, q, kSwapHeads) : std::nullopt;
       auto ek = eq ? absorbProducer(g, k, kTransposed ? kHeadsFromKT : kSwapHeads) : std::nullopt;
       auto ev = ek ? absorbProducer(g, v, kSwapHeads) : std::nullopt;

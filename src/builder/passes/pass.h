@@ -20,6 +20,9 @@ struct PassContext {
   MemoryBudget* budget = nullptr;
   std::vector<std::string>* log = nullptr;  // one line per rewrite, for verbose builder logs
   bool cpuTarget = false;                    // the build is for the CPU (CPU-only fusions may run)
+  /// The graph inputs' dims (in g.inputs() order) at every optimization profile's min, opt and max, for passes
+  /// that run after the profiles are known (null before): a dim the IR leaves -1 but every profile fixes.
+  std::vector<std::vector<Dims>> const* profileInputs = nullptr;
 };
 
 /// A graph rewrite. Precondition: the graph went through ir::inferGraphInPlace. A pass keeps the graph valid,
@@ -48,6 +51,15 @@ std::unique_ptr<Pass> createFoldTransposeIntoMatmulPass();
 /// GPU builds only (not PassContext::cpuTarget): MatMul(q, k) -> [scale] -> [+ mask] -> SoftMax -> [NaN -> 0] ->
 /// MatMul(p, v) becomes one Attention node (scalar factors on q and k fold into its scale).
 std::unique_ptr<Pass> createFuseAttentionPass();
+/// Any target: a layout 0 self-attention whose q, k and v are data movement (Slice/Gather/Shuffle/...) of one
+/// [S, B, 3E] or [B, S, 3E] tensor (torch.nn.MultiheadAttention's in_proj) and whose y reaches a head-merged view
+/// through data movement reads that tensor packed (layout 2 or 1) and writes y in that order; every chain proven
+/// on an index tensor at static shapes or at shapes every profile fixes (profileInputs).
+std::unique_ptr<Pass> createAbsorbAttentionViewsPass();
+/// Any target: the Q, K and V MatrixMultiply nodes (one input, constant weights of one shape, one epilogue) of a
+/// layout 1 or 2 Attention, each read through a reshape-only Shuffle, become one MatrixMultiply on the
+/// concatenated weights whose output the Attention reads packed (packed_qkv 1).
+std::unique_ptr<Pass> createMergeQkvProjectionsPass();
 /// CPU builds only (PassContext::cpuTarget): x * sigmoid(x) after a Convolution becomes its `cpu_swish`
 /// attribute (the CPU kernels apply it after the activation; the CUDA ones do not read it).
 std::unique_ptr<Pass> createFuseCpuSwishPass();

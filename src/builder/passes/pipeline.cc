@@ -29,8 +29,12 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
   passes.push_back(createFuseGeluPass());
   // Before transpose and bias folding, which would otherwise take parts of the attention pattern apart.
   passes.push_back(createFuseAttentionPass());
+  // Right after it, while the views around a new Attention are as the exporter wrote them.
+  passes.push_back(createAbsorbAttentionViewsPass());
   passes.push_back(createFoldTransposeIntoMatmulPass());
   passes.push_back(createFuseBiasActivationPass());
+  // After bias fusion, so that the projections' biases are merged with their weights.
+  passes.push_back(createMergeQkvProjectionsPass());
   // After bias/residual fusion, which may absorb a residual add into the GEMM before it.
   passes.push_back(createFuseResidualLayerNormPass());
   passes.push_back(createFuseCpuSwishPass());

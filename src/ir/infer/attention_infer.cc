@@ -1,6 +1,8 @@
 // Shape inference of Attention (fused by builder/passes/fuse_attention.cc): softmax(scale * q k^T + mask) v with
-// MatrixMultiply's batch broadcasting (layout 0), or on [B, S, H, D] operands (layout 1); the mask broadcasts to
-// the scores ([.., Sq, Skv], or [B, H, Sq, Skv]) without enlarging them.
+// MatrixMultiply's batch broadcasting (layout 0), or on [B, S, H, D] / [S, B, H, D] operands, maybe packed in one
+// tensor (layouts 1, 2); the mask broadcasts to the scores ([.., Sq, Skv], or [B, H, Sq, Skv]) without enlarging
+// them.
+#include "ir/attention_layout.h"
 #include "ir/shape_inference.h"
 
 namespace kiln::ir {
@@ -33,36 +35,58 @@ Status checkMask(InferContext const& ctx, Dims const& scores) {
   return Status::ok();
 }
 
-// Layout 1 (BSHD): q [B, Sq, H, D], k [B, Skv, H, D], v [B, Skv, H, Dv] -> y [B, Sq, H, Dv]; no batch broadcast.
-Status inferBshd(InferContext& ctx, DataType t) {
-  if (ctx.node.attrs.getInt("k_transposed", 0) != 0) return ctx.error("layout 1 (BSHD) takes k untransposed");
-  Dims const& q = ctx.in[0].shape;
-  Dims const& k = ctx.in[1].shape;
-  Dims const& v = ctx.in[2].shape;
-  for (size_t i = 0; i < 3; ++i)
-    if (ctx.in[i].shape.nbDims != 4)
-      return ctx.error("layout 1 (BSHD): input ", i, " ", dimsToString(ctx.in[i].shape),
-                       " needs rank 4 ([B, S, H, D])");
+// Layouts 1 (BSHD) and 2 (SBHD): q, k, v [B, S, H, D] or [S, B, H, D] (or packed in input 0, [B, S, 3, H, D] or
+// [S, B, 3, H, D]) -> y [B, Sq, H, Dv] or [Sq, B, H, Dv]; no batch broadcast.
+Status inferHeadMajor(InferContext& ctx, DataType t, int64_t layout, bool packed) {
+  std::string const name = attentionLayoutName(layout, packed);
+  if (ctx.node.attrs.getInt("k_transposed", 0) != 0) return ctx.error(name, " takes k untransposed");
+  int64_t e[3][4];
+  if (packed) {
+    Dims const& p = ctx.in[0].shape;
+    if (!attentionOperandDims(layout, true, p, e[0]))
+      return ctx.error(name, ": input 0 ", dimsToString(p), " needs rank 5 (",
+                       layout == kAttentionLayoutSbhd ? "[S, B, 3, H, D]" : "[B, S, 3, H, D]", ")");
+    if (p.d[2] >= 0 && p.d[2] != 3)
+      return ctx.error(name, ": input 0 ", dimsToString(p), " has ", p.d[2], " in dim 2, not 3 (q, k, v)");
+    for (int32_t i = 0; i < 4; ++i) e[1][i] = e[2][i] = e[0][i];
+  } else {
+    for (size_t i = 0; i < 3; ++i)
+      if (!attentionOperandDims(layout, false, ctx.in[i].shape, e[i]))
+        return ctx.error(name, ": input ", i, " ", dimsToString(ctx.in[i].shape), " needs rank 4 (",
+                         layout == kAttentionLayoutSbhd ? "[S, B, H, D]" : "[B, S, H, D]", ")");
+  }
+  int32_t const batchDim = layout == kAttentionLayoutSbhd ? 1 : 0, seqDim = 1 - batchDim;
   auto const shapes = [&] {
-    return strCat("q ", dimsToString(q), ", k ", dimsToString(k), " and v ", dimsToString(v));
+    return strCat("q ", dimsToString(ctx.in[0].shape), ", k ", dimsToString(ctx.in[1].shape), " and v ",
+                  dimsToString(ctx.in[2].shape));
   };
-  if (differ(q.d[0], k.d[0]) || differ(q.d[0], v.d[0]) || differ(k.d[0], v.d[0]))
-    return ctx.error("layout 1 (BSHD): ", shapes(), " differ in the batch dim (dim 0)");
-  if (differ(q.d[2], k.d[2]) || differ(q.d[2], v.d[2]) || differ(k.d[2], v.d[2]))
-    return ctx.error("layout 1 (BSHD): ", shapes(), " differ in the head count (dim 2)");
-  if (differ(q.d[3], k.d[3])) return ctx.error("layout 1 (BSHD): ", shapes(), " differ in the head dim (dim 3)");
-  if (differ(k.d[1], v.d[1]))
-    return ctx.error("layout 1 (BSHD): k ", dimsToString(k), " and v ", dimsToString(v),
-                     " differ in the key count (dim 1)");
-  int64_t const b = known(q.d[0], k.d[0], v.d[0]), h = known(q.d[2], k.d[2], v.d[2]);
-  KILN_RETURN_IF_ERROR(checkMask(ctx, makeDims({b, h, q.d[1], known(k.d[1], v.d[1], -1)})));
-  ctx.out[0] = {t, makeDims({b, q.d[1], h, v.d[3]})};
+  // e[i] is (B, S, H, D) of q, k, v.
+  if (differ(e[0][0], e[1][0]) || differ(e[0][0], e[2][0]) || differ(e[1][0], e[2][0]))
+    return ctx.error(name, ": ", shapes(), " differ in the batch dim (dim ", batchDim, ")");
+  if (differ(e[0][2], e[1][2]) || differ(e[0][2], e[2][2]) || differ(e[1][2], e[2][2]))
+    return ctx.error(name, ": ", shapes(), " differ in the head count (dim 2)");
+  if (differ(e[0][3], e[1][3])) return ctx.error(name, ": ", shapes(), " differ in the head dim (dim 3)");
+  if (differ(e[1][1], e[2][1]))
+    return ctx.error(name, ": k ", dimsToString(ctx.in[1].shape), " and v ", dimsToString(ctx.in[2].shape),
+                     " differ in the key count (dim ", seqDim, ")");
+  int64_t const b = known(e[0][0], e[1][0], e[2][0]), h = known(e[0][2], e[1][2], e[2][2]);
+  KILN_RETURN_IF_ERROR(checkMask(ctx, makeDims({b, h, e[0][1], known(e[1][1], e[2][1], -1)})));
+  ctx.out[0] = {t, attentionOutputDims(layout, b, e[0][1], h, e[2][3])};
   return Status::ok();
 }
 
 Status inferAttention(InferContext& ctx) {
-  if (ctx.numInputs() < 3 || ctx.numInputs() > 4 || !ctx.present(0) || !ctx.present(1) || !ctx.present(2))
+  int64_t const packedAttr = ctx.node.attrs.getInt("packed_qkv", 0);
+  if (packedAttr != 0 && packedAttr != 1) return ctx.error("packed_qkv is ", packedAttr, "; 0 and 1 exist");
+  bool const packed = packedAttr == 1;
+  if (packed) {
+    if (ctx.numInputs() > 4 || !ctx.present(0) || ctx.present(1) || ctx.present(2))
+      return ctx.error(
+          "packed_qkv 1 takes q, k and v packed in input 0, inputs 1 and 2 absent, then an optional "
+          "mask");
+  } else if (ctx.numInputs() < 3 || ctx.numInputs() > 4 || !ctx.present(0) || !ctx.present(1) || !ctx.present(2)) {
     return ctx.error("needs inputs q, k and v, then an optional mask");
+  }
   DataType const t = ctx.in[0].dtype;
   if (!isFloatType(t) || t == DataType::kFP8) return ctx.error("q must be a float tensor, not ", dataTypeName(t));
   for (size_t i = 1; i < ctx.numInputs(); ++i)
@@ -70,8 +94,10 @@ Status inferAttention(InferContext& ctx) {
       return ctx.error("input ", i, " is ", dataTypeName(ctx.in[i].dtype), ", q is ", dataTypeName(t),
                        ": all inputs have one type");
   int64_t const layout = ctx.node.attrs.getInt("layout", 0);
-  if (layout == 1) return inferBshd(ctx, t);
-  if (layout != 0) return ctx.error("layout is ", layout, "; 0 ([.., S, D]) and 1 ([B, S, H, D]) exist");
+  if (isHeadMajorAttentionLayout(layout)) return inferHeadMajor(ctx, t, layout, packed);
+  if (layout != 0)
+    return ctx.error("layout is ", layout, "; 0 ([.., S, D]), 1 ([B, S, H, D]) and 2 ([S, B, H, D]) exist");
+  if (packed) return ctx.error("packed_qkv 1 needs layout 1 or 2, not 0");
   Dims const& q = ctx.in[0].shape;
   Dims const& k = ctx.in[1].shape;
   Dims const& v = ctx.in[2].shape;
