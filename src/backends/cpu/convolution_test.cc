@@ -1,5 +1,6 @@
 // convolution_onednn_direct against the reference convolution over edge shapes: 1x1, 7x7/s2, depthwise, groups,
-// dilation, asymmetric pads, every padding mode, odd sizes, batch > 1, 3-D, fused bias/residual/activations.
+// dilation, asymmetric pads, every padding mode, odd sizes, batch > 1, 3-D, fused bias/residual/activations; and
+// convolution_onednn_winograd_4x3 / _2x3 (3x3 stride 1) likewise over the shapes it takes, and what it refuses.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -13,6 +14,9 @@ using namespace cputest;  // NOLINT: test helpers
 using V = std::vector<int64_t>;
 
 constexpr char kTactic[] = "convolution_onednn_direct";
+constexpr char kWinograd4x3[] = "convolution_onednn_winograd_4x3";
+constexpr char kWinograd2x3[] = "convolution_onednn_winograd_2x3";
+constexpr char const* kWinograds[] = {kWinograd4x3, kWinograd2x3};
 constexpr double kTol = 1e-5;
 
 struct Case {
@@ -57,14 +61,19 @@ std::vector<In> convInputs(Case const& c) {
   return ins;
 }
 
-double run(Case const& c, int threads = 1) {
-  return compareWithReference(kTactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads);
+double run(Case const& c, int threads = 1, char const* tactic = kTactic) {
+  return compareWithReference(tactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads);
 }
 
 // The same with the activations in recorded formats: x in `src`, the residual (if any) in `res`, y in `dst`.
-double runInFormats(Case const& c, int64_t src, int64_t res, int64_t dst, int threads = 1) {
-  return compareWithReference(kTactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads,
+double runInFormats(Case const& c, int64_t src, int64_t res, int64_t dst, int threads = 1,
+                    char const* tactic = kTactic) {
+  return compareWithReference(tactic, OpType::kConvolution, convAttrs(c), convInputs(c), threads,
                               {src, 0, 0, c.residual ? res : 0}, dst);
+}
+
+bool winogradSupports(Case const& c, char const* tactic) {
+  return tacticSupports(tactic, makeNode(OpType::kConvolution, convAttrs(c), convInputs(c)));
 }
 
 TEST(OnednnConvolution, Pointwise1x1) {
@@ -255,15 +264,148 @@ TEST(OnednnConvolution, RefusesWhatItCannotMatch) {
   EXPECT_FALSE(tacticSupports(kTactic, makeNode(OpType::kConvolution, convAttrs(c), {var(xh), cst(wh)})));
 }
 
-// One kernel run from several threads at once (as many execution contexts do) gives the reference's result.
-TEST(OnednnConvolution, ConcurrentEnqueues) {
-  Case c{.x = {2, 8, 12, 12}, .w = {16, 8, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .bias = true,
+// Winograd on ResNet's 3x3 stride-1 shapes (scaled down): channels in and out multiples of 16, same padding, odd
+// and even sizes (partial tiles), batch, bias, ReLU and the residual, one and two threads; the activations in
+// every recorded format (the kernel reorders them into and out of the primitive's nChw16c), y over the residual.
+// Its transforms round differently from direct convolution, but well within the tolerance.
+TEST(OnednnWinograd, ResNetShapesFormatsAndResidual) {
+  auto relu = static_cast<int64_t>(ActivationType::kRELU);
+  std::vector<Case> cases{
+      {.x = {1, 16, 24, 24},
+       .w = {16, 16, 3, 3},
+       .padsBegin = {1, 1},
+       .padsEnd = {1, 1},
+       .bias = true,
+       .activation = relu},
+      {.x = {2, 32, 20, 21},
+       .w = {16, 32, 3, 3},
+       .padsBegin = {1, 1},
+       .padsEnd = {1, 1},
+       .bias = true,
+       .residual = true,
+       .activation = relu},
+      {.x = {1, 32, 24, 24},
+       .w = {32, 32, 3, 3},
+       .padsBegin = {1, 1},
+       .padsEnd = {1, 1},
+       .bias = true,
+       .activation = relu},
+      {.x = {1, 16, 30, 31}, .w = {32, 16, 3, 3}, .residual = true},  // no padding
+  };
+  for (char const* wino : kWinograds)
+    for (Case const& c : cases) {
+      ASSERT_TRUE(winogradSupports(c, wino)) << wino << " " << c.x[1] << " -> " << c.w[0];
+      for (int threads : {1, 2})
+        EXPECT_LT(run(c, threads, wino), kTol)
+            << wino << " " << c.x[1] << " -> " << c.w[0] << ", " << threads << " threads";
+      for (int64_t f : {1, 8, 16})
+        EXPECT_LT(runInFormats(c, f, f, f, 2, wino), kTol)
+            << wino << " " << c.x[1] << " -> " << c.w[0] << ", format " << f;
+      EXPECT_LT(runInFormats(c, 1, 16, 0, 1, wino), kTol)
+          << wino << " " << c.x[1] << " -> " << c.w[0] << ", mixed formats";
+      if (c.residual) {
+        for (int64_t f : {0, 1, 16})
+          EXPECT_LT(
+              compareWithReference(wino, OpType::kConvolution, convAttrs(c), convInputs(c), 2, {f, 0, 0, f}, f, 3),
+              kTol)
+              << wino << " y over the residual, format " << f;
+      }
+    }
+}
+
+// The activations it can fuse (a sum and one eltwise post-op), each against the reference; whatever oneDNN has no
+// Winograd kernel for is refused by supports(), never failed in create().
+void activationsAndRefusals(char const* wino) {
+  for (auto [t, alpha, beta] :
+       {std::tuple{ActivationType::kRELU, 0.0, 0.0}, std::tuple{ActivationType::kCLIP, 0.0, 6.0},
+        std::tuple{ActivationType::kLEAKY_RELU, 0.1, 0.0}, std::tuple{ActivationType::kSIGMOID, 0.0, 0.0},
+        std::tuple{ActivationType::kSOFTPLUS, 0.8, 1.5}}) {
+    for (bool residual : {false, true}) {
+      Case c{.x = {1, 16, 24, 24},
+             .w = {16, 16, 3, 3},
+             .padsBegin = {1, 1},
+             .padsEnd = {1, 1},
+             .bias = true,
+             .residual = residual,
+             .activation = static_cast<int64_t>(t),
+             .alpha = alpha,
+             .beta = beta};
+      if (winogradSupports(c, wino)) {
+        EXPECT_LT(run(c, 1, wino), kTol) << wino << " " << static_cast<int>(t) << " residual " << residual;
+        OneNode n = makeNode(OpType::kConvolution, convAttrs(c), convInputs(c));
+        EXPECT_TRUE(backends::TacticRegistry::instance().find(wino)->create(*n.node).isOk());
+      }
+    }
+  }
+  Case relu{.x = {1, 16, 24, 24},
+            .w = {16, 16, 3, 3},
+            .padsBegin = {1, 1},
+            .padsEnd = {1, 1},
+            .activation = static_cast<int64_t>(ActivationType::kRELU)};
+  EXPECT_TRUE(winogradSupports(relu, wino)) << wino;
+  // Transformed weights larger than the activations (ResNet's 256 channels at 8x8): from memory on every run in
+  // a network, slower than direct there whatever the isolated timing says.
+  Case heavy{.x = {1, 256, 8, 8}, .w = {256, 256, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}};
+  EXPECT_FALSE(winogradSupports(heavy, wino)) << wino;
+  EXPECT_TRUE(tacticSupports(kTactic, makeNode(OpType::kConvolution, convAttrs(heavy), convInputs(heavy))));
+  // Not a 3x3 stride-1 ungrouped undilated 2-D window: left to the direct tactic.
+  Case strided = relu;
+  strided.strides = {2, 2};
+  Case dilated = relu;
+  dilated.dilations = {2, 2};
+  Case grouped = relu;
+  grouped.w = {16, 8, 3, 3};
+  grouped.groups = 2;
+  Case pointwise = relu;
+  pointwise.w = {16, 16, 1, 1};
+  pointwise.padsBegin = pointwise.padsEnd = {0, 0};
+  Case fiveByFive = relu;
+  fiveByFive.w = {16, 16, 5, 5};
+  Case threeD{.x = {1, 16, 16, 16, 16}, .w = {16, 16, 3, 3, 3}, .padsBegin = {1, 1, 1}, .padsEnd = {1, 1, 1}};
+  for (Case const& c : {strided, dilated, grouped, pointwise, fiveByFive, threeD}) {
+    EXPECT_FALSE(winogradSupports(c, wino)) << wino << " " << c.w[1] << "x" << c.w[2];
+    EXPECT_TRUE(tacticSupports(kTactic, makeNode(OpType::kConvolution, convAttrs(c), convInputs(c))));
+  }
+  // Channels oneDNN's Winograd does not block: either refused or right.
+  Case narrow{.x = {1, 4, 16, 16}, .w = {8, 4, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}};
+  if (winogradSupports(narrow, wino)) {
+    EXPECT_LT(run(narrow, 1, wino), kTol) << wino;
+  }
+}
+
+TEST(OnednnWinograd, ActivationsAndRefusals) {
+  for (char const* wino : kWinograds) {
+    activationsAndRefusals(wino);
+  }
+  // The level-0 heuristic keeps the direct tactic (priority) where all apply.
+  Case relu{.x = {1, 16, 24, 24},
+            .w = {16, 16, 3, 3},
+            .padsBegin = {1, 1},
+            .padsEnd = {1, 1},
+            .activation = static_cast<int64_t>(ActivationType::kRELU)};
+  OneNode n = makeNode(OpType::kConvolution, convAttrs(relu), convInputs(relu));
+  auto cands = backends::TacticRegistry::instance().candidates(*n.node, n.in, n.out, DeviceType::kCPU, ~0u);
+  ASSERT_GE(cands.size(), 3u);
+  EXPECT_EQ(cands[0]->name, kTactic);
+  EXPECT_EQ(cands[1]->name, kWinograd4x3);
+  EXPECT_EQ(cands[2]->name, kWinograd2x3);
+}
+
+// One kernel run from several threads at once (as many execution contexts do) gives the reference's result, for
+// both tactics (each thread runs the shared primitive with its own scratchpad and reorder buffers).
+void concurrentEnqueues(char const* tactic) {
+  Case c{.x = {2, 16, 16, 16},
+         .w = {16, 16, 3, 3},
+         .padsBegin = {1, 1},
+         .padsEnd = {1, 1},
+         .bias = true,
          .activation = static_cast<int64_t>(ActivationType::kRELU)};
   std::vector<In> ins = convInputs(c);
   OneNode n = makeNode(OpType::kConvolution, convAttrs(c), ins);
   std::vector<HostTensor> ref{*HostTensor::allocate(DataType::kFLOAT, n.out[0].shape, "ref")};
   ASSERT_TRUE(backends::evaluateOnHost(*n.node, n.ptrs, ref).isOk());
-  auto k = backends::TacticRegistry::instance().find(kTactic)->create(*n.node);
+  ASSERT_TRUE(tacticSupports(tactic, n));
+  auto k = backends::TacticRegistry::instance().find(tactic)->create(*n.node);
   ASSERT_TRUE(k.isOk());
   std::vector<double> err(4, 1.0);
   std::vector<std::thread> workers;
@@ -288,10 +430,14 @@ TEST(OnednnConvolution, ConcurrentEnqueues) {
       err[t] = worst;
     });
   }
-  for (std::thread& w : workers)
-    w.join();
-  for (double e : err)
-    EXPECT_LT(e, 1e-4);
+  for (std::thread& w : workers) w.join();
+  for (double e : err) EXPECT_LT(e, 1e-4) << tactic;
+}
+
+TEST(OnednnConvolution, ConcurrentEnqueues) {
+  concurrentEnqueues(kTactic);
+  concurrentEnqueues(kWinograd4x3);
+  concurrentEnqueues(kWinograd2x3);
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // tensor that a oneDNN convolution, pooling, activation or element-wise op writes and that only such layers (or a
 // oneDNN reduce) read, in slots that take formats, stays in the format oneDNN's convolutions prefer (channels-
 // last or nChw16c) instead of plain NCHW, so consecutive layers pass it on without reorders (EfficientNet's
-// conv -> sigmoid -> mul -> conv as well as ResNet's chains); every other tensor stays plain. Recorded per node in the attributes
-// cpu_formats_in / cpu_formats_out (one entry per input / output, 0 plain), which the kernels read.
+// conv -> sigmoid -> mul -> conv as well as ResNet's chains); every other tensor stays plain. Recorded per node in the
+// attributes cpu_formats_in / cpu_formats_out (one entry per input / output, 0 plain), which the kernels read.
 #include <algorithm>
 #include <set>
 
@@ -13,6 +13,8 @@ namespace kiln::builder {
 namespace {
 
 constexpr char kConvTactic[] = "convolution_onednn_direct";
+constexpr char kWinograd4x3Tactic[] = "convolution_onednn_winograd_4x3";
+constexpr char kWinograd2x3Tactic[] = "convolution_onednn_winograd_2x3";
 constexpr char kPoolTactic[] = "pooling_onednn_direct";
 constexpr char kActivationTactic[] = "activation_onednn_eltwise";
 constexpr char kBinaryTactic[] = "elementwise_onednn_binary";
@@ -20,7 +22,8 @@ constexpr char kReduceTactic[] = "reduce_onednn";
 
 // Layers whose oneDNN kernel reads (some inputs) in a recorded format.
 bool isFormatAware(ir::Node const& n) {
-  if (n.tactic == kConvTactic) return n.op == ir::OpType::kConvolution;
+  if (n.tactic == kConvTactic || n.tactic == kWinograd4x3Tactic || n.tactic == kWinograd2x3Tactic)
+    return n.op == ir::OpType::kConvolution;
   if (n.tactic == kPoolTactic) return n.op == ir::OpType::kPooling;
   if (n.tactic == kActivationTactic) return n.op == ir::OpType::kActivation;
   if (n.tactic == kBinaryTactic) return n.op == ir::OpType::kElementWise;
