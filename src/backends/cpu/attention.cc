@@ -13,6 +13,7 @@
 #include "backends/cpu/onednn_util.h"
 #include "backends/cpu_format.h"
 #include "backends/reference/reference_util.h"
+#include "core/broadcast.h"
 #include "ir/attention_layout.h"
 
 namespace kiln::backends::cpu {
@@ -457,23 +458,6 @@ struct AttentionConfig {
   int64_t layout = 0;
   bool packed = false;  // packed_qkv: q, k and v in input 0 (layouts 1 and 2)
 };
-
-Dims leadingDims(Dims const& d, int32_t n) {
-  Dims r{};
-  r.nbDims = n;
-  for (int32_t i = 0; i < n; ++i) r.d[i] = d.d[i];
-  return r;
-}
-
-// True when `in` broadcasts (right-aligned) to exactly `out`.
-bool broadcastsTo(Dims const& in, Dims const& out) {
-  if (in.nbDims > out.nbDims) return false;
-  for (int32_t i = 0; i < in.nbDims; ++i) {
-    int64_t const d = in.d[i], o = out.d[out.nbDims - in.nbDims + i];
-    if (d != 1 && d != o) return false;
-  }
-  return true;
-}
 
 class CpuAttentionKernel final : public Kernel {
  public:

@@ -4,19 +4,10 @@
 #include "backends/cuda/matmul.h"
 
 #include "backends/cuda/cuda_util.h"
+#include "core/broadcast.h"
 
 namespace kiln::cuda::matmul {
 namespace {
-
-// True when `in` broadcasts (numpy-style, right-aligned) to exactly `out`.
-bool broadcastsTo(Dims const& in, Dims const& out) {
-  if (in.nbDims < 0 || in.nbDims > out.nbDims) return false;
-  for (int32_t i = 0; i < in.nbDims; ++i) {
-    int64_t d = in.d[i], o = out.d[out.nbDims - in.nbDims + i];
-    if (d != 1 && d != o) return false;
-  }
-  return true;
-}
 
 // Element strides of `in` (row-major, right-aligned to `out`'s first `outRank` dims, times `unit`), 0 where it
 // broadcasts.

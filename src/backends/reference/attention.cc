@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/reference/reference_util.h"
+#include "core/broadcast.h"
 #include "ir/attention_layout.h"
 
 namespace kiln::backends::reference {
@@ -74,23 +75,6 @@ std::vector<double> loadAll(TensorView const& v) {
   return r;
 }
 
-Dims leading(Dims const& d, int32_t n) {
-  Dims r{};
-  r.nbDims = n;
-  for (int32_t i = 0; i < n; ++i) r.d[i] = d.d[i];
-  return r;
-}
-
-// True when `in` broadcasts (numpy-style, right-aligned) to exactly `out`.
-bool broadcastsTo(Dims const& in, Dims const& out) {
-  if (in.nbDims > out.nbDims) return false;
-  for (int32_t i = 0; i < in.nbDims; ++i) {
-    int64_t d = in.d[i], o = out.d[out.nbDims - in.nbDims + i];
-    if (d != 1 && d != o) return false;
-  }
-  return true;
-}
-
 Status runHeadMajor(AttentionParams const& ap, LaunchContext const& ctx);
 
 Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
@@ -110,10 +94,10 @@ Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
   int64_t const skv = ap.kTransposed ? k.shape.d[rk - 1] : k.shape.d[rk - 2];
   int64_t const dk = ap.kTransposed ? k.shape.d[rk - 2] : k.shape.d[rk - 1];
   int64_t const dv = v.shape.d[rv - 1];
-  Dims const batch = leading(y.shape, ry - 2);
+  Dims const batch = leadingDims(y.shape, ry - 2);
   if (dk != d || v.shape.d[rv - 2] != skv || y.shape.d[ry - 2] != sq || y.shape.d[ry - 1] != dv ||
-      !broadcastsTo(leading(q.shape, rq - 2), batch) || !broadcastsTo(leading(k.shape, rk - 2), batch) ||
-      !broadcastsTo(leading(v.shape, rv - 2), batch))
+      !broadcastsTo(leadingDims(q.shape, rq - 2), batch) || !broadcastsTo(leadingDims(k.shape, rk - 2), batch) ||
+      !broadcastsTo(leadingDims(v.shape, rv - 2), batch))
     return invalidArgument(ap.who, ": q ", dimsToString(q.shape), ", k ", dimsToString(k.shape), ", v ",
                            dimsToString(v.shape), " do not give y ", dimsToString(y.shape));
   Dims scores = batch;
@@ -122,9 +106,9 @@ Status runAttention(AttentionParams const& ap, LaunchContext const& ctx) {
   if (mask && !broadcastsTo(mask->shape, scores))
     return invalidArgument(ap.who, ": mask ", dimsToString(mask->shape), " does not broadcast to the scores ",
                            dimsToString(scores));
-  std::vector<int64_t> const sqb = broadcastStrides(leading(q.shape, rq - 2), batch);
-  std::vector<int64_t> const skb = broadcastStrides(leading(k.shape, rk - 2), batch);
-  std::vector<int64_t> const svb = broadcastStrides(leading(v.shape, rv - 2), batch);
+  std::vector<int64_t> const sqb = broadcastStrides(leadingDims(q.shape, rq - 2), batch);
+  std::vector<int64_t> const skb = broadcastStrides(leadingDims(k.shape, rk - 2), batch);
+  std::vector<int64_t> const svb = broadcastStrides(leadingDims(v.shape, rv - 2), batch);
   std::vector<int64_t> ms = mask ? broadcastStrides(mask->shape, scores) : std::vector<int64_t>(scores.nbDims, 0);
   int64_t const maskRow = ms[static_cast<size_t>(scores.nbDims - 2)], maskCol = ms.back();
   ms.resize(static_cast<size_t>(batch.nbDims));

@@ -5,6 +5,7 @@
 
 #include "backends/reference/activation_math.h"
 #include "backends/reference/reference_util.h"
+#include "core/broadcast.h"
 
 namespace kiln::backends::reference {
 namespace {
@@ -24,26 +25,6 @@ std::vector<double> loadAll(TensorView const& v) {
   for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i)
     r[i] = loadAsDouble(v, i);
   return r;
-}
-
-Dims leading(Dims const& d, int32_t n) {
-  Dims r{};
-  r.nbDims = n;
-  for (int32_t i = 0; i < n; ++i)
-    r.d[i] = d.d[i];
-  return r;
-}
-
-// True when `in` broadcasts (numpy-style, right-aligned) to exactly `out`.
-bool broadcastsTo(Dims const& in, Dims const& out) {
-  if (in.nbDims > out.nbDims)
-    return false;
-  for (int32_t i = 0; i < in.nbDims; ++i) {
-    int64_t d = in.d[i], o = out.d[out.nbDims - in.nbDims + i];
-    if (d != 1 && d != o)
-      return false;
-  }
-  return true;
 }
 
 Status runMatMul(MatMulParams const& mp, LaunchContext const& ctx) {
@@ -68,13 +49,13 @@ Status runMatMul(MatMulParams const& mp, LaunchContext const& ctx) {
   int32_t nbBatch = y.shape.nbDims - (vecA ? 0 : 1) - (vecB ? 0 : 1);
   if (nbBatch < ra - matA || nbBatch < rb - matB)
     return invalidArgument(mp.who, ": output rank does not match");
-  Dims batch = leading(y.shape, nbBatch);
-  if (!broadcastsTo(leading(a.shape, ra - matA), batch) || !broadcastsTo(leading(b.shape, rb - matB), batch) ||
+  Dims batch = leadingDims(y.shape, nbBatch);
+  if (!broadcastsTo(leadingDims(a.shape, ra - matA), batch) || !broadcastsTo(leadingDims(b.shape, rb - matB), batch) ||
       (!vecA && y.shape.d[nbBatch] != m) || (!vecB && y.shape.d[y.shape.nbDims - 1] != n))
     return invalidArgument(mp.who, ": a ", dimsToString(a.shape), " and b ", dimsToString(b.shape), " do not give y ",
                            dimsToString(y.shape));
-  std::vector<int64_t> sa = broadcastStrides(leading(a.shape, ra - matA), batch);
-  std::vector<int64_t> sb = broadcastStrides(leading(b.shape, rb - matB), batch);
+  std::vector<int64_t> sa = broadcastStrides(leadingDims(a.shape, ra - matA), batch);
+  std::vector<int64_t> sb = broadcastStrides(leadingDims(b.shape, rb - matB), batch);
   int64_t matSizeA = m * kk, matSizeB = kk * n, matSizeY = m * n;
   std::vector<double> ad = loadAll(a), bd = loadAll(b);
   int64_t total = y.count();

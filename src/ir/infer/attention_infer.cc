@@ -2,18 +2,12 @@
 // MatrixMultiply's batch broadcasting (layout 0), or on [B, S, H, D] / [S, B, H, D] operands, maybe packed in one
 // tensor (layouts 1, 2); the mask broadcasts to the scores ([.., Sq, Skv], or [B, H, Sq, Skv]) without enlarging
 // them.
+#include "core/broadcast.h"
 #include "ir/attention_layout.h"
 #include "ir/shape_inference.h"
 
 namespace kiln::ir {
 namespace {
-
-Dims leadingDims(Dims const& d, int32_t n) {
-  Dims r{};
-  r.nbDims = n;
-  for (int32_t i = 0; i < n; ++i) r.d[i] = d.d[i];
-  return r;
-}
 
 // Known extents that differ (unknown ones are checked when they are known).
 bool differ(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
