@@ -106,10 +106,10 @@ TEST_P(CpuAttention, Layout2AndPackedQkv) {
               kTol)
         << "layout " << layout;
     EXPECT_LT(compareWithReference(kTactic, OpType::kAttention, a,
-                                   {var(randomTensor(layout == 1 ? V{1, 197, 3, 12, 64} : V{197, 1, 3, 12, 64}, 33))},
+                                   {var(randomTensor(layout == 1 ? V{1, 197, 3, 4, 64} : V{197, 1, 3, 4, 64}, 33))},
                                    2),
               kTol)
-        << "layout " << layout << ", ViT-B/16 b1";
+        << "layout " << layout << ", ViT-B/16's token count";
   }
 }
 
@@ -268,7 +268,7 @@ TEST(CpuAttentionTactic, BenchmarkBertAndVitShapes) {
     backends::cpu::runCpuAttention(a, 1);
     a.y = y2.data();
     std::vector<double> ms;
-    for (int i = 0; i < 20; ++i) {
+    for (int i = 0; i < 5; ++i) {  // a figure to read, not a benchmark (kept short for the sanitized unit tier)
       auto const t0 = std::chrono::steady_clock::now();
       backends::cpu::runCpuAttention(a, 2);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -277,8 +277,8 @@ TEST(CpuAttentionTactic, BenchmarkBertAndVitShapes) {
     std::sort(ms.begin(), ms.end());
     double const gflop = 4.0 * static_cast<double>(h * s * s * d) * 1e-9;
     std::printf("attention_cpu_tiled %s, 12 heads x %lld x 64, 2 threads: median %.3f ms (%.0f GFLOP/s), min %.3f ms\n",
-                backends::cpu::cpuAttentionUsesAvx512() ? "AVX-512" : "portable", static_cast<long long>(s), ms[10],
-                gflop / ms[10] * 1e3, ms[0]);
+                backends::cpu::cpuAttentionUsesAvx512() ? "AVX-512" : "portable", static_cast<long long>(s), ms[2],
+                gflop / ms[2] * 1e3, ms[0]);
   }
 }
 

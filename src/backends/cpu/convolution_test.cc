@@ -292,13 +292,16 @@ TEST(OnednnWinograd, ResNetShapesFormatsAndResidual) {
        .activation = relu},
       {.x = {1, 16, 30, 31}, .w = {32, 16, 3, 3}, .residual = true},  // no padding
   };
+  // Kept small: every comparison recomputes the fp64 reference, and the sanitized unit tier runs this at -O0.
   for (char const* wino : kWinograds)
     for (Case const& c : cases) {
       ASSERT_TRUE(winogradSupports(c, wino)) << wino << " " << c.x[1] << " -> " << c.w[0];
-      for (int threads : {1, 2})
+      for (int threads : {1, 2}) {
+        if (threads == 1 && &c != &cases[0]) continue;  // one thread: the first case is enough
         EXPECT_LT(run(c, threads, wino), kTol)
             << wino << " " << c.x[1] << " -> " << c.w[0] << ", " << threads << " threads";
-      for (int64_t f : {1, 8, 16})
+      }
+      for (int64_t f : {1, 16})
         EXPECT_LT(runInFormats(c, f, f, f, 2, wino), kTol)
             << wino << " " << c.x[1] << " -> " << c.w[0] << ", format " << f;
       EXPECT_LT(runInFormats(c, 1, 16, 0, 1, wino), kTol)
