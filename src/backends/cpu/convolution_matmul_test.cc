@@ -132,6 +132,10 @@ TEST(OnednnMatmulConv1x1, Refusals) {
   softplus.alpha = 0.8;
   softplus.beta = 1.5;
   EXPECT_FALSE(supports(softplus));
+  // More rows than ResNet's layer3 (14 x 14): left to the direct convolution.
+  EXPECT_TRUE(supports({.x = {1, 8, 16, 16}, .w = {8, 8, 1, 1}}));
+  EXPECT_FALSE(supports({.x = {1, 8, 16, 17}, .w = {8, 8, 1, 1}}));
+  EXPECT_FALSE(supports({.x = {2, 8, 14, 14}, .w = {8, 8, 1, 1}}));
   Case softsign = base;
   softsign.activation = static_cast<int64_t>(ActivationType::kSOFTSIGN);
   EXPECT_FALSE(supports(softsign));
