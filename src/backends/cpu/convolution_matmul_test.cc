@@ -67,12 +67,12 @@ bool supports(Case const& c) { return tacticSupports(kTactic, makeNode(OpType::k
 auto const kRelu = static_cast<int64_t>(ActivationType::kRELU);
 
 TEST(OnednnMatmulConv1x1, ShapesAndThreads) {
-  // One element, odd channels, rows fewer than a thread's share, ResNet's layer4 shape scaled down, batch.
-  for (Case const& c : {Case{.x = {1, 1, 1, 1}, .w = {1, 1, 1, 1}}, Case{.x = {1, 3, 3, 5}, .w = {5, 3, 1, 1}},
-                        Case{.x = {1, 17, 1, 2}, .w = {33, 17, 1, 1}, .bias = true},
+  // One channel, odd channels, a single row of pixels, ResNet's layer4 shape scaled down, batch, SAME padding.
+  for (Case const& c : {Case{.x = {1, 1, 7, 7}, .w = {1, 1, 1, 1}}, Case{.x = {1, 3, 7, 9}, .w = {5, 3, 1, 1}},
+                        Case{.x = {1, 17, 1, 49}, .w = {33, 17, 1, 1}, .bias = true},
                         Case{.x = {1, 64, 7, 7}, .w = {96, 64, 1, 1}, .bias = true, .activation = kRelu},
                         Case{.x = {3, 24, 5, 9}, .w = {40, 24, 1, 1}, .bias = true, .activation = kRelu},
-                        Case{.x = {1, 8, 6, 6}, .w = {16, 8, 1, 1}, .mode = PaddingMode::kSAME_UPPER}})
+                        Case{.x = {1, 8, 8, 8}, .w = {16, 8, 1, 1}, .mode = PaddingMode::kSAME_UPPER}})
     for (int threads : {1, 2}) EXPECT_LT(run(c, threads), kTol) << c.x[1] << " -> " << c.w[0] << " " << threads;
 }
 
@@ -100,18 +100,23 @@ TEST(OnednnMatmulConv1x1, ActivationsAndSwish) {
                   Act{ActivationType::kHARD_SIGMOID, 0.2, 0.5}, Act{ActivationType::kGELU_ERF, 0, 0}})
     for (bool residual : {false, true})
       for (int64_t f : {0, 1}) {
-        Case c{.x = {1, 16, 5, 5}, .w = {24, 16, 1, 1}, .bias = true, .residual = residual,
-               .activation = static_cast<int64_t>(act.t), .alpha = act.alpha, .beta = act.beta};
+        Case c{.x = {1, 16, 7, 7},
+               .w = {24, 16, 1, 1},
+               .bias = true,
+               .residual = residual,
+               .activation = static_cast<int64_t>(act.t),
+               .alpha = act.alpha,
+               .beta = act.beta};
         EXPECT_LT(run(c, 2, f, f, f), kTol) << static_cast<int>(act.t) << " " << residual << " " << f;
       }
   for (bool residual : {false, true}) {
-    Case c{.x = {1, 16, 5, 5}, .w = {16, 16, 1, 1}, .bias = true, .residual = residual, .swish = true};
+    Case c{.x = {1, 16, 7, 7}, .w = {16, 16, 1, 1}, .bias = true, .residual = residual, .swish = true};
     EXPECT_LT(run(c, 2, 1, 1, 1), kTol) << residual;
   }
 }
 
 TEST(OnednnMatmulConv1x1, Refusals) {
-  Case base{.x = {1, 8, 6, 6}, .w = {8, 8, 1, 1}};
+  Case base{.x = {1, 8, 8, 8}, .w = {8, 8, 1, 1}};
   EXPECT_TRUE(supports(base));
   Case k3 = base;
   k3.w = {8, 8, 3, 3};
@@ -132,8 +137,11 @@ TEST(OnednnMatmulConv1x1, Refusals) {
   softplus.alpha = 0.8;
   softplus.beta = 1.5;
   EXPECT_FALSE(supports(softplus));
-  // More rows than ResNet's layer3 (14 x 14): left to the direct convolution.
+  // Fewer rows than 7 x 7 (the squeeze-excitation's 1x1 maps) or more than 16 x 16: left to the direct convolution.
   EXPECT_TRUE(supports({.x = {1, 8, 16, 16}, .w = {8, 8, 1, 1}}));
+  EXPECT_TRUE(supports({.x = {1, 8, 7, 7}, .w = {8, 8, 1, 1}}));
+  EXPECT_FALSE(supports({.x = {1, 8, 6, 8}, .w = {8, 8, 1, 1}}));
+  EXPECT_FALSE(supports({.x = {1, 8, 1, 1}, .w = {8, 8, 1, 1}}));
   EXPECT_FALSE(supports({.x = {1, 8, 16, 17}, .w = {8, 8, 1, 1}}));
   EXPECT_FALSE(supports({.x = {2, 8, 14, 14}, .w = {8, 8, 1, 1}}));
   Case softsign = base;

@@ -54,8 +54,9 @@ double run(Case const& c, bool overResidual = false) {
   for (bool portable : {true, false}) {
     backends::cpu::setCpuGemvPortable(portable);
     for (int threads : {1, 2})
-      worst = std::max(worst, compareWithReference(kTactic, OpType::kMatrixMultiply, attrs(c.opB, c.act, c.alpha, c.beta),
-                                                   inputs(c), threads, {}, 0, overResidual ? 3 : -1));
+      worst =
+          std::max(worst, compareWithReference(kTactic, OpType::kMatrixMultiply, attrs(c.opB, c.act, c.alpha, c.beta),
+                                               inputs(c), threads, {}, 0, overResidual ? 3 : -1));
   }
   backends::cpu::setCpuGemvPortable(false);
   return worst;
@@ -87,8 +88,13 @@ TEST(CpuGemv, BiasResidualAndActivations) {
                   Act{ActivationType::kSOFTPLUS, 0.8, 1.5}, Act{ActivationType::kSOFTSIGN, 0, 0},
                   Act{ActivationType::kTHRESHOLDED_RELU, 0.2, 0}, Act{ActivationType::kGELU_TANH, 0, 0}})
     for (bool residual : {false, true}) {
-      Case c{.a = {3, 50}, .b = {50, 40}, .bias = {40}, .residual = residual, .act = static_cast<int64_t>(act.t),
-             .alpha = act.alpha, .beta = act.beta};
+      Case c{.a = {3, 50},
+             .b = {50, 40},
+             .bias = {40},
+             .residual = residual,
+             .act = static_cast<int64_t>(act.t),
+             .alpha = act.alpha,
+             .beta = act.beta};
       EXPECT_LT(run(c), kTol) << static_cast<int>(act.t) << " " << residual;
       if (residual) {
         EXPECT_LT(run(c, true), kTol) << static_cast<int>(act.t) << " over the residual";
@@ -99,13 +105,13 @@ TEST(CpuGemv, BiasResidualAndActivations) {
 TEST(CpuGemv, Refusals) {
   Case base{.a = {1, 8}, .b = {8, 4}};
   EXPECT_TRUE(supports(base));
-  EXPECT_FALSE(supports({.a = {9, 8}, .b = {8, 4}}));            // more rows than offered
-  EXPECT_TRUE(supports({.a = {1, 8}, .b = {8, 4}, .bias = {1, 4}}));  // a bias per column, leading 1s
+  EXPECT_FALSE(supports({.a = {9, 8}, .b = {8, 4}}));                  // more rows than offered
+  EXPECT_TRUE(supports({.a = {1, 8}, .b = {8, 4}, .bias = {1, 4}}));   // a bias per column, leading 1s
   EXPECT_FALSE(supports({.a = {2, 8}, .b = {8, 4}, .bias = {2, 4}}));  // a bias varying by row
-  EXPECT_FALSE(supports({.a = {1, 8}, .b = {2, 8, 4}}));         // B with a batch
+  EXPECT_FALSE(supports({.a = {1, 8}, .b = {2, 8, 4}}));               // B with a batch
   // B not a constant, A transposed.
-  EXPECT_FALSE(tacticSupports(
-      kTactic, makeNode(OpType::kMatrixMultiply, attrs(kN), {var(randomTensor({1, 8}, 1)), var(randomTensor({8, 4}, 2))})));
+  EXPECT_FALSE(tacticSupports(kTactic, makeNode(OpType::kMatrixMultiply, attrs(kN),
+                                                {var(randomTensor({1, 8}, 1)), var(randomTensor({8, 4}, 2))})));
   ir::Attributes ta = attrs(kN);
   ta.set("op_a", static_cast<int64_t>(kT));
   EXPECT_FALSE(tacticSupports(
