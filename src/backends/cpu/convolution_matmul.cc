@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn_util.h"
+#include "backends/cpu/swish.h"
 #include "ir/infer/window_util.h"
 
 namespace kiln::backends::cpu {
@@ -45,10 +46,11 @@ struct PointwisePrimitive {
 };
 
 // The post-op chain of the node's fusions: the residual (sum), the activation, then swish.
-bool appendPostOps(dnnl::post_ops& ops, PointwiseConfig const& cfg) {
+bool appendPostOps(dnnl::post_ops& ops, PointwiseConfig const& cfg, int64_t outputs) {
   if (cfg.hasResidual) ops.append_sum(1.f);
   if (!appendActivation(ops, cfg.activation, cfg.alpha, cfg.beta)) return false;
-  if (cfg.swish) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);  // x * sigmoid(1 * x)
+  // Swish after the primitive, as the direct convolution does it (swish.h), except on CPUs without AVX-512.
+  if (cfg.swish && !ownSwishFor(outputs)) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
   return true;
 }
 
@@ -104,6 +106,10 @@ class OnednnPointwiseConvKernel final : public Kernel {
           {DNNL_ARG_SCRATCHPAD, memory(spDesc, eng, threadScratch(spDesc.get_size()))}};
       if (bias) args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), eng, bias->data));
       p->prim.execute(stream, args);
+      if (cfg_.swish && ownSwishFor(volume(y.shape))) {
+        stream.wait();
+        swishInPlace(static_cast<float*>(dst), static_cast<int64_t>(dstBytes / sizeof(float)), threads.count());
+      }
       if (p->dstOut) runReorder(p->dstOut.get(), p->dstNhwc, dst, p->dst, y.data, stream);
       stream.wait();
     } catch (dnnl::error const& e) {
@@ -138,7 +144,7 @@ class OnednnPointwiseConvKernel final : public Kernel {
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       dnnl::post_ops ops;
-      if (!appendPostOps(ops, cfg_))
+      if (!appendPostOps(ops, cfg_, volume(y)))
         return unsupported(cfg_.who, ": activation ", cfg_.activation, " has no oneDNN post-op");
       attr.set_post_ops(ops);
       p->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aMd, bAny, biasMd, yMd), attr, engine());
@@ -195,7 +201,7 @@ bool supportsPointwise(ir::Node const& node, std::vector<TensorInfo> const& in, 
   appendActivation(probe, node.attrs.getInt("activation", -1),
                    static_cast<float>(node.attrs.getFloat("act_alpha", 0.0)),
                    static_cast<float>(node.attrs.getFloat("act_beta", 0.0)));
-  if (node.attrs.getInt("cpu_swish", 0) != 0) probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+  if (node.attrs.getInt("cpu_swish", 0) != 0 && !ownSwishFor(volume(out[0].shape))) probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
   return probe.len() <= 2;
 }
 
@@ -212,7 +218,7 @@ Result<std::unique_ptr<Kernel>> createPointwise(ir::Node const& node) {
   cfg.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
   cfg.swish = node.attrs.getInt("cpu_swish", 0) != 0;
   dnnl::post_ops probe;
-  if (!appendPostOps(probe, cfg))
+  if (!appendPostOps(probe, cfg, 0))
     return invalidGraph(node.describe(), ": activation ", cfg.activation, " has no oneDNN post-op");
   cfg.hasBias = node.input(2) != nullptr;
   cfg.hasResidual = node.input(3) != nullptr;
