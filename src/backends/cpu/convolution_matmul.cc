@@ -201,7 +201,8 @@ bool supportsPointwise(ir::Node const& node, std::vector<TensorInfo> const& in, 
   appendActivation(probe, node.attrs.getInt("activation", -1),
                    static_cast<float>(node.attrs.getFloat("act_alpha", 0.0)),
                    static_cast<float>(node.attrs.getFloat("act_beta", 0.0)));
-  if (node.attrs.getInt("cpu_swish", 0) != 0 && !ownSwishFor(volume(out[0].shape))) probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+  if (node.attrs.getInt("cpu_swish", 0) != 0 && !ownSwishFor(volume(out[0].shape)))
+    probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
   return probe.len() <= 2;
 }
 
