@@ -224,6 +224,23 @@ TEST(OnednnConvolution, FusedSwish) {
                 kTol)
           << residual << " " << f;
     }
+  // From 4096 outputs on AVX-512 CPUs the swish runs as Kiln's own loop after the primitive (swish.h): EfficientNet's
+  // depthwise and 1x1 shapes scaled down, with a ReLU before it, the residual, and y over the residual.
+  Case dw{.x = {1, 32, 17, 17}, .w = {32, 1, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}, .groups = 32, .bias = true};
+  Case pw{.x = {1, 32, 16, 16}, .w = {64, 32, 1, 1}, .bias = true, .residual = true,
+          .activation = static_cast<int64_t>(ActivationType::kRELU)};
+  for (Case const& c : {dw, pw})
+    for (int64_t f : {0, 1, 16}) {
+      ir::Attributes a = convAttrs(c);
+      a.set("cpu_swish", int64_t{1});
+      int64_t res = c.residual ? f : 0;
+      EXPECT_LT(compareWithReference(kTactic, OpType::kConvolution, a, convInputs(c), 2, {f, 0, 0, res}, f), kTol)
+          << c.groups << " " << f;
+      if (c.residual) {
+        EXPECT_LT(compareWithReference(kTactic, OpType::kConvolution, a, convInputs(c), 1, {f, 0, 0, f}, f, 3), kTol)
+            << f << " over the residual";
+      }
+    }
 }
 
 TEST(OnednnConvolution, RefusesFormatsThatDoNotFit) {

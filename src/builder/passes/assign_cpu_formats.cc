@@ -15,6 +15,7 @@ namespace {
 constexpr char kConvTactic[] = "convolution_onednn_direct";
 constexpr char kWinograd4x3Tactic[] = "convolution_onednn_winograd_4x3";
 constexpr char kWinograd2x3Tactic[] = "convolution_onednn_winograd_2x3";
+constexpr char kMatmul1x1Tactic[] = "convolution_onednn_matmul_1x1";
 constexpr char kPoolTactic[] = "pooling_onednn_direct";
 constexpr char kActivationTactic[] = "activation_onednn_eltwise";
 constexpr char kBinaryTactic[] = "elementwise_onednn_binary";
@@ -22,7 +23,8 @@ constexpr char kReduceTactic[] = "reduce_onednn";
 
 // Layers whose oneDNN kernel reads (some inputs) in a recorded format.
 bool isFormatAware(ir::Node const& n) {
-  if (n.tactic == kConvTactic || n.tactic == kWinograd4x3Tactic || n.tactic == kWinograd2x3Tactic)
+  if (n.tactic == kConvTactic || n.tactic == kWinograd4x3Tactic || n.tactic == kWinograd2x3Tactic ||
+      n.tactic == kMatmul1x1Tactic)
     return n.op == ir::OpType::kConvolution;
   if (n.tactic == kPoolTactic) return n.op == ir::OpType::kPooling;
   if (n.tactic == kActivationTactic) return n.op == ir::OpType::kActivation;

@@ -82,6 +82,24 @@ TEST(AssignCpuFormats, BlockedBetweenOnednnLayersPlainElsewhere) {
   EXPECT_EQ(formats(node(*g2, "conv4"), "cpu_formats_in"), (V{1, 0}));
 }
 
+// Every oneDNN convolution tactic converts between recorded formats: conv2 and conv3 on the Winograd and the
+// matmul 1x1 tactics pass y2 on channels-last just as the direct one does.
+TEST(AssignCpuFormats, EveryConvolutionTacticTakesFormats) {
+  using V = std::vector<int64_t>;
+  for (char const* tactic : {"convolution_onednn_winograd_4x3", "convolution_onednn_winograd_2x3",
+                             "convolution_onednn_matmul_1x1"}) {
+    auto g = network();
+    ASSERT_TRUE(g);
+    setTactics(*g);
+    node(*g, "conv2")->tactic = tactic;
+    node(*g, "conv3")->tactic = tactic;
+    EXPECT_TRUE(testing::runPass(*createAssignCpuFormatsPass(1), *g));
+    EXPECT_EQ(formats(node(*g, "conv2"), "cpu_formats_in"), (V{1, 0})) << tactic;
+    EXPECT_EQ(formats(node(*g, "conv2"), "cpu_formats_out"), (V{1})) << tactic;
+    EXPECT_EQ(formats(node(*g, "conv3"), "cpu_formats_in"), (V{1, 0, 0, 1})) << tactic;
+  }
+}
+
 TEST(AssignCpuFormats, PoolingKeepsOneFormatAndOtherTacticsStayPlain) {
   auto g = network();
   ASSERT_TRUE(g);
