@@ -323,12 +323,7 @@ Result<std::unique_ptr<Kernel>> createConv(ir::Node const& node, dnnl::algorithm
   KILN_ASSIGN_OR_RETURN(ConvConfig cfg, readConfig(node, algorithm));
   cfg.winogradImpl = std::move(winogradImpl);
   auto k = std::make_unique<OnednnConvKernel>(std::move(cfg));
-  // Shapes known now: build that primitive (and reorder the weights) once, here, rather than on the first run.
-  ir::Value const* x = node.input(0);
-  ir::Value const* y = node.output(0);
-  if (x && y && dimsKnown(x->shape) && dimsKnown(y->shape) && volume(x->shape) > 0 && volume(y->shape) > 0) {
-    KILN_RETURN_IF_ERROR(k->primitive(x->shape, y->shape, currentThreads()).status());
-  }
+  KILN_RETURN_IF_ERROR(buildPrimitiveForKnownShapes(*k, node));
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

@@ -228,11 +228,7 @@ Result<std::unique_ptr<Kernel>> createPointwise(ir::Node const& node) {
   cfg.resFormat = nodeFormat(node, "cpu_formats_in", 3);
   cfg.dstFormat = nodeFormat(node, "cpu_formats_out", 0);
   auto k = std::make_unique<OnednnPointwiseConvKernel>(std::move(cfg));
-  // Shapes known now: build that primitive (and pack the weights) once, here, rather than on the first run.
-  ir::Value const* x = node.input(0);
-  ir::Value const* y = node.output(0);
-  if (x && y && dimsKnown(x->shape) && dimsKnown(y->shape) && volume(x->shape) > 0 && volume(y->shape) > 0)
-    KILN_RETURN_IF_ERROR(k->primitive(x->shape, y->shape, currentThreads()).status());
+  KILN_RETURN_IF_ERROR(buildPrimitiveForKnownShapes(*k, node));
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

@@ -204,10 +204,7 @@ Tactic deconvolutionTactic() {
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
     KILN_ASSIGN_OR_RETURN(DeconvConfig cfg, readConfig(node));
     auto k = std::make_unique<OnednnDeconvKernel>(std::move(cfg));
-    ir::Value const* x = node.input(0);
-    ir::Value const* y = node.output(0);
-    if (x && y && dimsKnown(x->shape) && dimsKnown(y->shape) && volume(x->shape) > 0 && volume(y->shape) > 0)
-      KILN_RETURN_IF_ERROR(k->primitive(x->shape, y->shape, currentThreads()).status());
+    KILN_RETURN_IF_ERROR(buildPrimitiveForKnownShapes(*k, node));
     return std::unique_ptr<Kernel>(std::move(k));
   };
   return t;

@@ -61,6 +61,18 @@ class OmpThreads {
 /// The calling thread's OpenMP thread count now (what a primitive built outside a launch is sized for).
 int currentThreads();
 
+/// At a kernel's creation, when the node's x (input 0) and y (output 0) shapes are known and not empty: builds the
+/// kernel's primitive for them (`kernel.primitive(x, y, threads)`), so its weights are reordered or packed once,
+/// here, rather than on the first run.
+template <typename K>
+Status buildPrimitiveForKnownShapes(K& kernel, ir::Node const& node) {
+  ir::Value const* x = node.input(0);
+  ir::Value const* y = node.output(0);
+  if (!x || !y || !dimsKnown(x->shape) || !dimsKnown(y->shape) || volume(x->shape) <= 0 || volume(y->shape) <= 0)
+    return Status::ok();
+  return kernel.primitive(x->shape, y->shape, currentThreads()).status();
+}
+
 /// The Constant feeding input `i` of `node`, or null when that input is not a Constant's output.
 HostTensor const* constantInput(ir::Node const& node, size_t i);
 
