@@ -566,15 +566,13 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     KILN_ASSIGN_OR_RETURN(bool fused, createFuseAttentionPass()->run(*g, pctx));
     if (fused) {
       // The new Attention nodes' views and Q/K/V projections go as the pipeline's would have.
-      Status st = createAbsorbAttentionViewsPass()->run(*g, pctx).status();
-      if (st.isOk()) st = createMergeQkvProjectionsPass()->run(*g, pctx).status();
-      pctx.profileInputs = nullptr;  // points into this block
-      KILN_RETURN_IF_ERROR(st);
+      KILN_RETURN_IF_ERROR(createAbsorbAttentionViewsPass()->run(*g, pctx).status());
+      KILN_RETURN_IF_ERROR(createMergeQkvProjectionsPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());
       for (auto const& l : passLog) verbose(l);
     }
-    pctx.profileInputs = nullptr;
+    pctx.profileInputs = nullptr;  // points into this block
   }
   // GPU memory layouts: channels-last where format-aware tactics take it, Reformat layers where layouts meet;
   // the weights' reformats are computed here, once.
