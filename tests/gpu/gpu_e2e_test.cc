@@ -1,8 +1,8 @@
 // gpu: networks through the public API on the GPU against the CPU reference (ResNet-18, a BERT layer: fp32, TF32,
 // fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build; a
 // MultiheadAttention block whose attention reads the in-projection packed), many contexts and streams, CUDA graphs,
-// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured). Skips where no CUDA
-// device is present.
+// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured); ViT's patch embedding on
+// the patch GEMM. Skips where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -438,6 +438,99 @@ TEST(GpuModels, MultiheadAttentionReadsTheInProjectionPacked) {
   EXPECT_EQ(occurrences(text, "attention_cuda_flash"), 1) << text;
   EXPECT_EQ(occurrences(text, "\"LayerType\": \"Slice\""), 0) << text;
   EXPECT_EQ(occurrences(text, "\"LayerType\": \"SoftMax\""), 0) << text;
+}
+
+// ViT-B/16's patch embedding (a 16x16 convolution with stride 16, 3 -> 768 channels on 224x224) and the token
+// reshape after it: the builder's timing picks the patch GEMM (convolution_cublaslt_patch_algo*) over cuDNN on the
+// tensor-core precisions; every precision's result against the CPU reference.
+constexpr int64_t kVitBatch = 2, kVitDim = 768, kVitPatch = 16, kVitSize = 224;
+struct VitPatchWeights {
+  std::vector<float> w, b;
+};
+VitPatchWeights const& vitPatchWeights() {
+  static VitPatchWeights const w = [] {
+    kiln_samples::Random rng(23);
+    VitPatchWeights v;
+    v.w = rng.uniformVector(static_cast<size_t>(kVitDim * 3 * kVitPatch * kVitPatch), -0.05F, 0.05F);
+    v.b = rng.uniformVector(static_cast<size_t>(kVitDim), -0.5F, 0.5F);
+    return v;
+  }();
+  return w;
+}
+DefineFn vitPatchEmbedding() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    VitPatchWeights const& v = vitPatchWeights();
+    kiln::ITensor* x = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims4(kVitBatch, 3, kVitSize, kVitSize));
+    if (x == nullptr) return false;
+    kiln::IConvolutionLayer* conv =
+        n.addConvolutionNd(*x, kVitDim, kiln::DimsHW(kVitPatch, kVitPatch),
+                           kiln::Weights{kiln::DataType::kFLOAT, v.w.data(), static_cast<int64_t>(v.w.size())},
+                           kiln::Weights{kiln::DataType::kFLOAT, v.b.data(), static_cast<int64_t>(v.b.size())});
+    if (conv == nullptr) return false;
+    conv->setStrideNd(kiln::DimsHW(kVitPatch, kVitPatch));
+    conv->setName("patch_embed");
+    // [n, 768, 14, 14] -> [n, 196, 768], as torchvision's ViT flattens and transposes the patches.
+    kiln::IShuffleLayer* tokens = n.addShuffle(*conv->getOutput(0));
+    if (tokens == nullptr) return false;
+    int64_t const grid = kVitSize / kVitPatch;
+    tokens->setReshapeDimensions(kiln::Dims3(0, kVitDim, grid * grid));
+    kiln::Permutation order{};
+    order.order[0] = 0;
+    order.order[1] = 2;
+    order.order[2] = 1;
+    tokens->setSecondTranspose(order);
+    tokens->getOutput(0)->setName("tokens");
+    n.markOutput(*tokens->getOutput(0));
+    return true;
+  };
+}
+
+TEST(GpuModels, VitPatchEmbeddingRunsAsOneGemm) {
+  auto in = randomInput("input", kiln::Dims4(kVitBatch, 3, kVitSize, kVitSize), 19);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, vitPatchEmbedding(), {in});
+  ASSERT_EQ(ref.size(), 1U);
+  ASSERT_EQ(kiln_samples::volume(ref[0].dims), kVitBatch * 196 * kVitDim);
+  REQUIRE_GPU();  // after the CPU reference, which checks the network where no GPU is present
+  struct Precision {
+    Case c;
+    bool mustPickPatchGemm;  // fp32 and TF32: whichever the timing finds faster (printed)
+  };
+  for (Precision const& p :
+       {Precision{{"fp16 level 3", {3, false, true}, 5e-3}, true},
+        Precision{{"bf16 level 3", {3, false, false, true}, 2e-2}, true}, Precision{{"fp32 level 3", {3}, 1e-5}, false},
+        Precision{{"tf32 level 3", {3, true}, 3e-3}, false}, Precision{{"fp32 level 0", {0}, 1e-5}, true}}) {
+    SCOPED_TRACE(p.c.name);
+    GpuBuild b = p.c.build;
+    b.detailed = true;
+    auto plan = buildGpuPlan(logger, vitPatchEmbedding(), b);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+    ASSERT_NE(inspector, nullptr);
+    char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kONELINE);
+    ASSERT_NE(info, nullptr);
+    std::string const text = info;
+    std::printf("%s:\n%s\n", p.c.name, info);
+    // Level 0 takes the highest priority, which the patch GEMM has among the convolution tactics.
+    if (p.mustPickPatchGemm) {
+      EXPECT_EQ(occurrences(text, "tactic=convolution_cublaslt_patch_algo"), 1) << text;
+    }
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    DeviceIO io;
+    ASSERT_TRUE(io.bind(*ctx, {in})) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_TRUE(io.fetch(s));
+    cudaStreamDestroy(s);
+    double err = compare(io.outputs(), ref);
+    std::printf("%s: norm-relative error %.3g (limit %.3g)\n", p.c.name, err, p.c.tolerance);
+    EXPECT_LE(err, p.c.tolerance);
+  }
 }
 
 TEST(GpuRuntime, ManyContextsOnManyStreams) {
