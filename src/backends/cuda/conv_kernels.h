@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace kiln::cuda {
 
@@ -113,6 +114,12 @@ bool launchPatchify(int64_t elementSize, ConvGeom const& g, bool channelsLast, v
 /// The word launchPatchify moves (16, 8, 4, 2 or 1 bytes): the largest power of two up to 16 dividing the bytes of a
 /// contiguous run (kernel2 elements row-major, kernel2 * c channels-last), every stride and both pointers.
 int patchWordBytes(int64_t elementSize, ConvGeom const& g, bool channelsLast, void const* x, void const* p);
+
+/// For tests, on the host: for each word of p (patchWordBytes bytes), the index of the word of x that
+/// launchPatchify copies there, computed by the kernel's own index math with 64-bit (`wideIndex`) or 32-bit
+/// indices; empty where launchPatchify would refuse.
+std::vector<int64_t> patchSourceWordsForTesting(int64_t elementSize, ConvGeom const& g, bool channelsLast,
+                                                void const* x, void const* p, bool wideIndex);
 
 /// dst [planes, dstExt...] = src [planes, srcExt...] shifted by `offset` per dim: dst[j] = src[j - offset] where
 /// inside src, else 0 (zero padding when offset >= 0, cropping when offset <= 0), then + bias[plane % channels]

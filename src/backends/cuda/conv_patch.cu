@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "backends/cuda/conv_kernels.h"
 
@@ -23,30 +24,34 @@ struct PatchParams {
   Index rowExt[4], rowStride[4];
 };
 
+// The word of x that word w of p copies (the kernel's index math; the host runs it too, for tests).
+template <typename Index>
+__host__ __device__ __forceinline__ Index sourceWord(PatchParams<Index> const& q, Index w) {
+  Index row = w / q.rowWords;
+  Index col = w - row * q.rowWords;
+  Index run = col / q.runWords;
+  Index off = col - run * q.runWords;
+  Index d = run % q.runExt[2];
+  run /= q.runExt[2];
+  off += d * q.runStride[2];
+  d = run % q.runExt[1];
+  off += d * q.runStride[1] + (run / q.runExt[1]) * q.runStride[0];
+  d = row % q.rowExt[3];
+  row /= q.rowExt[3];
+  off += d * q.rowStride[3];
+  d = row % q.rowExt[2];
+  row /= q.rowExt[2];
+  off += d * q.rowStride[2];
+  d = row % q.rowExt[1];
+  return off + d * q.rowStride[1] + (row / q.rowExt[1]) * q.rowStride[0];
+}
+
 template <typename Word, typename Index>
 __global__ void __launch_bounds__(256)
     patchKernel(PatchParams<Index> q, Word const* __restrict__ x, Word* __restrict__ p) {
   Index const step = static_cast<Index>(gridDim.x) * blockDim.x;
-  for (Index w = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; w < q.words; w += step) {
-    Index row = w / q.rowWords;
-    Index col = w - row * q.rowWords;
-    Index run = col / q.runWords;
-    Index off = col - run * q.runWords;
-    Index d = run % q.runExt[2];
-    run /= q.runExt[2];
-    off += d * q.runStride[2];
-    d = run % q.runExt[1];
-    off += d * q.runStride[1] + (run / q.runExt[1]) * q.runStride[0];
-    d = row % q.rowExt[3];
-    row /= q.rowExt[3];
-    off += d * q.rowStride[3];
-    d = row % q.rowExt[2];
-    row /= q.rowExt[2];
-    off += d * q.rowStride[2];
-    d = row % q.rowExt[1];
-    off += d * q.rowStride[1] + (row / q.rowExt[1]) * q.rowStride[0];
-    p[w] = __ldg(x + off);
-  }
+  for (Index w = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; w < q.words; w += step)
+    p[w] = __ldg(x + sourceWord(q, w));
 }
 
 template <typename Word, typename Index>
@@ -124,12 +129,15 @@ PatchParams<Index> paramsOf(ElementPlan const& e, int64_t wordElems) {
   return q;
 }
 
+// 32-bit index math where every word index of x and p (and the grid stride added past the last) fits.
+bool narrowIndex(ElementPlan const& e, int64_t wordElems, int64_t xElems) {
+  int64_t const limit = std::numeric_limits<int32_t>::max();
+  return xElems / wordElems < limit && e.rows * e.runs * e.runLen / wordElems < limit;
+}
+
 template <typename Word>
 void launchWord(ElementPlan const& e, int64_t wordElems, int64_t xElems, void const* x, void* p, cudaStream_t s) {
-  // 32-bit index math where every word index of x and p (and the grid stride added past the last) fits.
-  int64_t const pElems = e.rows * e.runs * e.runLen;
-  int64_t const limit = std::numeric_limits<int32_t>::max();
-  if (xElems / wordElems < limit && pElems / wordElems < limit)
+  if (narrowIndex(e, wordElems, xElems))
     launchTyped<Word, uint32_t>(paramsOf<uint32_t>(e, wordElems), x, p, s);
   else
     launchTyped<Word, uint64_t>(paramsOf<uint64_t>(e, wordElems), x, p, s);
@@ -147,18 +155,45 @@ int patchWordBytes(int64_t elementSize, ConvGeom const& g, bool channelsLast, vo
   return static_cast<int>(bits & (~bits + 1));
 }
 
-bool launchPatchify(int64_t elementSize, ConvGeom const& g, bool channelsLast, void const* x, void* p,
-                    cudaStream_t stream) {
-  if (elementSize != 1 && elementSize != 2 && elementSize != 4 && elementSize != 8) return false;
-  if (g.groups != 1 || g.n <= 0 || g.c <= 0) return false;
+namespace {
+
+// launchPatchify's checks; the word it moves (0: it refuses).
+int patchWordIfValid(int64_t elementSize, ConvGeom const& g, bool channelsLast, void const* x, void const* p) {
+  if (elementSize != 1 && elementSize != 2 && elementSize != 4 && elementSize != 8) return 0;
+  if (g.groups != 1 || g.n <= 0 || g.c <= 0) return 0;
   for (int i = 0; i < 3; ++i)
     if (g.kernel[i] < 1 || g.stride[i] != g.kernel[i] || g.dil[i] != 1 || g.padBegin[i] != 0 || g.out[i] < 1 ||
         g.out[i] * g.kernel[i] > g.in[i])
-      return false;
+      return 0;
+  int const word = patchWordBytes(elementSize, g, channelsLast, x, p);
+  return word < elementSize ? 0 : word;  // less: a pointer not aligned to its own elements
+}
+
+}  // namespace
+
+std::vector<int64_t> patchSourceWordsForTesting(int64_t elementSize, ConvGeom const& g, bool channelsLast,
+                                                void const* x, void const* p, bool wideIndex) {
+  int const word = patchWordIfValid(elementSize, g, channelsLast, x, p);
+  if (word == 0) return {};
+  ElementPlan e = planOf(g, channelsLast);
+  int64_t const wordElems = word / elementSize;
+  std::vector<int64_t> src(static_cast<size_t>(e.rows * e.runs * e.runLen / wordElems));
+  if (wideIndex) {
+    PatchParams<uint64_t> q = paramsOf<uint64_t>(e, wordElems);
+    for (uint64_t w = 0; w < q.words; ++w) src[w] = static_cast<int64_t>(sourceWord(q, w));
+  } else {
+    PatchParams<uint32_t> q = paramsOf<uint32_t>(e, wordElems);
+    for (uint32_t w = 0; w < q.words; ++w) src[w] = static_cast<int64_t>(sourceWord(q, w));
+  }
+  return src;
+}
+
+bool launchPatchify(int64_t elementSize, ConvGeom const& g, bool channelsLast, void const* x, void* p,
+                    cudaStream_t stream) {
+  int const word = patchWordIfValid(elementSize, g, channelsLast, x, p);
+  if (word == 0) return false;
   ElementPlan e = planOf(g, channelsLast);
   int64_t const xElems = g.n * g.c * g.in[0] * g.in[1] * g.in[2];
-  int const word = patchWordBytes(elementSize, g, channelsLast, x, p);
-  if (word < elementSize) return false;  // a pointer not aligned to its own elements
   int64_t const wordElems = word / elementSize;
   switch (word) {
     case 16:

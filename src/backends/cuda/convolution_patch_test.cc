@@ -316,6 +316,90 @@ TEST(CudaConvPatch, WordSizes) {
   EXPECT_EQ(cuda::patchWordBytes(2, w, false, aligned, aligned), 8);
 }
 
+// The kernel's index math, run on the host (no device needed), against the definition of the patch matrix: every
+// element of p from x at (image, output pixel * kernel + tap), its columns in the weights' order; row-major 1-D, 2-D
+// and 3-D and channels-last, odd extents, words of 16 bytes down to the element, 32- and 64-bit indices.
+TEST(CudaConvPatch, IndexMathOnTheHost) {
+  struct Geo {
+    int64_t n, c;
+    std::vector<int64_t> in, kernel;  // 3 entries, leading ones for fewer spatial dims
+    bool hwc;
+    int64_t elementSize;
+    uintptr_t shift;  // added to both pointers
+  };
+  std::vector<Geo> const geos{
+      {2, 3, {1, 224, 224}, {1, 16, 16}, false, 2, 0},  // ViT: 16-byte words
+      {2, 3, {1, 224, 224}, {1, 16, 16}, true, 2, 0},
+      {1, 3, {1, 32, 32}, {1, 4, 4}, false, 2, 0},  // 8-byte runs
+      {2, 5, {1, 9, 17}, {1, 2, 4}, false, 2, 0},   // edges in no window
+      {2, 5, {1, 9, 17}, {1, 2, 4}, true, 2, 0},
+      {1, 7, {1, 15, 10}, {1, 3, 5}, true, 4, 0},
+      {3, 1, {1, 8, 9}, {1, 8, 1}, false, 2, 0},
+      {2, 5, {1, 1, 35}, {1, 1, 4}, false, 4, 0},  // 1-D
+      {2, 3, {8, 9, 10}, {2, 3, 4}, false, 2, 0},  // 3-D
+      {2, 3, {8, 9, 16}, {2, 3, 4}, false, 2, 0},
+      {2, 3, {1, 224, 224}, {1, 16, 16}, false, 2, 6},  // pointers 6 bytes off: 2-byte words
+      {2, 3, {1, 36, 36}, {1, 2, 2}, true, 1, 0},       // 1-byte elements
+  };
+  auto const base = uintptr_t{1} << 20;
+  for (Geo const& geo : geos) {
+    cuda::ConvGeom g;
+    g.n = geo.n;
+    g.c = geo.c;
+    for (int i = 0; i < 3; ++i) {
+      g.in[i] = geo.in[static_cast<size_t>(i)];
+      g.kernel[i] = g.stride[i] = geo.kernel[static_cast<size_t>(i)];
+      g.out[i] = g.in[i] / g.kernel[i];
+    }
+    auto const* x = reinterpret_cast<void const*>(base + geo.shift);
+    auto const* p = reinterpret_cast<void const*>(base + 2 * base + geo.shift);
+    int const word = cuda::patchWordBytes(geo.elementSize, g, geo.hwc, x, p);
+    int64_t const we = word / geo.elementSize;
+    SCOPED_TRACE(strCat(geo.hwc ? "channels-last" : "row-major", " n ", geo.n, " c ", geo.c, " in ",
+                        dimsToString(makeDims(geo.in)), " kernel ", dimsToString(makeDims(geo.kernel)), ", ", word,
+                        "-byte words"));
+    // Each element of p's source element in x, by definition.
+    std::vector<int64_t> want;
+    int64_t const k0 = g.kernel[0], k1 = g.kernel[1], k2 = g.kernel[2];
+    for (int64_t n = 0; n < g.n; ++n)
+      for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+            size_t const rowStart = want.size();
+            want.resize(rowStart + static_cast<size_t>(g.c * k0 * k1 * k2));
+            for (int64_t c = 0; c < g.c; ++c)
+              for (int64_t a = 0; a < k0; ++a)
+                for (int64_t i = 0; i < k1; ++i)
+                  for (int64_t j = 0; j < k2; ++j) {
+                    int64_t const z = o0 * k0 + a, yy = o1 * k1 + i, xx = o2 * k2 + j;
+                    int64_t col = geo.hwc ? ((a * k1 + i) * k2 + j) * g.c + c : ((c * k0 + a) * k1 + i) * k2 + j;
+                    int64_t src = geo.hwc ? (((n * g.in[0] + z) * g.in[1] + yy) * g.in[2] + xx) * g.c + c
+                                          : (((n * g.c + c) * g.in[0] + z) * g.in[1] + yy) * g.in[2] + xx;
+                    want[rowStart + static_cast<size_t>(col)] = src;
+                  }
+          }
+    for (bool wide : {false, true}) {
+      std::vector<int64_t> got = cuda::patchSourceWordsForTesting(geo.elementSize, g, geo.hwc, x, p, wide);
+      ASSERT_EQ(static_cast<int64_t>(got.size()) * we, static_cast<int64_t>(want.size())) << "wide " << wide;
+      int64_t wrong = 0;
+      for (size_t w = 0; w < got.size(); ++w)
+        for (int64_t e = 0; e < we; ++e)
+          if (got[w] * we + e != want[w * static_cast<size_t>(we) + static_cast<size_t>(e)]) ++wrong;
+      EXPECT_EQ(wrong, 0) << "wide " << wide;
+    }
+  }
+  // Refused geometries give nothing.
+  cuda::ConvGeom bad;
+  bad.n = 1;
+  bad.c = 3;
+  bad.in[2] = 8;
+  bad.kernel[2] = 4;
+  bad.stride[2] = 2;
+  bad.out[2] = 3;
+  auto const* x = reinterpret_cast<void const*>(base);
+  EXPECT_TRUE(cuda::patchSourceWordsForTesting(2, bad, false, x, x, false).empty()) << "stride != kernel";
+}
+
 // What the tactics take and refuse (no device needed).
 TEST(CudaConvPatch, SupportsAndRefusals) {
   backends::Tactic const* tactic = nullptr;
