@@ -1,5 +1,5 @@
-// Patch convolutions (stride == kernel, no padding, dilation 1, one group: ViT's 16x16/16 embedding, the 4x4/4 and
-// 2x2/2 stems and downsamplers of ConvNeXt and Swin) as one GEMM: tactics convolution_cublaslt_patch_algo{0,1,2}
+// Patch convolutions (stride == kernel, no padding, dilation 1, one group: ViT's 16x16/16 embedding, ConvNeXt's and
+// Swin's 4x4/4 stems, ConvNeXt's 2x2/2 downsamplers) as one GEMM: tactics convolution_cublaslt_patch_algo{0,1,2}
 // rearrange x into the patch matrix p [n * out pixels, c * kernel volume] in the workspace (conv_patch.cu), then
 // multiply it with the weights as stored on cuBLASLt (matmul_cublaslt.cc's LtGemmRunner). Timed against cuDNN.
 #include <algorithm>
