@@ -11,9 +11,12 @@ namespace kiln::cuda {
 /// Most leading (batch) dims the kernels index; the largest head dim (d and dv, multiples of 8).
 inline constexpr int32_t kAttentionMaxBatchDims = 6;
 inline constexpr int64_t kAttentionMaxHeadDim = 128;
-/// Most query tiles of one batch entry (the grid's y extent) and query rows per tile.
+/// Most query tiles of one batch entry and query rows per tile (the most rows per CTA: the grid is largest with
+/// these, so the tactic's size checks use them).
 inline constexpr int64_t kAttentionMaxRowTiles = 65535;
 inline constexpr int64_t kAttentionRowsPerTile = 64;
+/// Query rows per CTA of the fp16/bf16 kernel when 64-row CTAs would be fewer than the device's SMs.
+inline constexpr int64_t kAttentionSmallRowsPerTile = 16;
 
 /// One launch. q [.., sq, d], k [.., skv, d] (or [.., d, skv] with kTransposed), v [.., skv, dv] and y
 /// [batch.., sq, dv] are matrices per batch entry whose rows are qRowStride, kRowStride, vRowStride and yRowStride
@@ -52,10 +55,15 @@ inline bool attentionHeadDimsOk(int64_t d, int64_t dv) {
 
 /// Enqueues attention for dtype (float: FMA kernel; half, bf16: tensor cores with fp32 accumulation). Rows whose
 /// softmax is NaN (every score -inf, or a NaN or +inf score) are 0 with nanToZero, else NaN; skv == 0 gives 0.
-/// Returns false for another dtype, head dims attentionHeadDimsOk refuses, a negative row stride or more than
+/// Returns false for another dtype, head dims attentionHeadDimsOk refuses, a negative row or mask stride or more than
 /// 2^31 - 1 CTAs (batch entries x query tiles of kAttentionRowsPerTile); launch errors are left for
 /// cudaGetLastError. fp16/bf16: when q's, k's and v's (y's) rows are not all 16-byte aligned, they are loaded
 /// (stored) element by element, slower.
 bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stream);
+
+/// Tests: forces the fp16/bf16 kernel's query rows per CTA for every later launch in the process
+/// (kAttentionRowsPerTile or kAttentionSmallRowsPerTile; 0 restores the choice by grid size: 16 rows when 64-row
+/// CTAs would be fewer than the SMs). Returns the previous setting. A forced 16 that would overflow the grid runs 64.
+int64_t setAttentionRowsPerCta(int64_t rows);
 
 }  // namespace kiln::cuda
