@@ -25,6 +25,9 @@
 // stores.
 //
 // fp32: one thread per query row, FMA, the same tile structure.
+#include <cooperative_groups.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -283,17 +286,81 @@ __device__ __forceinline__ void loadMaskTile(T* s, T const* g, int64_t rowStride
 }
 
 // What launchMma resolved besides the arguments: aligned operand rows (vec: q, v and k unless transposed; yVec: y),
-// the mask's mode, whether its tiles load by cp.async (maskVec) and whether its in-tile offsets fit 32 bits.
+// the mask's mode, whether its tiles load by cp.async (maskVec) and whether its in-tile offsets fit 32 bits; the
+// key split: `splits` CTAs (one cluster) per query tile, each taking tilesPerSplit key tiles (1: no split).
 struct MmaFlags {
   uint32_t rowTiles;
   bool vec, yVec;
   int maskMode;
   bool maskVec, mask32;
+  uint32_t splits;
+  int64_t tilesPerSplit;
 };
 
-// a: resolved by launchAttention (row strides and yStride set). blockIdx.x = batch entry * f.rowTiles + row tile.
-// kBM query rows per CTA, one warp per 16. ptxas is left to pick the registers (no minimum of CTAs per SM): ~165
-// at head dim 64 (3 CTAs of 4 warps per SM); capped at 128 it spills.
+// The key split's end (f.splits CTAs of one cluster, this one's partial rows in o, mRun, lRun (quad-reduced) and
+// bad): each CTA writes its unnormalized o [kBM][kDP] and each row's max, sum and bad flag into its shared memory
+// at part; after a cluster barrier, CTA c of the cluster combines the outputs i = c * kThreads + thread (step
+// splits * kThreads) of the tile from every CTA's part: y = sum_s o_s e^(m_s - M) / sum_s l_s e^(m_s - M), M the
+// largest m_s, in fp32 as the loop; a second barrier keeps every part alive until all reads are done.
+template <typename T, int kDP, int kBM>
+__device__ void combineSplits(AttentionArgs const& a, MmaFlags const& f, float* part, float const (&o)[kDP / 8][4],
+                              float const (&mRun)[2], float const (&lRun)[2], bool const (&bad)[2], int64_t row0,
+                              int64_t rowsHere, int64_t yOffset) {
+  namespace cg = cooperative_groups;
+  constexpr int kThreads = MmaLayout<T, kDP, kBM>::kThreads;
+  static_assert(kBM * (kDP + 3) * sizeof(float) <= 4 * sizeof(T) * MmaLayout<T, kDP, kBM>::kKvElems,
+                "the partial rows fit in the k/v buffers");
+  float* pm = part + kBM * kDP;  // per row: running max, sum, bad (0 or 1)
+  float* pl = pm + kBM;
+  float* pb = pl + kBM;
+  int const warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  int const g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    int const row = warp * 16 + g + 8 * r;
+#pragma unroll
+    for (int c = 0; c < kDP / 8; ++c) {
+      part[row * kDP + c * 8 + t * 2] = o[c][2 * r];
+      part[row * kDP + c * 8 + t * 2 + 1] = o[c][2 * r + 1];
+    }
+    if (t == 0) {
+      pm[row] = mRun[r];
+      pl[row] = lRun[r];
+      pb[row] = bad[r] ? 1.f : 0.f;
+    }
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every CTA's part written (release/acquire across the cluster)
+  auto const splits = static_cast<int>(f.splits);
+  auto const rank = static_cast<int>(cluster.block_rank());
+  T* y = static_cast<T*>(a.y) + yOffset;
+  auto const dv = static_cast<int>(a.dv);
+  for (int i = rank * kThreads + static_cast<int>(threadIdx.x); i < rowsHere * dv; i += splits * kThreads) {
+    int const row = i / dv, col = i % dv;
+    float m = -kInf;
+    for (int sp = 0; sp < splits; ++sp) m = fmaxf(m, *cluster.map_shared_rank(pm + row, sp));
+    float const mUse = m == -kInf ? 0.f : m;  // every split all -inf: weights e^(-inf) = 0, no NaN
+    float l = 0.f, acc = 0.f;
+    bool anyBad = false;
+    for (int sp = 0; sp < splits; ++sp) {
+      float const ms = *cluster.map_shared_rank(pm + row, sp);
+      float const w = ms == -kInf ? 0.f : fastExp2((ms - mUse) * kLog2e);
+      l += *cluster.map_shared_rank(pl + row, sp) * w;
+      acc += *cluster.map_shared_rank(part + row * kDP + col, sp) * w;
+      anyBad = anyBad || *cluster.map_shared_rank(pb + row, sp) != 0.f;
+    }
+    int const st = rowState(anyBad, l, a);
+    float const out = st == kRowNormal ? acc / l : (st == kRowZero ? 0.f : NAN);
+    y[(row0 + row) * a.yRowStride + col] = dev::fromFloat<T>(out);
+  }
+  cluster.sync();  // no CTA leaves (freeing its shared memory) while another reads it
+}
+
+// a: resolved by launchAttention (row strides and yStride set). blockIdx.x = (batch entry * f.rowTiles + row tile)
+// * f.splits + key split. kBM query rows per CTA, one warp per 16. With f.splits > 1 the CTAs of one query tile are
+// one cluster, each runs the online softmax over its run of key tiles, and the cluster combines their partial rows
+// through distributed shared memory (combineSplits). ptxas is left to pick the registers (no minimum of CTAs per SM):
+// ~165 at head dim 64 (3 CTAs of 4 warps per SM); capped at 128 it spills.
 template <typename T, int kDP, int kBM>
 __global__ void __launch_bounds__(MmaLayout<T, kDP, kBM>::kThreads)
     attentionMmaKernel(AttentionArgs const a, MmaFlags const f) {
@@ -312,15 +379,23 @@ __global__ void __launch_bounds__(MmaLayout<T, kDP, kBM>::kThreads)
 
   int const warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   int const g = lane / 4, t = lane % 4;
-  uint32_t const b = blockIdx.x / f.rowTiles;
-  int64_t const row0 = static_cast<int64_t>(blockIdx.x % f.rowTiles) * kBM;
+  uint32_t const cta = blockIdx.x / f.splits;
+  uint32_t const b = cta / f.rowTiles;
+  int64_t const row0 = static_cast<int64_t>(cta % f.rowTiles) * kBM;
   int64_t const rowsHere = a.sq - row0 < kBM ? a.sq - row0 : kBM;
   BatchOffsets const off = batchOffsets(a, b);
   T const* q = static_cast<T const*>(a.q) + off.q + row0 * a.qRowStride;
-  T const* k = static_cast<T const*>(a.k) + off.k;
-  T const* v = static_cast<T const*>(a.v) + off.v;
-  // The mask's element (row0, 0) of this batch entry (row stride 0 in kMaskRow mode).
-  T const* mask = maskMode != kMaskNone ? static_cast<T const*>(a.mask) + off.m + row0 * a.maskRowStride : nullptr;
+  // This CTA's keys [kvBegin, kvBegin + skv): all of them, or its split's run of key tiles; k, v and the mask
+  // below start at kvBegin, so that the loop runs over the run as over a whole key range.
+  int64_t const kvBegin = static_cast<int64_t>(blockIdx.x % f.splits) * f.tilesPerSplit * kBlockN;
+  int64_t const skvRest = a.skv - kvBegin < 0 ? 0 : a.skv - kvBegin;
+  int64_t const skv = f.splits > 1 && skvRest > f.tilesPerSplit * kBlockN ? f.tilesPerSplit * kBlockN : skvRest;
+  T const* k = static_cast<T const*>(a.k) + off.k + (a.kTransposed ? kvBegin : kvBegin * a.kRowStride);
+  T const* v = static_cast<T const*>(a.v) + off.v + kvBegin * a.vRowStride;
+  // The mask's element (row0, kvBegin) of this batch entry (row stride 0 in kMaskRow mode).
+  T const* mask = maskMode != kMaskNone
+                      ? static_cast<T const*>(a.mask) + off.m + row0 * a.maskRowStride + kvBegin * a.maskColStride
+                      : nullptr;
   float const scale = a.scale;
 
   float o[kDTiles][4];
@@ -330,12 +405,12 @@ __global__ void __launch_bounds__(MmaLayout<T, kDP, kBM>::kThreads)
   bool bad[2] = {false, false};
   uint32_t qf[kDP / 16][4];
 
-  int64_t const tiles = (a.skv + kBlockN - 1) / kBlockN;
+  int64_t const tiles = (skv + kBlockN - 1) / kBlockN;
   // Key tile j's k, v and mask into buffer buf: one cp.async group with the caller's commit (plain loads for
   // unaligned operands and k^T, visible after the next __syncthreads like the rest).
   auto loadKeysValues = [&](int64_t j, int buf) {
     int64_t const kv0 = j * kBlockN;
-    int64_t const n = a.skv - kv0 < kBlockN ? a.skv - kv0 : kBlockN;
+    int64_t const n = skv - kv0 < kBlockN ? skv - kv0 : kBlockN;
     if (a.kTransposed) {
       loadKeysTransposed<T, kDP, kThreads>(ks + buf * L::kKvElems, k + kv0, a.kRowStride, n, a.d);
     } else {
@@ -393,7 +468,7 @@ __global__ void __launch_bounds__(MmaLayout<T, kDP, kBM>::kThreads)
     // keys past skv to -inf; a NaN or +inf score makes the row's softmax NaN (as the reference's). Rows past sq
     // read zeros (kMaskTile) or the shared row and are never stored.
     int64_t const kv0 = j * kBlockN;
-    int const nValid = static_cast<int>(a.skv - kv0 < kBlockN ? a.skv - kv0 : kBlockN);
+    int const nValid = static_cast<int>(skv - kv0 < kBlockN ? skv - kv0 : kBlockN);
     auto scoresWith = [&](auto maskAt) {
 #pragma unroll
       for (int n = 0; n < kNTiles; ++n) {
@@ -478,8 +553,18 @@ __global__ void __launch_bounds__(MmaLayout<T, kDP, kBM>::kThreads)
     int anyBad = bad[r] ? 1 : 0;
     anyBad |= __shfl_xor_sync(0xffffffffu, anyBad, 1);
     anyBad |= __shfl_xor_sync(0xffffffffu, anyBad, 2);
+    lRun[r] = l;
+    bad[r] = anyBad != 0;
     state[r] = rowState(anyBad != 0, l, a);
     inv[r] = l > 0.f ? 1.f / l : 0.f;
+  }
+  // Only the 16-row form splits keys: this branch in the 64-row one costs it ~20-40 registers (ptxas).
+  if constexpr (kBM == kSmallBlockM) {
+    if (f.splits > 1) {
+      // The k/v buffers are free (the loop ended on a __syncthreads with no copy in flight, or never started).
+      combineSplits<T, kDP, kBM>(a, f, reinterpret_cast<float*>(ks), o, mRun, lRun, bad, row0, rowsHere, off.y);
+      return;
+    }
   }
   T* ow = qs + warp * 16 * kLd;
   __syncwarp();
@@ -652,8 +737,27 @@ void launchMma(AttentionArgs const& a, MmaFlags f, cudaStream_t stream) {
   (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(L::bytes(kMaskTile)));
   f.rowTiles = static_cast<uint32_t>((a.sq + kBM - 1) / kBM);
-  auto const blocks = static_cast<unsigned>(a.batchCount * f.rowTiles);
-  kernel<<<blocks, L::kThreads, L::bytes(f.maskMode), stream>>>(a, f);
+  auto const blocks = static_cast<unsigned>(a.batchCount * f.rowTiles * f.splits);
+  if (f.splits == 1) {
+    kernel<<<blocks, L::kThreads, L::bytes(f.maskMode), stream>>>(a, f);
+    return;
+  }
+  // The splits of one query tile are one cluster (consecutive CTAs), so that they combine through each other's
+  // shared memory.
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(L::kThreads);
+  cfg.dynamicSmemBytes = L::bytes(f.maskMode);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = f.splits;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  // A failed launch is left in CUDA's last error, which the tactic's launchStatus reports.
+  (void)cudaLaunchKernelEx(&cfg, kernel, a, f);
 }
 
 template <typename T, int kBM>
@@ -668,6 +772,17 @@ void launchMmaFor(AttentionArgs const& a, MmaFlags const& f, cudaStream_t stream
 }
 
 std::atomic<int64_t> gRowsPerCta{0};  // setAttentionRowsPerCta's setting; 0: by grid size
+std::atomic<int64_t> gKeySplits{0};   // setAttentionKeySplits' setting; 0: by grid size
+constexpr int64_t kMaxKeySplits = 8;  // the portable cluster size
+
+// The device's SM count, 0 when it cannot be read (the launch that follows then reports the device's error).
+int smCount() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 0;
+  return sms;
+}
 
 // Query rows per CTA of the fp16/bf16 kernel for `tiles` 64-row tiles per batch entry. A grid of fewer 64-row CTAs
 // than SMs leaves SMs idle (BERT batch 1: 12 heads x 2 tiles = 24 CTAs on the H200's 132 SMs), so it runs 16-row
@@ -679,11 +794,26 @@ int64_t rowsPerCta(AttentionArgs const& a, int64_t tiles) {
   int64_t const smallTiles = (a.sq + kSmallBlockM - 1) / kSmallBlockM;
   if (forced == kSmallBlockM && a.batchCount > 0x7fffffff / smallTiles) return kBlockM;  // one grid dimension
   if (forced != 0) return forced;
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return kBlockM;  // the launch that follows reports the device's error
-  return a.batchCount * tiles < sms ? kSmallBlockM : kBlockM;
+  return a.batchCount * tiles < smCount() ? kSmallBlockM : kBlockM;
+}
+
+// The key split of a launch of `ctas` CTAs (rows rows each): the CTAs of one query tile split its key tiles into
+// f.splits runs of f.tilesPerSplit (none empty). By grid size: when even the CTAs of 16 rows are fewer than the SMs
+// and there are at least 4 key tiles (long keys, few queries: BERT-style encoders at batch 1 fill the SMs by rows
+// from ~1,000 tokens), as many splits as fill the SMs, at most 8 and at least 2 key tiles each.
+void chooseKeySplits(AttentionArgs const& a, int64_t ctas, int64_t rows, MmaFlags& f) {
+  int64_t const keyTiles = (a.skv + kBlockN - 1) / kBlockN;
+  int64_t splits = rows == kSmallBlockM ? gKeySplits.load(std::memory_order_relaxed) : 1;
+  if (splits == 0) {
+    splits = 1;
+    int64_t const sms = smCount();
+    if (rows == kSmallBlockM && ctas < sms && keyTiles >= 4)
+      splits = std::min({kMaxKeySplits, sms / ctas, keyTiles / 2});
+  }
+  splits = std::min({splits, kMaxKeySplits, keyTiles});
+  if (splits < 2 || ctas > 0x7fffffff / splits) splits = 1;
+  f.tilesPerSplit = (keyTiles + splits - 1) / splits;
+  f.splits = static_cast<uint32_t>(splits > 1 ? (keyTiles + f.tilesPerSplit - 1) / f.tilesPerSplit : 1);
 }
 
 template <typename T>
@@ -699,8 +829,10 @@ void launchMmaTyped(AttentionArgs const& a, int64_t tiles, cudaStream_t stream) 
   // The largest in-tile offset of the plain-load path, over the larger row tile (launchAttention refused negative
   // strides).
   f.mask32 = (kBlockM - 1) * a.maskRowStride + (kBlockN - 1) * a.maskColStride <= 0x7fffffff;
-  if (rowsPerCta(a, tiles) == kSmallBlockM)
-    launchMmaFor<T, kSmallBlockM>(a, f, stream);
+  int64_t const rows = rowsPerCta(a, tiles);
+  chooseKeySplits(a, a.batchCount * ((a.sq + rows - 1) / rows), rows, f);
+  if (rows == kSmallBlockM)
+    launchMmaFor<T, kSmallBlockM>(a, f, stream);  // the one form that splits keys
   else
     launchMmaFor<T, kBlockM>(a, f, stream);
 }
@@ -753,5 +885,7 @@ bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stre
 }
 
 int64_t setAttentionRowsPerCta(int64_t rows) { return gRowsPerCta.exchange(rows); }
+
+int64_t setAttentionKeySplits(int64_t splits) { return gKeySplits.exchange(splits); }
 
 }  // namespace kiln::cuda

@@ -1,11 +1,13 @@
 // gpu micro-benchmark of the fp16 attention kernel on BERT-base's shape (12 heads, 128 tokens, head dim 64, q/k/v
 // packed [B, S, 3, H, D] as merge_qkv_projections leaves them) at batch 128 and 1: unmasked, with BERT's key mask
 // [B, 1, 1, S] (row mode) and with a full [B, 1, S, S] mask (tile mode), in the CTA form the grid picks and in each
-// form forced. For reading on the H200; it asserts only that the launches succeed and the outputs are finite.
+// form forced; and few queries over many keys with each key split. For reading on the H200; it asserts only that
+// the launches succeed (and, for BERT, that the outputs are convex combinations of v).
 #include <cuda_runtime_api.h>
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
@@ -113,6 +115,57 @@ TEST(CudaAttentionBench, BertMaskedAndUnmasked) {
       HostTensor const o = HostTensor::borrow(DataType::kHALF, makeDims({4096}), out.data());
       for (int64_t i = 0; i < o.count(); ++i) ASSERT_LE(std::fabs(o.doubleAt(i)), 1.0) << "element " << i;
     }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// 12 heads of 16 queries over 4,096 keys (d 64, [b, h, s, d] packed, BERT-style key mask): 12 CTAs of 16 rows, so
+// the grid-size choice splits the keys 8 ways; printed for that choice and for each split count forced.
+TEST(CudaAttentionBench, FewQueriesManyKeys) {
+  KILN_REQUIRE_GPU();
+  constexpr int64_t kH = 12, kSq = 16, kSkv = 4096, kD = 64;
+  DeviceBytes dq(static_cast<size_t>(kH * kSq * kD) * 2), dk(static_cast<size_t>(kH * kSkv * kD) * 2),
+      dv(static_cast<size_t>(kH * kSkv * kD) * 2), dy(static_cast<size_t>(kH * kSq * kD) * 2),
+      dm(static_cast<size_t>(kSkv) * 2);
+  HostTensor const q = randomTensor(DataType::kHALF, {kH * kSq * kD}, 121, -1, 1);
+  HostTensor const kv = randomTensor(DataType::kHALF, {kH * kSkv * kD}, 122, -1, 1);
+  std::vector<double> keyMask(static_cast<size_t>(kSkv), 0.0);
+  for (int64_t c = 4000; c < kSkv; ++c) keyMask[static_cast<size_t>(c)] = -10000.0;
+  HostTensor const m = HostTensor::fromVector(DataType::kHALF, makeDims({kSkv}), keyMask);
+  ASSERT_EQ(cudaMemcpy(dq.p, q.data(), q.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dk.p, kv.data(), kv.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dv.p, kv.data(), kv.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dm.p, m.data(), m.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  cuda::AttentionArgs a;
+  a.q = dq.p;
+  a.k = dk.p;
+  a.v = dv.p;
+  a.mask = dm.p;
+  a.maskColStride = 1;
+  a.y = dy.p;
+  a.sq = kSq;
+  a.skv = kSkv;
+  a.d = a.dv = kD;
+  a.batchRank = 1;
+  a.batch[0] = kH;
+  a.batchCount = kH;
+  a.qStride[0] = kSq * kD;
+  a.kStride[0] = a.vStride[0] = kSkv * kD;
+  a.scale = 0.125f;
+  for (int64_t splits : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}, int64_t{8}}) {
+    int64_t const previous = cuda::setAttentionKeySplits(splits);
+    double const ms = timeAttention(a);
+    cuda::setAttentionKeySplits(previous);
+    ASSERT_GT(ms, 0) << "launch failed";
+    std::printf("[ bench    ] attention fp16 h%lld sq%lld skv%lld key splits %-5s %8.4f ms %6.1f TFLOP/s\n",
+                static_cast<long long>(kH), static_cast<long long>(kSq), static_cast<long long>(kSkv),
+                splits == 0 ? "auto" : std::to_string(splits).c_str(), ms,
+                4.0 * kH * kSq * kSkv * kD / (ms * 1e-3) / 1e12);
   }
 }
 

@@ -47,4 +47,10 @@ bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stre
 /// CTAs would be fewer than the SMs). Returns the previous setting. A forced 16 that would overflow the grid runs 64.
 int64_t setAttentionRowsPerCta(int64_t rows);
 
+/// Tests: forces the fp16/bf16 kernel's key split for every later launch in the process: each query tile's key
+/// tiles in `splits` runs (at most 8, at most one per key tile; 1: none), one CTA each, combined by the CTAs'
+/// cluster; 0 restores the choice by grid size (a split only when 16-row CTAs are fewer than the SMs and there are
+/// at least 4 key tiles). Returns the previous setting.
+int64_t setAttentionKeySplits(int64_t splits);
+
 }  // namespace kiln::cuda

@@ -3,7 +3,8 @@
 // broadcast batch dims, masks [B,1,1,S], [B,1,S,S], [1,1,1,S] and none, fully masked rows with and without
 // nan_to_zero, and head dims the kernels refuse; the fp16/bf16 kernel at head dims 64, 128, 40, 72 and lengths
 // 1..512, in both its 64-row and 16-row CTA forms, each mask staging (row-broadcast, tile; cp.async or plain
-// loads; padded and strided masks); q, k, v, y as [B, S, H, D] views through AttentionArgs' strides.
+// loads; padded and strided masks), the key split over a cluster; q, k, v, y as [B, S, H, D] views through
+// AttentionArgs' strides.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -738,6 +739,103 @@ TEST(CudaAttention, RowsPerCtaChosenByGridSize) {
           attrs({{"scale", 0.125}, {"k_transposed", int64_t{0}}, {"nan_to_zero", int64_t{0}}, {"layout", int64_t{1}}}),
           std::move(in)};
       expectMatchesReference(s, -1, 1);
+    }
+}
+
+}  // namespace
+}  // namespace kiln
+
+// The key split of the 16-row form (several CTAs of one cluster per query tile, combined through distributed shared
+// memory): forced split counts over key counts around the tiles, masks of both modes, runs whose keys are all -inf,
+// fully masked rows, layouts 1 and 2 and packed q/k/v; and the split chosen by grid size.
+
+namespace kiln {
+namespace {
+
+// Forces the key split while in scope.
+class ScopedKeySplits {
+ public:
+  explicit ScopedKeySplits(int64_t splits) : previous_(cuda::setAttentionKeySplits(splits)) {}
+  ~ScopedKeySplits() { cuda::setAttentionKeySplits(previous_); }
+  ScopedKeySplits(ScopedKeySplits const&) = delete;
+  ScopedKeySplits& operator=(ScopedKeySplits const&) = delete;
+
+ private:
+  int64_t previous_;
+};
+
+TEST(CudaAttention, KeySplitsMatchReference) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(cuda::kAttentionSmallRowsPerTile);
+  std::pair<int64_t, int64_t> const lengths[] = {{1, 129}, {7, 300}, {16, 520}, {33, 1000}, {70, 130}, {5, 64}};
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (int64_t d : {64, 128, 40})
+      for (auto [sq, skv] : lengths)
+        for (int maskKind = 0; maskKind < 3; ++maskKind)
+          for (int64_t splits : {2, 3, 8}) {
+            SCOPED_TRACE(
+                strCat(dataTypeName(t), " d ", d, " sq ", sq, " skv ", skv, " mask ", maskKind, " splits ", splits));
+            ScopedKeySplits forced(splits);
+            Shapes sh = bhsd(2, 3, sq, skv, d, d, false);
+            if (maskKind == 1) sh.mask = {2, 1, 1, skv};
+            if (maskKind == 2) sh.mask = {2, 3, sq, skv};
+            expectMatchesReference(
+                spec(t, sh, 1.0 / std::sqrt(double(d)), false, false, static_cast<uint32_t>(sq + skv + d + maskKind)));
+          }
+}
+
+// -inf over whole runs: batch entry 0 masks keys [0, 256) (the first runs of 2, 3 and 8 splits see only -inf and
+// must weigh nothing), batch entry 1 every key (NaN rows, or 0 with nan_to_zero); k transposed (plain loads) too.
+TEST(CudaAttention, KeySplitsWithMaskedRuns) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(cuda::kAttentionSmallRowsPerTile);
+  constexpr int64_t kSkv = 600;
+  std::vector<double> m = randomValues(2 * kSkv, 111, -4, 0);
+  for (int64_t c = 0; c < kSkv; ++c) {
+    if (c < 256) m[static_cast<size_t>(c)] = -INFINITY;
+    m[static_cast<size_t>(kSkv + c)] = -INFINITY;
+  }
+  for (DataType t : {DataType::kHALF, DataType::kBF16}) {
+    HostTensor const mask = HostTensor::fromVector(t, makeDims({2, 1, 1, kSkv}), m);
+    for (int64_t splits : {2, 3, 8})
+      for (bool nanToZero : {false, true})
+        for (bool kT : {false, true}) {
+          SCOPED_TRACE(strCat(dataTypeName(t), " splits ", splits, " nan_to_zero ", nanToZero, " k transposed ", kT));
+          ScopedKeySplits forced(splits);
+          expectMatchesReference(spec(t, bhsd(2, 2, 20, kSkv, 64, 64, kT), 0.125, kT, nanToZero, 112, &mask));
+        }
+  }
+}
+
+TEST(CudaAttention, KeySplitsInHeadMajorLayouts) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(cuda::kAttentionSmallRowsPerTile);
+  ScopedKeySplits forced(4);
+  HeadMajorCase const cases[] = {{1, 3, 40, 40, 64, 64}, {2, 2, 300, 300, 64, 64}, {1, 2, 130, 130, 128, 128}};
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (HeadMajorCase const& c : cases)
+      for (int maskKind = 0; maskKind < 4; ++maskKind) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.sq, " mask ", maskKind));
+        expectMatchesReference(headMajorSpec(t, 1, false, c, maskKind), -1, 1);
+        expectMatchesReference(headMajorSpec(t, 2, true, c, maskKind), -1, 1);
+      }
+}
+
+// Nothing forced: few queries over many keys split (b1 h2 sq 1 and 20 over 2,048 and 4,100 keys: 2 CTAs of 16 rows,
+// 8 splits); many queries do not (b4 h12 sq 512: 64-row CTAs).
+TEST(CudaAttention, KeySplitsChosenByGridSize) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(0);
+  ScopedKeySplits splits(0);
+  struct Case {
+    int64_t b, h, sq, skv;
+  };
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (Case const c : {Case{1, 2, 1, 2048}, Case{1, 2, 20, 4100}, Case{4, 12, 512, 512}}) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv));
+      Shapes sh = bhsd(c.b, c.h, c.sq, c.skv, 64, 64, false);
+      sh.mask = {c.b, 1, 1, c.skv};
+      expectMatchesReference(spec(t, sh, 0.125, false, false, static_cast<uint32_t>(c.sq + c.skv)));
     }
 }
 
