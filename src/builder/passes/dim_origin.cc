@@ -71,11 +71,27 @@ std::optional<ShuffleView> readShuffle(ir::Node const* sh) {
   return v;
 }
 
-std::pair<ir::Value const*, int32_t> dimOrigin(ir::Value const* v, int32_t axis) {
-  for (int step = 0; step < 64; ++step) {
+namespace {
+
+using Origin = std::pair<ir::Value const*, int32_t>;
+
+// Where dim `axis` of `v` comes from, in at most `budget` steps (shared by the walks of both operands of a binary
+// layer, so that a graph of many such layers stays cheap). Every (value, axis) on the walk has the same extent at
+// run time, so stopping anywhere (the budget spent included) gives a true origin, only a less useful one.
+Origin originOf(ir::Value const* v, int32_t axis, int& budget) {
+  for (; budget > 0; --budget) {
     ir::Node const* n = v->producer;
     if (!n || n->outputs.size() != 1 || n->outputs[0] != v) break;
     int32_t const rank = v->shape.nbDims;
+    // Both operands' dims at `axis` (ranks equal to the output's): of one origin, the result's dim is theirs.
+    auto joined = [&](ir::Value const* a, ir::Value const* b) -> std::optional<Origin> {
+      if (!a || !b || a->shape.nbDims != rank || b->shape.nbDims != rank) return std::nullopt;
+      --budget;
+      Origin const oa = originOf(a, axis, budget);
+      Origin const ob = originOf(b, axis, budget);
+      if (oa != ob) return std::nullopt;
+      return oa;
+    };
     if (n->op == ir::OpType::kShuffle) {
       auto view = readShuffle(n);
       if (!view || axis >= static_cast<int32_t>(view->second.size())) break;
@@ -97,22 +113,46 @@ std::pair<ir::Value const*, int32_t> dimOrigin(ir::Value const* v, int32_t axis)
       int side = -1;
       for (int i = 0; i < 2; ++i)
         if (n->inputs[i]->shape.nbDims == rank && constantKeepsDim(n->inputs[1 - i], rank, axis)) side = i;
-      if (side < 0) break;
-      v = n->inputs[side];
-    } else if (n->op == ir::OpType::kMatrixMultiply && n->inputs.size() >= 2 && n->inputs[0] &&
+      if (side >= 0) {
+        v = n->inputs[side];
+        continue;
+      }
+      if (passutil::constantData(n->inputs[0]) || passutil::constantData(n->inputs[1])) break;
+      auto o = joined(n->inputs[0], n->inputs[1]);
+      if (!o) break;
+      return *o;
+    } else if (n->op == ir::OpType::kMatrixMultiply && n->inputs.size() >= 2 && n->inputs[0] && n->inputs[1] &&
                n->attrs.getInt("op_a", 0) == static_cast<int64_t>(MatrixOperation::kNONE) &&
                n->inputs[0]->shape.nbDims == rank && axis < rank - 1) {
-      HostTensor const* w = constantData(n->inputs[1]);
-      bool batchless = w && w->shape().nbDims >= 2;
-      for (int32_t i = 0; batchless && i + 2 < w->shape().nbDims; ++i) batchless = w->shape().d[i] == 1;
       // A residual (input 3) has y's shape; a bias does not enlarge y: neither changes where the dim comes from.
-      if (!batchless) break;
-      v = n->inputs[0];
+      if (axis == rank - 2) {
+        v = n->inputs[0];  // the rows of the first operand
+        continue;
+      }
+      HostTensor const* w = constantData(n->inputs[1]);
+      if (w) {
+        bool batchless = w->shape().nbDims >= 2;
+        for (int32_t i = 0; batchless && i + 2 < w->shape().nbDims; ++i) batchless = w->shape().d[i] == 1;
+        if (!batchless) break;
+        v = n->inputs[0];
+        continue;
+      }
+      // A batch dim of two computed operands (attention's q k^T and p v): theirs when they have one origin.
+      auto o = joined(n->inputs[0], n->inputs[1]);
+      if (!o) break;
+      return *o;
     } else {
       break;
     }
   }
   return {v, axis};
+}
+
+}  // namespace
+
+std::pair<ir::Value const*, int32_t> dimOrigin(ir::Value const* v, int32_t axis) {
+  int budget = 256;
+  return originOf(v, axis, budget);
 }
 
 bool sameDim(ir::Value const* a, int32_t i, ir::Value const* b, int32_t j) {

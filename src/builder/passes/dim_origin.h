@@ -26,12 +26,14 @@ struct ShuffleView {
 /// well-formed permutations; nullopt otherwise (null included).
 std::optional<ShuffleView> readShuffle(ir::Node const* sh);
 
-/// Where dim `axis` of `v` comes from: followed back (at most 64 steps) through Shuffles that carry it
+/// Where dim `axis` of `v` comes from: followed back through Shuffles that carry it
 /// (permutations, a reshape's placeholder 0), layers whose output has their first input's shape (Activation,
 /// Unary, Cast, Identity, SoftMax, Normalization), Convolutions that keep it (the batch; a spatial dim of a stride-1
-/// window padded by the kernel's extent), ElementWise with a constant that does not broadcast it, and
-/// MatrixMultiply rows (first operand not transposed, of the output's rank, a constant second operand without batch
-/// dims). Returns the value and axis where the walk stopped (`v`, `axis` itself when it cannot go back).
+/// window padded by the kernel's extent), ElementWise with a constant that does not broadcast it, MatrixMultiply
+/// rows (first operand not transposed, of the output's rank) and batch dims over a constant second operand without
+/// batch dims, and ElementWise or MatrixMultiply batch dims of two computed operands of the output's rank whose
+/// dims there have one origin (256 steps at most in all). Returns the value and axis where the walk stopped
+/// (`v`, `axis` itself when it cannot go back).
 std::pair<ir::Value const*, int32_t> dimOrigin(ir::Value const* v, int32_t axis);
 
 /// True when dim `i` of `a` and dim `j` of `b` are equal at run time: both known and equal, or both unknown (-1)
