@@ -556,8 +556,8 @@ class ContextImpl final : public IExecutionContext {
       if (bytes == 0) continue;
       if (!ctx.inputs[j].data || !y) return internalError(n.describe(), ": no memory for input ", j, " or the output");
       if (core_->device)
-        KILN_RETURN_IF_ERROR(core_->device->copy(y + at, ctx.inputs[j].data, bytes,
-                                                 backends::CopyKind::kDeviceToDevice, stream_));
+        KILN_RETURN_IF_ERROR(
+            core_->device->copy(y + at, ctx.inputs[j].data, bytes, backends::CopyKind::kDeviceToDevice, stream_));
       else
         std::memcpy(y + at, ctx.inputs[j].data, bytes);
     }

@@ -106,8 +106,9 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
       for (int64_t f : flags) good = good && (f == 1 || (concat && f == 0));
       for (size_t j = 0; concat && good && j < n.inputs.size(); ++j) good = flags[j] == 0 || n.inputs[j] != nullptr;
       if (!good || (!concat && !n.input(0)))
-        return invalidPlan(n.describe(), ": its in_place flags must be one 0 or 1 per input of a Concatenation, or "
-                                         "{1} for a Slice or Gather with an input");
+        return invalidPlan(n.describe(),
+                           ": its in_place flags must be one 0 or 1 per input of a Concatenation, or "
+                           "{1} for a Slice or Gather with an input");
     }
     core->hasHostFallback = core->hasHostFallback || backends::isHostFallback(*t);
     auto k = t->create(n);

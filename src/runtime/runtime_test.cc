@@ -364,9 +364,11 @@ std::vector<uint8_t> makeMovingConcatPlan() {
   ir::Graph& g = *p.graph;
   ir::Value* x = *g.addInput("x", DataType::kFLOAT, makeDims({1, -1}));
   ir::Value* z = *g.addInput("z", DataType::kFLOAT, makeDims({1, 4}));
-  ir::Node* one = g.addConstant("one", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1}), std::vector<float>{1.f}));
+  ir::Node* one =
+      g.addConstant("one", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1}), std::vector<float>{1.f}));
   one->tactic = "constant_reference";
-  ir::Node* two = g.addConstant("two", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1}), std::vector<float>{2.f}));
+  ir::Node* two =
+      g.addConstant("two", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1}), std::vector<float>{2.f}));
   two->tactic = "constant_reference";
   ir::Node* a = g.addNode(ir::OpType::kElementWise, "add", {x, one->outputs[0]});
   a->attrs.setInt("op", static_cast<int64_t>(ElementWiseOperation::kSUM));

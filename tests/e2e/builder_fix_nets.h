@@ -103,8 +103,8 @@ struct WordEmbeddings {
     std::vector<double> y(ids.size() * kHidden);
     for (size_t i = 0; i < ids.size(); ++i)
       for (size_t h = 0; h < kHidden; ++h)
-        y[i * kHidden + h] = double{table[static_cast<size_t>(ids[i]) * kHidden + h]} +
-                             double{pos[(i % kSeq) * kHidden + h]};
+        y[i * kHidden + h] =
+            double{table[static_cast<size_t>(ids[i]) * kHidden + h]} + double{pos[(i % kSeq) * kHidden + h]};
     return y;
   }
 };

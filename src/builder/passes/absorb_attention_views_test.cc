@@ -264,21 +264,21 @@ std::string multiheadLayers(int layers, int64_t s, int64_t b, int64_t e, int64_t
     char const* qkv[] = {"q", "k", "v"};
     for (int i = 0; i < 3; ++i) {
       std::string const x = qkv[i];
-      t += strCat("  ", n((x + "s").c_str()), ": f32[", sbe, "] = Slice \"", n(("s" + x).c_str()), "\" (", n("p"),
-                  ", ", n("st"), i, ", ", n("sz"), ", ", n("one"), ", _, ", n("ax"), ") {mode=0}\n");
+      t += strCat("  ", n((x + "s").c_str()), ": f32[", sbe, "] = Slice \"", n(("s" + x).c_str()), "\" (", n("p"), ", ",
+                  n("st"), i, ", ", n("sz"), ", ", n("one"), ", _, ", n("ax"), ") {mode=0}\n");
       t += strCat("  ", n((x + "r").c_str()), ": f32[", split, "] = Shuffle \"", n(("r" + x).c_str()), "\" (",
                   n((x + "s").c_str()), ", ", n("shp"), ")\n");
       t += strCat("  ", n(x.c_str()), ": f32[", heads, "] = Shuffle \"", n(("t" + x).c_str()), "\" (",
                   n((x + "r").c_str()), ") {first_perm=[1,0,2]}\n");
     }
-    t += strCat("  ", n("y"), ": f32[", heads, "] = Attention \"", n("att"), "\" (", n("q"), ", ", n("k"), ", ",
-                n("v"), ") {k_transposed=0, nan_to_zero=0, scale=0.25}\n");
+    t += strCat("  ", n("y"), ": f32[", heads, "] = Attention \"", n("att"), "\" (", n("q"), ", ", n("k"), ", ", n("v"),
+                ") {k_transposed=0, nan_to_zero=0, scale=0.25}\n");
     t += strCat("  ", n("yt"), ": f32[", split, "] = Shuffle \"", n("ty"), "\" (", n("y"), ") {first_perm=[1,0,2]}\n");
     t += strCat("  ", n("yr"), ": f32[", s * b, ",", e, "] = Shuffle \"", n("ry"), "\" (", n("yt"), ", ", n("oshp"),
                 ")\n");
     if (l > 0) {
-      t += strCat("  ", n("sum"), ": f32[", s * b, ",", e, "] = ElementWise \"", n("sum"), "\" (", prev, ", ",
-                  n("yr"), ") {op=0}\n");
+      t += strCat("  ", n("sum"), ": f32[", s * b, ",", e, "] = ElementWise \"", n("sum"), "\" (", prev, ", ", n("yr"),
+                  ") {op=0}\n");
       prev = n("sum");
     } else {
       prev = n("yr");
