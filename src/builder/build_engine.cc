@@ -549,6 +549,7 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
       // length, from the table in the type precision gave it) are computed here, once.
       KILN_ASSIGN_OR_RETURN(bool computed, createFoldConstantsPass()->run(*g, pctx));
       if (computed) {
+        materializeConstantOutputs(*g);
         KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
         KILN_RETURN_IF_ERROR(recomputeStates());
       }

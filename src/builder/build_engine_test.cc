@@ -199,5 +199,40 @@ TEST(BuildEngineEmbeddings, Fp16GathersFromConvertedTablesAndFoldsThePositionRow
   }
 }
 
+// The position rows as the network's output: folded once the profiles fix the length, and still written into the
+// output's buffer by a layer (an Identity over the constant), as every output folded into a constant is.
+TEST(BuildEngineEmbeddings, PositionRowsFoldedIntoAnOutputAreCopiedThere) {
+  std::string text = embeddings();
+  text.replace(text.find("  output y\n"), 11, "  output pe\n");
+  auto g = ir::parseGraph(text);
+  ASSERT_TRUE(g.isOk()) << g.status().toString();
+  BuilderConfigImpl config;
+  config.setDefaultDeviceType(DeviceType::kCPU);
+  OptimizationProfileImpl profile;
+  profile.setDimensions("ids", OptProfileSelector::kMIN, Dims2{1, 72});
+  profile.setDimensions("ids", OptProfileSelector::kOPT, Dims2{2, 72});
+  profile.setDimensions("ids", OptProfileSelector::kMAX, Dims2{4, 72});
+  ASSERT_GE(config.addOptimizationProfile(&profile), 0);
+  NetworkView view;
+  view.graph = g->get();
+  view.name = "positions";
+  auto info = buildPlanInfo(view, config, BuildEnv{});
+  ASSERT_TRUE(info.isOk()) << info.status().toString();
+  ir::Graph const& plan = *info->graph;
+  ASSERT_EQ(plan.outputs().size(), 1u);
+  ir::Node const* producer = plan.outputs()[0]->producer;
+  ASSERT_NE(producer, nullptr);
+  EXPECT_EQ(producer->op, OpType::kIdentity) << ir::printGraph(plan);
+  ASSERT_TRUE(producer->inputs[0]->producer);
+  EXPECT_EQ(producer->inputs[0]->producer->op, OpType::kConstant) << ir::printGraph(plan);
+  std::vector<int64_t> ids(72, 0);
+  auto got = backends::runGraphOnHost(plan, {HostTensor::fromVector(DataType::kINT64, makeDims({1, 72}), ids)});
+  auto want = backends::runGraphOnHost(**g, {HostTensor::fromVector(DataType::kINT64, makeDims({1, 72}), ids)});
+  ASSERT_TRUE(got.isOk()) << got.status().toString();
+  ASSERT_TRUE(want.isOk()) << want.status().toString();
+  ASSERT_EQ((*got)[0].count(), (*want)[0].count());
+  for (int64_t i = 0; i < (*got)[0].count(); ++i) EXPECT_EQ((*got)[0].doubleAt(i), (*want)[0].doubleAt(i)) << i;
+}
+
 }  // namespace
 }  // namespace kiln::builder
