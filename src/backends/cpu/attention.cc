@@ -548,9 +548,9 @@ class CpuAttentionKernel final : public Kernel {
     TensorView const& v = cfg_.packed ? q : ctx.inputs[2];
     TensorView const* mask = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
     TensorView const& y = ctx.outputs[0];
-    KILN_ASSIGN_OR_RETURN(
-        ir::AttentionHeadGeometry const g,
-        ir::attentionHeadGeometry(cfg_.who, cfg_.layout, cfg_.packed, q.shape, k.shape, v.shape, y.shape));
+    KILN_ASSIGN_OR_RETURN(ir::AttentionHeadGeometry const g,
+                          ir::attentionHeadGeometry(cfg_.who, cfg_.layout, cfg_.packed, q.shape, k.shape, v.shape,
+                                                    y.shape));
     Dims const scores = makeDims({g.batch, g.heads, g.sq, g.skv});
     if (mask && !broadcastsTo(mask->shape, scores))
       return invalidArgument(cfg_.who, ": mask ", dimsToString(mask->shape), " does not broadcast to the scores ",
