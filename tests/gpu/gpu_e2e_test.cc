@@ -1,9 +1,8 @@
 // gpu: networks through the public API on the GPU against the CPU reference (ResNet-18, a BERT layer: fp32, TF32,
 // fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build; a
 // MultiheadAttention block whose attention reads the in-projection packed), many contexts and streams, CUDA graphs,
-// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured), a residual of
-// independent dynamic batches (broadcast, not fused) and fp16 embeddings gathered from the converted table. Skips
-// where no CUDA device is present.
+// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured). Skips where no CUDA
+// device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -637,6 +636,7 @@ TEST(GpuInPlace, ClassTokenConcatenationAndSliceGatherViewsMatchFp64) {
   }
 }
 
+// Builder rules (tests/e2e/builder_fix_nets.h) on the GPU.
 // y = x w + r with independent dynamic batches: not fused into the GEMM, so x's batch 1 against r's 4 (and back)
 // broadcasts on the GPU as the sum does, on one context whose shapes change between runs.
 TEST(GpuBuilderFixes, ResidualOfIndependentBatchesBroadcastsAtRunTime) {
