@@ -677,7 +677,9 @@ class ContextImpl final : public IExecutionContext {
       auto t0 = std::chrono::steady_clock::now();
       if (core_->device) core_->device->rangePush(n.name.c_str());
       ctx.state = states_[nodeId].get();
-      Status s = n.attrs.has(ir::kInPlaceAttr) ? runInPlace(n, ctx) : core_->kernels[nodeId]->enqueue(ctx);
+      // In place: given offsets by ensureShapes (which every run passes first) exactly when the node has the flag.
+      bool const inPlace = inPlaceOffsets_[static_cast<size_t>(nodeId)].has_value();
+      Status s = inPlace ? runInPlace(n, ctx) : core_->kernels[nodeId]->enqueue(ctx);
       if (core_->device) core_->device->rangePop();
       if (!s.isOk()) return s.withContext(n.describe());
       ++layerIndex;
