@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "e2e/builder_fix_nets.h"
 #include "e2e/e2e_util.h"
 #include "e2e/in_place_nets.h"
 
@@ -726,6 +727,98 @@ TEST(GpuInPlace, ClassTokenConcatenationAndSliceGatherViewsMatchFp64) {
     for (auto const& [c, expect] : inPlaceCases())
       checkInPlace(net.define(), x, {"logits", "tokens", "picked"}, net.expected(x.data), c, expect);
   }
+}
+
+// Builder rules (tests/e2e/builder_fix_nets.h) on the GPU.
+// y = x w + r with independent dynamic batches: not fused into the GEMM, so x's batch 1 against r's 4 (and back)
+// broadcasts on the GPU as the sum does, on one context whose shapes change between runs.
+TEST(GpuBuilderFixes, ResidualOfIndependentBatchesBroadcastsAtRunTime) {
+  REQUIRE_GPU();
+  IndependentResidual net;
+  for (auto const& c : {Case{"fp32 level 3", {3}, 1e-5}, Case{"fp16 level 3", {3, false, true}, 5e-3}}) {
+    SCOPED_TRACE(c.name);
+    CapturingLogger logger;
+    auto plan = buildGpuPlan(logger, net.define(), c.build);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    for (auto [xRows, rRows] : {std::pair<int64_t, int64_t>{1, 4}, {4, 1}, {4, 4}, {1, 4}}) {
+      SCOPED_TRACE(testing::Message() << xRows << " x rows, " << rRows << " r rows");
+      HostTensor x = randomInput("x", kiln::Dims2{xRows, IndependentResidual::kN}, 5);
+      HostTensor r = randomInput("r", kiln::Dims2{rRows, IndependentResidual::kN}, 6);
+      DeviceIO io;
+      ASSERT_TRUE(io.bind(*ctx, {x, r})) << logger.lastError();
+      ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+      ASSERT_TRUE(io.fetch(s));
+      ASSERT_EQ(io.outputs().size(), 1u);
+      EXPECT_EQ(io.outputs()[0].dims.d[0], std::max(xRows, rRows));
+      EXPECT_LE(normRelError(io.outputs()[0].data, net.expected(x.data, xRows, r.data, rRows)), c.tolerance);
+    }
+    cudaStreamDestroy(s);
+  }
+}
+
+// BERT's word embeddings in an fp16 build: the Gather reads the table converted to fp16 at build time (no Cast
+// layer converts the gathered rows, the position rows are a folded fp16 constant); results against fp64 at two
+// batch sizes.
+TEST(GpuBuilderFixes, Fp16EmbeddingsGatherFromTheConvertedTable) {
+  REQUIRE_GPU();
+  WordEmbeddings net;
+  CapturingLogger logger;
+  GpuBuild b{3, false, true};
+  b.detailed = true;
+  auto plan = buildGpuPlan(logger, net.define(), b);
+  ASSERT_FALSE(plan.empty()) << logger.lastError();
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+  ASSERT_NE(inspector, nullptr);
+  std::string layers;
+  for (int32_t i = 0; i < engine->getNbLayers(); ++i)
+    layers += std::string(inspector->getLayerInformation(i, kiln::LayerInformationFormat::kONELINE)) + "\n";
+  size_t const gather = layers.find("word_gather [Gather]");
+  ASSERT_NE(gather, std::string::npos) << layers;
+  EXPECT_NE(layers.substr(gather, layers.find('\n', gather) - gather).find("precision=float16"), std::string::npos)
+      << layers;
+  // At most the float32 output's Cast: none converts the gathered rows.
+  for (size_t at = layers.find("[Cast]"); at != std::string::npos; at = layers.find("[Cast]", at + 1)) {
+    size_t const end = layers.find('\n', at);
+    EXPECT_NE(layers.substr(at, end - at).find(" out:y["), std::string::npos) << layers;
+  }
+  EXPECT_LE(occurrences(layers, "[Cast]"), 1) << layers;
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_NE(ctx, nullptr) << logger.lastError();
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  for (int64_t batch : {1, 4}) {
+    SCOPED_TRACE(batch);
+    std::vector<int32_t> ids = WordEmbeddings::ids(batch);
+    std::vector<float> y(ids.size() * WordEmbeddings::kHidden, -1.F);
+    void* dIds = nullptr;
+    void* dY = nullptr;
+    ASSERT_EQ(cudaMalloc(&dIds, ids.size() * sizeof(int32_t)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dY, y.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dIds, ids.data(), ids.size() * sizeof(int32_t), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemset(dY, 0xff, y.size() * sizeof(float)), cudaSuccess);  // poison: NaN
+    ASSERT_TRUE(ctx->setInputShape("ids", kiln::Dims2{batch, WordEmbeddings::kSeq}));
+    ASSERT_TRUE(ctx->setTensorAddress("ids", dIds));
+    ASSERT_TRUE(ctx->setTensorAddress("y", dY));
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_EQ(cudaMemcpyAsync(y.data(), dY, y.size() * sizeof(float), cudaMemcpyDeviceToHost, s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    cudaFree(dIds);
+    cudaFree(dY);
+    double const err = normRelError(y, net.expected(ids));
+    std::printf("fp16 embeddings batch %lld: norm-relative error %.3g\n", static_cast<long long>(batch), err);
+    EXPECT_LE(err, 2e-3);
+  }
+  cudaStreamDestroy(s);
 }
 
 }  // namespace
