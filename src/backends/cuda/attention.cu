@@ -785,16 +785,18 @@ int smCount() {
 }
 
 // Query rows per CTA of the fp16/bf16 kernel for `tiles` 64-row tiles per batch entry. A grid of fewer 64-row CTAs
-// than SMs leaves SMs idle (BERT batch 1: 12 heads x 2 tiles = 24 CTAs on the H200's 132 SMs), so it runs 16-row
-// CTAs of one warp instead: 4x the CTAs, each with a quarter of the rows; a warp's own work is the same, but each
-// SM's shared-memory and issue bandwidth is shared by fewer warps. A fuller grid keeps 64 rows, whose 4 warps
-// share each k/v tile load.
+// than SMs leaves SMs idle, but 16-row CTAs alone do not pay: a warp's own work is the same, and on the H200 BERT
+// batch 1 (12 heads x 2 tiles = 24 CTAs, 2 key tiles) took 6.7 us with 16 rows against 5.6 us with 64. So 16 rows
+// only where the keys are long enough to be split across CTAs too (chooseKeySplits: at least 4 key tiles), which
+// is what fills the SMs (16 queries over 4,096 keys: 0.116 ms unsplit, 0.021 ms in 8 runs). Otherwise 64 rows,
+// whose 4 warps share each k/v tile load.
 int64_t rowsPerCta(AttentionArgs const& a, int64_t tiles) {
   int64_t const forced = gRowsPerCta.load(std::memory_order_relaxed);
   int64_t const smallTiles = (a.sq + kSmallBlockM - 1) / kSmallBlockM;
   if (forced == kSmallBlockM && a.batchCount > 0x7fffffff / smallTiles) return kBlockM;  // one grid dimension
   if (forced != 0) return forced;
-  return a.batchCount * tiles < smCount() ? kSmallBlockM : kBlockM;
+  int64_t const keyTiles = (a.skv + kBlockN - 1) / kBlockN;
+  return keyTiles >= 4 && a.batchCount * tiles < smCount() ? kSmallBlockM : kBlockM;
 }
 
 // The key split of a launch of `ctas` CTAs (rows rows each): the CTAs of one query tile split its key tiles into
