@@ -69,8 +69,8 @@ std::vector<cuda::RowVariant> variants() {
 // cluster) on the block/cluster kernel.
 char const* variantName(char const* path, cuda::RowVariant v) {
   bool const slices = std::string(path) == "cluster-vec";
-  if (v == cuda::RowVariant::kDefault) return slices ? "persistent-prefetch" : "cached";
-  return slices ? "row-per-cluster" : "streaming";
+  if (v == cuda::RowVariant::kDefault) return slices ? "row-per-cluster" : "cached";
+  return slices ? "persistent-prefetch" : "streaming";
 }
 
 // The bandwidth a device-to-device copy of `bytes` reaches (bytes read + written), as the ceiling the kernels'

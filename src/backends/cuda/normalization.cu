@@ -576,7 +576,7 @@ NormPath launchTyped(T const* x, T const* r, int64_t rp, T* y, void const* scale
       int64_t const limit = cluster == kClusterMax ? kSliceMaxThreads : kSliceThreads;
       if (threads > limit) continue;
       RowArgs a{x, r, rp, y, s, b, outer, static_cast<int32_t>(nvec), eps, false, false};
-      launchSlices<T, kSliceVecs>(a, cluster, static_cast<int>(threads), variant == RowVariant::kDefault, stream);
+      launchSlices<T, kSliceVecs>(a, cluster, static_cast<int>(threads), variant == RowVariant::kAlternative, stream);
       return NormPath::kClusterVec;
     }
   }
