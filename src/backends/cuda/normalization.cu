@@ -532,7 +532,11 @@ NormPath launchTyped(T const* x, T const* r, int64_t rp, T* y, void const* scale
     // Scale and bias per element and the same for every row (layer norm): fp32 in shared memory, read once a block.
     bool sharedRow = true;
     for (int d = 0; d < outer.rank; ++d) sharedRow = sharedRow && outer.stride[1][d] == 0 && outer.stride[2][d] == 0;
-    a.staged = sharedRow && s.mode == kPerElement && b.mode == kPerElement;
+    // Not for few rows: those blocks are one warp (launchWarpRows), whose staging loop waits on an L2 round trip
+    // per element pair before its first row can finish (H200, ViT b1's 197 x 768 layer norm: ~20 us staged against
+    // ~6 us reading scale and bias with the row's own vector loads).
+    a.staged = sharedRow && s.mode == kPerElement && b.mode == kPerElement &&
+               outer.count >= 4 * static_cast<int64_t>(vec::multiprocessorCount());
     int64_t const perLane = (nvec + 31) / 32;
     if (!a.staged) {
       // Other scale/bias forms (instance norm, group norm, per-row scale): fewer kernels, 2, 4 or 8 vectors a lane.
