@@ -116,13 +116,14 @@ class FusePointwise final : public Pass {
   // immediates when `immediates`. Returns the external inputs in program order.
   static ir::PointwiseProgram build(std::vector<Node*> const& members, bool immediates, std::vector<Value*>* inputs) {
     ir::PointwiseProgram p;
-    std::map<Value const*, int32_t> produced;
+    std::map<Value const*, int32_t> produced, immediateOf;
     auto operand = [&](Value* v) -> ir::PwOperand {
       auto it = produced.find(v);
       if (it != produced.end()) return {ir::PwSource::kInstruction, it->second};
       if (HostTensor const* c = immediates ? scalarConstant(v) : nullptr) {
-        p.immediates.push_back(static_cast<float>(c->doubleAt(0)));
-        return {ir::PwSource::kImmediate, static_cast<int32_t>(p.immediates.size() - 1)};
+        auto [pos, fresh] = immediateOf.emplace(v, static_cast<int32_t>(p.immediates.size()));
+        if (fresh) p.immediates.push_back(static_cast<float>(c->doubleAt(0)));
+        return {ir::PwSource::kImmediate, pos->second};
       }
       auto pos = std::find(inputs->begin(), inputs->end(), v);
       if (pos == inputs->end()) {
