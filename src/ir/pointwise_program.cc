@@ -246,6 +246,9 @@ Result<PointwiseProgram> decodePointwiseProgram(Attributes const& attrs, std::ve
     }
     p.instructions.push_back(in);
   }
+  if (attrs.getInt("to", -1) != static_cast<int64_t>(outType))
+    return bad("the output type attribute 'to' (", attrs.getInt("to", -1), ") is not the output's type, ",
+               dataTypeName(outType));
   bool const resultBool = p.instructions.back().resultIsBool;
   if (resultBool ? outType != DataType::kBOOL : !isPointwiseFloatType(outType))
     return bad("the result is ", resultBool ? "bool" : "float", " but the output type is ", dataTypeName(outType));

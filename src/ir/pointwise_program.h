@@ -64,7 +64,8 @@ void encodePointwiseProgram(PointwiseProgram const& p, Attributes& attrs);
 
 /// Decodes and validates the program of a node with these input types and output type: version, counts and
 /// limits, opcodes and params, operand indices (earlier instructions only), operand kinds (float/bool) and
-/// types (float inputs fp32/fp16/bf16, bool), the result's kind against `outType`. Errors say what and where
+/// types (float inputs fp32/fp16/bf16, bool), the result's kind against `outType`, and the attribute `to` equal
+/// to `outType`. Errors say what and where
 /// (prefixed with `what`).
 Result<PointwiseProgram> decodePointwiseProgram(Attributes const& attrs, std::vector<DataType> const& inputTypes,
                                                 DataType outType, std::string const& what);
