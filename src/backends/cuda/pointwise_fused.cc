@@ -185,8 +185,12 @@ backends::Tactic makePointwiseFused() {
   t.device = DeviceType::kGPU;
   t.source = TacticSource::kKILN;
   t.priority = 10;
+  // Channels-last too where every input has the output's shape or one element (the flat order is then the same
+  // for all, so the kernel needs no layout), as the unfused pointwise tactics: a chain between channels-last
+  // convolutions (MobileNet's and EfficientNet's swish) then needs no reformat.
+  t.formatAware = true;
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    if (backends::nodeFormat(node) != TensorFormat::kLINEAR || out.size() != 1) return false;
+    if (!backends::elementWiseLayoutOk(node, in, out) || out.size() != 1) return false;
     if (out[0].shape.nbDims > Dims::MAX_DIMS) return false;
     std::vector<DataType> types;
     for (auto const& i : in) types.push_back(i.dtype);

@@ -108,6 +108,16 @@ TEST(CudaPointwiseFused, GeneralBroadcastEveryFloatType) {
   }
 }
 
+TEST(CudaPointwiseFused, ChannelsLastWithFullAndOneElementInputs) {
+  KILN_REQUIRE_GPU();
+  uint32_t seed = 250;
+  for (DataType t : kFloatTypes) {
+    NodeSpec s = richSpec(t, DataType::kFLOAT, {{2, 16, 5, 7}, {2, 16, 5, 7}, {1}}, seed += 3);
+    s.hwc = true;
+    expectMatchesReference(s);
+  }
+}
+
 TEST(CudaPointwiseFused, EveryOperationMatchesTheReference) {
   KILN_REQUIRE_GPU();
   uint32_t seed = 300;
