@@ -12,6 +12,7 @@
 
 namespace kiln::backends::pw {
 
+/// A quiet NaN of T.
 template <typename T>
 T quietNan() {
   return std::numeric_limits<T>::quiet_NaN();
@@ -28,6 +29,7 @@ T roundHalfEven(T x) {
   return std::fmod(f, T(2)) == T(0) ? f : f + T(1);
 }
 
+/// ElementWise `op` on a and b (comparisons and logical ops give 0 or 1; max/min propagate NaN).
 template <typename T>
 T elementWise(ElementWiseOperation op, T a, T b) {
   switch (op) {
@@ -67,6 +69,7 @@ T elementWise(ElementWiseOperation op, T a, T b) {
   return T(0);
 }
 
+/// Unary `op` on x (kNOT, kISINF, kISNAN give 0 or 1; kROUND rounds half to even).
 template <typename T>
 T unary(UnaryOperation op, T x) {
   switch (op) {

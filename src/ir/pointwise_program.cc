@@ -239,6 +239,7 @@ Result<PointwiseProgram> decodePointwiseProgram(Attributes const& attrs, std::ve
         break;
       }
       case PwOpcode::kSelect:
+        if (in.param != 0) return badAt("select takes parameter 0, not ", in.param);
         if (!kind[0]) return badAt("select's condition is not bool");
         if (kind[1] != kind[2]) return badAt("select's then and else differ in kind");
         in.resultIsBool = kind[1];

@@ -97,7 +97,7 @@ class PointwiseFusedKernel final : public backends::Kernel {
     TensorView const& y = ctx.outputs[0];
     if (y.dtype != outType_) return invalidArgument(what_, ": output is ", dataTypeName(y.dtype), ", not ", dataTypeName(outType_));
     Dims const& out = y.shape;
-    if (out.nbDims > pwgen::kMaxRank + 4) return unsupported(what_, ": output rank ", out.nbDims);
+    if (out.nbDims < 0 || out.nbDims > Dims::MAX_DIMS) return unsupported(what_, ": output rank ", out.nbDims);
     pwgen::Params p{};
     p.out = y.data;
     p.n = y.count();

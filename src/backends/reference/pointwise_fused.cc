@@ -72,9 +72,11 @@ Tactic pointwiseFusedTactic() {
                         if (!v) return invalidGraph(node.describe(), ": an input is absent");
                         types.push_back(v->dtype);
                       }
-                      auto const to = static_cast<DataType>(node.attrs.getInt("to", -1));
+                      if (node.outputs.size() != 1 || !node.outputs[0])
+                        return invalidGraph(node.describe(), ": needs one output");
                       KILN_ASSIGN_OR_RETURN(ir::PointwiseProgram p,
-                                            ir::decodePointwiseProgram(node.attrs, types, to, node.describe()));
+                                            ir::decodePointwiseProgram(node.attrs, types, node.outputs[0]->dtype,
+                                                                       node.describe()));
                       std::string what = node.describe();
                       return makeKernel([p = std::move(p), what](LaunchContext const& ctx) -> Status {
                         return runProgram(p, ctx, what);
