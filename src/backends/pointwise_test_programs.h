@@ -35,16 +35,16 @@ inline ir::PointwiseProgram richProgram(DataType mid) {
   p.immediates = {0.5f, 0.25f, 1.5f};
   auto ew = [](ElementWiseOperation o) { return static_cast<int32_t>(o); };
   p.instructions = {
-      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kPROD), {in(0), in(1)}),                   // t0
-      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kSUM), {tmp(0), imm(0)}),                  // t1
-      instr(PwOpcode::kActivation, static_cast<int32_t>(ActivationType::kGELU_ERF), {tmp(1)}),           // t2
-      instr(PwOpcode::kCast, static_cast<int32_t>(mid), {tmp(2)}),                                       // t3
-      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kMAX), {tmp(3), in(2)}),                   // t4
-      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kGREATER), {in(0), imm(1)}),               // t5
-      instr(PwOpcode::kUnary, static_cast<int32_t>(UnaryOperation::kNEG), {tmp(4)}),                    // t6
-      instr(PwOpcode::kSelect, 0, {tmp(5), tmp(6), tmp(4)}),                                             // t7
-      instr(PwOpcode::kActivation, static_cast<int32_t>(ActivationType::kTANH), {tmp(7)}),               // t8
-      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kPROD), {tmp(8), imm(2)}),                 // t9
+      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kPROD), {in(0), in(1)}),           // t0
+      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kSUM), {tmp(0), imm(0)}),          // t1
+      instr(PwOpcode::kActivation, static_cast<int32_t>(ActivationType::kGELU_ERF), {tmp(1)}),  // t2
+      instr(PwOpcode::kCast, static_cast<int32_t>(mid), {tmp(2)}),                              // t3
+      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kMAX), {tmp(3), in(2)}),           // t4
+      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kGREATER), {in(0), imm(1)}),       // t5
+      instr(PwOpcode::kUnary, static_cast<int32_t>(UnaryOperation::kNEG), {tmp(4)}),            // t6
+      instr(PwOpcode::kSelect, 0, {tmp(5), tmp(6), tmp(4)}),                                    // t7
+      instr(PwOpcode::kActivation, static_cast<int32_t>(ActivationType::kTANH), {tmp(7)}),      // t8
+      instr(PwOpcode::kElementWise, ew(ElementWiseOperation::kPROD), {tmp(8), imm(2)}),         // t9
   };
   return p;
 }

@@ -8,8 +8,8 @@
 namespace kiln::ir {
 namespace {
 
-constexpr int64_t kHeader = 2;    // version, instruction count
-constexpr int64_t kFields = 5;    // opcode, param, a, b, c
+constexpr int64_t kHeader = 2;  // version, instruction count
+constexpr int64_t kFields = 5;  // opcode, param, a, b, c
 constexpr int64_t kUnused = -1;
 
 int64_t encodeOperand(PwOperand const& o, int32_t numInputs) {
@@ -58,9 +58,7 @@ char const* opcodeName(PwOpcode op) {
 
 }  // namespace
 
-bool isPointwiseFloatType(DataType t) {
-  return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16;
-}
+bool isPointwiseFloatType(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
 
 bool pointwiseElementWiseAdmits(ElementWiseOperation op, bool operandsBool, bool* resultBool) {
   switch (op) {
@@ -171,7 +169,8 @@ Result<PointwiseProgram> decodePointwiseProgram(Attributes const& attrs, std::ve
   size_t const numImm = floats.size() - static_cast<size_t>(2 * n);
   if (numImm > static_cast<size_t>(kPointwiseMaxImmediates))
     return bad(numImm, " immediates, more than ", kPointwiseMaxImmediates);
-  for (size_t i = 0; i < numImm; ++i) p.immediates.push_back(static_cast<float>(floats[static_cast<size_t>(2 * n) + i]));
+  for (size_t i = 0; i < numImm; ++i)
+    p.immediates.push_back(static_cast<float>(floats[static_cast<size_t>(2 * n) + i]));
   std::vector<bool> inputBool;
   for (size_t i = 0; i < inputTypes.size(); ++i) {
     DataType t = inputTypes[i];
@@ -194,7 +193,9 @@ Result<PointwiseProgram> decodePointwiseProgram(Attributes const& attrs, std::ve
     for (int k = 0; k < 3; ++k) {
       int64_t o = f[2 + k];
       if (k >= in.numOperands) {
-        if (o != kUnused) return badAt(opcodeName(in.opcode), " takes ", in.numOperands, " operands; operand ", k, " is ", o, ", not -1");
+        if (o != kUnused)
+          return badAt(opcodeName(in.opcode), " takes ", in.numOperands, " operands; operand ", k, " is ", o,
+                       ", not -1");
         continue;
       }
       PwOperand& op = in.operands[static_cast<size_t>(k)];
@@ -208,8 +209,8 @@ Result<PointwiseProgram> decodePointwiseProgram(Attributes const& attrs, std::ve
         op = {PwSource::kImmediate, static_cast<int32_t>(-2 - o)};
         kind[k] = false;
       } else {
-        return badAt("operand ", k, " code ", o, " names no input (", p.numInputs, "), earlier instruction or immediate (",
-                     numImm, ")");
+        return badAt("operand ", k, " code ", o, " names no input (", p.numInputs,
+                     "), earlier instruction or immediate (", numImm, ")");
       }
     }
     switch (in.opcode) {
@@ -217,7 +218,8 @@ Result<PointwiseProgram> decodePointwiseProgram(Attributes const& attrs, std::ve
         if (!isValidElementWiseOperation(in.param)) return badAt("invalid elementwise operation ", in.param);
         if (kind[0] != kind[1]) return badAt("elementwise operands differ in kind (bool and float)");
         if (!pointwiseElementWiseAdmits(static_cast<ElementWiseOperation>(in.param), kind[0], &in.resultIsBool))
-          return badAt("elementwise operation ", in.param, " is not admitted on ", kind[0] ? "bool" : "float", " operands");
+          return badAt("elementwise operation ", in.param, " is not admitted on ", kind[0] ? "bool" : "float",
+                       " operands");
         break;
       }
       case PwOpcode::kUnary:
@@ -274,7 +276,8 @@ std::string pointwiseProgramToString(PointwiseProgram const& p) {
   for (size_t i = 0; i < p.instructions.size(); ++i) {
     PwInstruction const& in = p.instructions[i];
     s += strCat(i ? "; " : "", "t", i, " = ", opcodeName(in.opcode), "[", in.param, "](");
-    for (int32_t k = 0; k < in.numOperands; ++k) s += strCat(k ? ", " : "", operand(in.operands[static_cast<size_t>(k)]));
+    for (int32_t k = 0; k < in.numOperands; ++k)
+      s += strCat(k ? ", " : "", operand(in.operands[static_cast<size_t>(k)]));
     s += ")";
   }
   return s;

@@ -44,7 +44,8 @@ void runInstruction(ir::PwInstruction const& in, float* d, float const* a, float
     case ir::PwOpcode::kActivation: {
       auto const type = static_cast<ActivationType>(in.param);
       float const alpha = in.alpha, beta = in.beta;
-      if (type == ActivationType::kRELU) return map1(d, a, n, [](float x) { return x != x ? x : (x > 0.0f ? x : 0.0f); });
+      if (type == ActivationType::kRELU)
+        return map1(d, a, n, [](float x) { return x != x ? x : (x > 0.0f ? x : 0.0f); });
       return map1(d, a, n, [type, alpha, beta](float x) { return pw::activation(type, x, alpha, beta); });
     }
     case ir::PwOpcode::kCast: {
@@ -110,18 +111,21 @@ class PointwiseFusedCpuKernel final : public Kernel {
     Dims const& out = y.shape;
     int64_t const n = y.count();
     std::vector<Mode> modes(numIn);
-    std::vector<std::vector<int64_t>> strides(numIn, std::vector<int64_t>(static_cast<size_t>(std::max(out.nbDims, 0)), 0));
+    std::vector<std::vector<int64_t>> strides(numIn,
+                                              std::vector<int64_t>(static_cast<size_t>(std::max(out.nbDims, 0)), 0));
     for (size_t k = 0; k < numIn; ++k) {
       TensorView const& x = ctx.inputs[k];
       if (x.shape.nbDims < 0 || x.shape.nbDims > out.nbDims)
-        return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ", dimsToString(out));
+        return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ",
+                               dimsToString(out));
       int32_t const lead = out.nbDims - x.shape.nbDims;
       int64_t stride = 1;
       bool full = true;
       for (int32_t d = out.nbDims - 1; d >= 0; --d) {
         int64_t e = d >= lead ? x.shape.d[d - lead] : 1;
         if (e != 1 && e != out.d[d])
-          return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ", dimsToString(out));
+          return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ",
+                                 dimsToString(out));
         if (e != out.d[d]) full = false;
         strides[k][static_cast<size_t>(d)] = e == 1 ? 0 : stride;
         stride *= e;
@@ -176,9 +180,10 @@ class PointwiseFusedCpuKernel final : public Kernel {
           float const* ops[3] = {nullptr, nullptr, nullptr};
           for (int32_t o = 0; o < in.numOperands; ++o) {
             ir::PwOperand const& src = in.operands[static_cast<size_t>(o)];
-            size_t const slot = src.source == ir::PwSource::kInput         ? static_cast<size_t>(src.index)
-                                : src.source == ir::PwSource::kImmediate   ? numIn + static_cast<size_t>(src.index)
-                                                                           : numIn + numImm + static_cast<size_t>(src.index);
+            size_t const slot = src.source == ir::PwSource::kInput ? static_cast<size_t>(src.index)
+                                : src.source == ir::PwSource::kImmediate
+                                    ? numIn + static_cast<size_t>(src.index)
+                                    : numIn + numImm + static_cast<size_t>(src.index);
             ops[o] = block(slot);
           }
           runInstruction(in, block(numIn + numImm + i), ops[0], ops[1], ops[2], len);

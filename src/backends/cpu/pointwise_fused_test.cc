@@ -68,7 +68,8 @@ double run(ir::PointwiseProgram const& p, DataType out, std::vector<HostTensor> 
     pool = std::make_unique<ThreadPool>(threads);
     ctx.pool = pool.get();
   }
-  for (size_t i = 0; i < ins.size(); ++i) ctx.inputs.push_back({const_cast<void*>(ins[i].data()), ins[i].dtype(), ins[i].shape()});
+  for (size_t i = 0; i < ins.size(); ++i)
+    ctx.inputs.push_back({const_cast<void*>(ins[i].data()), ins[i].dtype(), ins[i].shape()});
   ctx.outputs.push_back({y.mutableData(), y.dtype(), y.shape()});
   s = (*k)->enqueue(ctx);
   EXPECT_TRUE(s.isOk()) << s.toString();

@@ -29,9 +29,11 @@ std::string elementWise(ElementWiseOperation op, std::string const& a, std::stri
     case ElementWiseOperation::kPROD:
       return a + " * " + b;
     case ElementWiseOperation::kMAX:
-      return "(pw_isnan(" + a + ") || pw_isnan(" + b + ")) ? pw_nan() : (" + a + " > " + b + " ? " + a + " : " + b + ")";
+      return "(pw_isnan(" + a + ") || pw_isnan(" + b + ")) ? pw_nan() : (" + a + " > " + b + " ? " + a + " : " + b +
+             ")";
     case ElementWiseOperation::kMIN:
-      return "(pw_isnan(" + a + ") || pw_isnan(" + b + ")) ? pw_nan() : (" + a + " < " + b + " ? " + a + " : " + b + ")";
+      return "(pw_isnan(" + a + ") || pw_isnan(" + b + ")) ? pw_nan() : (" + a + " < " + b + " ? " + a + " : " + b +
+             ")";
     case ElementWiseOperation::kSUB:
       return a + " - " + b;
     case ElementWiseOperation::kDIV:
@@ -208,11 +210,14 @@ std::string prelude(int numInputs) {
 struct alignas(16) pw_u4 { unsigned a, b, c, d; };
 struct alignas(8) pw_u2 { unsigned a, b; };
 struct PwParams {
-  const void* in[)", ir::kPointwiseMaxInputs, R"(];
+  const void* in[)",
+                ir::kPointwiseMaxInputs, R"(];
   void* out;
   long long n;
-  long long dims[)", kMaxRank, R"(];
-  long long strides[)", ir::kPointwiseMaxInputs, "][", kMaxRank, R"(];
+  long long dims[)",
+                kMaxRank, R"(];
+  long long strides[)",
+                ir::kPointwiseMaxInputs, "][", kMaxRank, R"(];
   int rank;
   unsigned scalarMask;
 };
@@ -225,7 +230,8 @@ __device__ __forceinline__ bool pw_isinf(float x) { return fabsf(x) == __uint_as
 __device__ __forceinline__ float pw_nan() { return __uint_as_float(0x7fffffffu); }
 __device__ __forceinline__ float pw_softplus(float t) { return t > 0.0f ? t + log1pf(expf(-t)) : log1pf(expf(t)); }
 __device__ __forceinline__ float pw_hard_sigmoid(float t) { return pw_isnan(t) ? t : fmaxf(0.0f, fminf(1.0f, t)); }
-// )", numInputs, " inputs\n");
+// )",
+                numInputs, " inputs\n");
 }
 
 }  // namespace
@@ -278,7 +284,8 @@ std::string generateSource(ir::PointwiseProgram const& p, std::vector<DataType> 
   // Vector kernel: element groups of E; inputs full (vector loads) or of one element (loaded once).
   int const E = vectorWidth(outType);
   size_t const outBytes = static_cast<size_t>(E) * dataTypeSize(outType);
-  s += strCat("extern \"C\" __global__ void __launch_bounds__(", kThreads, ") ", kVectorKernel, "(const PwParams p) {\n");
+  s += strCat("extern \"C\" __global__ void __launch_bounds__(", kThreads, ") ", kVectorKernel,
+              "(const PwParams p) {\n");
   s += strCat("  const long long nv = p.n / ", E, ";\n");
   s += "  const long long step = (long long)gridDim.x * blockDim.x;\n";
   s += "  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n";
@@ -292,8 +299,8 @@ std::string generateSource(ir::PointwiseProgram const& p, std::vector<DataType> 
     size_t const bytes = static_cast<size_t>(E) * dataTypeSize(t);
     s += strCat("    if (sc", k, ") {\n");
     for (int e = 0; e < E; ++e) s += strCat("      xs[", k, "][", e, "] = s", k, ";\n");
-    s += "    } else {\n      " +
-         loadWords(strCat("w", k), strCat("(const char*)p.in[", k, "] + v * ", bytes), bytes) + "\n";
+    s += "    } else {\n      " + loadWords(strCat("w", k), strCat("(const char*)p.in[", k, "] + v * ", bytes), bytes) +
+         "\n";
     for (int e = 0; e < E; ++e) s += strCat("      xs[", k, "][", e, "] = ", extract(t, strCat("w", k), e), ";\n");
     s += "    }\n";
   }
@@ -303,10 +310,14 @@ std::string generateSource(ir::PointwiseProgram const& p, std::vector<DataType> 
     for (int k = 0; k < n; ++k) s += strCat(k ? ", " : "", "xs[", k, "][", e, "]");
     s += "}; const float r = pw_eval(x); ";
     size_t const os = dataTypeSize(outType);
-    if (os == 4) s += strCat("o[", e, "] = __float_as_uint(r);");
-    else if (outType == DataType::kHALF) s += strCat("o[", e / 2, "] |= (unsigned)pw_f2h(r) << ", 16 * (e % 2), ";");
-    else if (outType == DataType::kBF16) s += strCat("o[", e / 2, "] |= (unsigned)pw_f2bf(r) << ", 16 * (e % 2), ";");
-    else s += strCat("o[", e / 4, "] |= (r != 0.0f ? 1u : 0u) << ", 8 * (e % 4), ";");
+    if (os == 4)
+      s += strCat("o[", e, "] = __float_as_uint(r);");
+    else if (outType == DataType::kHALF)
+      s += strCat("o[", e / 2, "] |= (unsigned)pw_f2h(r) << ", 16 * (e % 2), ";");
+    else if (outType == DataType::kBF16)
+      s += strCat("o[", e / 2, "] |= (unsigned)pw_f2bf(r) << ", 16 * (e % 2), ";");
+    else
+      s += strCat("o[", e / 4, "] |= (r != 0.0f ? 1u : 0u) << ", 8 * (e % 4), ";");
     s += " }\n";
   }
   if (outBytes >= 16) {
@@ -337,8 +348,8 @@ std::string generateSource(ir::PointwiseProgram const& p, std::vector<DataType> 
   s += "    }\n";
   s += strCat("    float x[", n, "];\n");
   for (int k = 0; k < n; ++k)
-    s += strCat("    x[", k, "] = ", loadScalar(inTypes[static_cast<size_t>(k)], strCat("p.in[", k, "]"), strCat("off", k)),
-                ";\n");
+    s += strCat("    x[", k,
+                "] = ", loadScalar(inTypes[static_cast<size_t>(k)], strCat("p.in[", k, "]"), strCat("off", k)), ";\n");
   s += "    " + storeScalar(outType, "p.out", "i", "pw_eval(x)") + "\n  }\n}\n";
   s += strCat("extern \"C\" __global__ void __launch_bounds__(", kThreads, ") ", kBroadcast32Kernel,
               "(const PwParams p) { pw_bcast<unsigned>(p); }\n");

@@ -19,8 +19,8 @@ inline constexpr int kThreads = 256;
 struct Params {
   void const* in[ir::kPointwiseMaxInputs];
   void* out;
-  long long n;            // output elements
-  long long dims[kMaxRank];  // merged output dims (general kernels)
+  long long n;                                           // output elements
+  long long dims[kMaxRank];                              // merged output dims (general kernels)
   long long strides[ir::kPointwiseMaxInputs][kMaxRank];  // elements; 0 along broadcast dims
   int rank;
   unsigned scalarMask;  // vector kernel: bit k set when input k has one element

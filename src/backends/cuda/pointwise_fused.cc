@@ -86,16 +86,21 @@ bool aligned16(void const* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 class PointwiseFusedKernel final : public backends::Kernel {
  public:
-  PointwiseFusedKernel(std::shared_ptr<Module const> m, std::vector<DataType> inTypes, DataType outType,
-                       int smCount, std::string what)
-      : module_(std::move(m)), inTypes_(std::move(inTypes)), outType_(outType), smCount_(smCount), what_(std::move(what)) {}
+  PointwiseFusedKernel(std::shared_ptr<Module const> m, std::vector<DataType> inTypes, DataType outType, int smCount,
+                       std::string what)
+      : module_(std::move(m)),
+        inTypes_(std::move(inTypes)),
+        outType_(outType),
+        smCount_(smCount),
+        what_(std::move(what)) {}
 
   Status enqueue(LaunchContext const& ctx) const override {
     if (ctx.inputs.size() != inTypes_.size() || ctx.outputs.size() != 1)
-      return invalidArgument(what_, ": ", ctx.inputs.size(), " inputs and ", ctx.outputs.size(), " outputs where the kernel takes ",
-                             inTypes_.size(), " and 1");
+      return invalidArgument(what_, ": ", ctx.inputs.size(), " inputs and ", ctx.outputs.size(),
+                             " outputs where the kernel takes ", inTypes_.size(), " and 1");
     TensorView const& y = ctx.outputs[0];
-    if (y.dtype != outType_) return invalidArgument(what_, ": output is ", dataTypeName(y.dtype), ", not ", dataTypeName(outType_));
+    if (y.dtype != outType_)
+      return invalidArgument(what_, ": output is ", dataTypeName(y.dtype), ", not ", dataTypeName(outType_));
     Dims const& out = y.shape;
     if (out.nbDims < 0 || out.nbDims > Dims::MAX_DIMS) return unsupported(what_, ": output rank ", out.nbDims);
     pwgen::Params p{};
@@ -108,21 +113,26 @@ class PointwiseFusedKernel final : public backends::Kernel {
     for (size_t k = 0; k < inTypes_.size(); ++k) {
       TensorView const& x = ctx.inputs[k];
       if (x.dtype != inTypes_[k])
-        return invalidArgument(what_, ": input ", k, " is ", dataTypeName(x.dtype), ", not ", dataTypeName(inTypes_[k]));
+        return invalidArgument(what_, ": input ", k, " is ", dataTypeName(x.dtype), ", not ",
+                               dataTypeName(inTypes_[k]));
       if (x.shape.nbDims < 0 || x.shape.nbDims > out.nbDims)
-        return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ", dimsToString(out));
+        return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ",
+                               dimsToString(out));
       int64_t stride = 1;
       int32_t const lead = out.nbDims - x.shape.nbDims;
       for (int32_t d = out.nbDims - 1; d >= 0; --d) {
         int64_t e = d >= lead ? x.shape.d[d - lead] : 1;
         if (e != 1 && e != out.d[d])
-          return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ", dimsToString(out));
+          return invalidArgument(what_, ": input ", k, " ", dimsToString(x.shape), " does not broadcast to ",
+                                 dimsToString(out));
         st[k][d] = e == 1 ? 0 : stride;
         stride *= e;
       }
       p.in[k] = x.data;
-      if (x.count() == 1) p.scalarMask |= 1u << k;
-      else if (!isFull(x.shape, out) || !aligned16(x.data)) vec = false;
+      if (x.count() == 1)
+        p.scalarMask |= 1u << k;
+      else if (!isFull(x.shape, out) || !aligned16(x.data))
+        vec = false;
     }
     cudaStream_t const stream = streamOf(ctx);
     int64_t const maxBlocks = int64_t{smCount_} * 16;
@@ -130,9 +140,10 @@ class PointwiseFusedKernel final : public backends::Kernel {
     if (vec) {
       int64_t const work = std::max<int64_t>(1, p.n / pwgen::vectorWidth(outType_));
       int64_t const blocks = std::min<int64_t>(maxBlocks, (work + pwgen::kThreads - 1) / pwgen::kThreads);
-      KILN_CUDA_RETURN_IF_ERROR(cudaLaunchKernel(reinterpret_cast<void const*>(module_->vec), dim3(static_cast<unsigned>(blocks)),
-                                                 dim3(pwgen::kThreads), args, 0, stream),
-                                what_ + ": generated kernel launch");
+      KILN_CUDA_RETURN_IF_ERROR(
+          cudaLaunchKernel(reinterpret_cast<void const*>(module_->vec), dim3(static_cast<unsigned>(blocks)),
+                           dim3(pwgen::kThreads), args, 0, stream),
+          what_ + ": generated kernel launch");
       return Status::ok();
     }
     // Merge dims: drop extents of 1, join neighbours every input walks as one.
@@ -145,7 +156,8 @@ class PointwiseFusedKernel final : public backends::Kernel {
         p.dims[r - 1] *= out.d[d];
       } else {
         if (r == pwgen::kMaxRank)
-          return unsupported(what_, ": broadcast of ", dimsToString(out), " needs more than ", pwgen::kMaxRank, " dims");
+          return unsupported(what_, ": broadcast of ", dimsToString(out), " needs more than ", pwgen::kMaxRank,
+                             " dims");
         p.dims[r] = out.d[d];
         ++r;
       }
@@ -214,7 +226,8 @@ KILN_REGISTER_CUDA_TACTIC(makePointwiseFused);
 
 }  // namespace
 
-Result<std::string> compilePointwiseSource(std::string const& source, std::string const& arch, std::string const& what) {
+Result<std::string> compilePointwiseSource(std::string const& source, std::string const& arch,
+                                           std::string const& what) {
   nvrtcProgram prog = nullptr;
   nvrtcResult r = nvrtcCreateProgram(&prog, source.c_str(), "kiln_pointwise_fused.cu", 0, nullptr, nullptr);
   if (r != NVRTC_SUCCESS) return internalError(what, ": NVRTC could not create a program: ", nvrtcGetErrorString(r));
@@ -239,7 +252,8 @@ Result<std::string> compilePointwiseSource(std::string const& source, std::strin
     return internalError(what, ": NVRTC gave no CUBIN for ", arch, " (", nvrtcGetErrorString(r), ")");
   std::string cubin(size, '\0');
   r = nvrtcGetCUBIN(prog, cubin.data());
-  if (r != NVRTC_SUCCESS) return internalError(what, ": NVRTC could not return the CUBIN (", nvrtcGetErrorString(r), ")");
+  if (r != NVRTC_SUCCESS)
+    return internalError(what, ": NVRTC could not return the CUBIN (", nvrtcGetErrorString(r), ")");
   return cubin;
 }
 

@@ -23,7 +23,8 @@ TEST(CudaPointwiseFusedCodegen, EveryOperationAndTypeCompilesWithNvrtc) {
     for (DataType t : kFloatTypes) {
       std::string src = cuda::pwgen::generateSource(np.program, {t, t}, t);
       auto cubin = cuda::compilePointwiseSource(src, "sm_90", "layer '" + np.name + "'");
-      ASSERT_TRUE(cubin.isOk()) << np.name << " " << dataTypeName(t) << ": " << cubin.status().toString() << "\n" << src;
+      ASSERT_TRUE(cubin.isOk()) << np.name << " " << dataTypeName(t) << ": " << cubin.status().toString() << "\n"
+                                << src;
       EXPECT_GT(cubin->size(), 0u);
       ++compiled;
     }
@@ -40,8 +41,8 @@ TEST(CudaPointwiseFusedCodegen, EveryOperationAndTypeCompilesWithNvrtc) {
   cmp.instructions = {pwtest::instr(ir::PwOpcode::kElementWise, static_cast<int32_t>(ElementWiseOperation::kLESS),
                                     {pwtest::in(0), pwtest::in(1)})};
   EXPECT_TRUE(
-      cuda::compilePointwiseSource(cuda::pwgen::generateSource(cmp, {DataType::kBF16, DataType::kBF16}, DataType::kBOOL),
-                                   "sm_90", "less")
+      cuda::compilePointwiseSource(
+          cuda::pwgen::generateSource(cmp, {DataType::kBF16, DataType::kBF16}, DataType::kBOOL), "sm_90", "less")
           .isOk());
   EXPECT_GT(compiled, 150);
 }
@@ -49,8 +50,10 @@ TEST(CudaPointwiseFusedCodegen, EveryOperationAndTypeCompilesWithNvrtc) {
 TEST(CudaPointwiseFusedCodegen, SourceIsDeterministicAndKeyedByTypes) {
   auto p = pwtest::richProgram(DataType::kHALF);
   std::vector<DataType> f32(3, DataType::kFLOAT), f16(3, DataType::kHALF);
-  EXPECT_EQ(cuda::pwgen::generateSource(p, f32, DataType::kFLOAT), cuda::pwgen::generateSource(p, f32, DataType::kFLOAT));
-  EXPECT_NE(cuda::pwgen::generateSource(p, f32, DataType::kFLOAT), cuda::pwgen::generateSource(p, f16, DataType::kFLOAT));
+  EXPECT_EQ(cuda::pwgen::generateSource(p, f32, DataType::kFLOAT),
+            cuda::pwgen::generateSource(p, f32, DataType::kFLOAT));
+  EXPECT_NE(cuda::pwgen::generateSource(p, f32, DataType::kFLOAT),
+            cuda::pwgen::generateSource(p, f16, DataType::kFLOAT));
 }
 
 TEST(CudaPointwiseFusedCodegen, NvrtcFailureCarriesTheLogAndTheLayer) {
@@ -103,8 +106,8 @@ TEST(CudaPointwiseFused, GeneralBroadcastEveryFloatType) {
   for (DataType t : kFloatTypes) {
     expectMatchesReference(richSpec(t, DataType::kFLOAT, {{2, 3, 37}, {3, 1}, {2, 1, 37}}, seed += 3));
     expectMatchesReference(richSpec(t, DataType::kFLOAT, {{1, 7, 1, 5}, {3, 1, 4, 1}, {5}}, seed += 3));
-    expectMatchesReference(richSpec(t, DataType::kFLOAT, {{2, 1, 3, 1, 2, 1, 3, 1, 2}, {1, 2, 1, 3, 1, 2, 1, 3, 1}, {2}},
-                                    seed += 3));
+    expectMatchesReference(
+        richSpec(t, DataType::kFLOAT, {{2, 1, 3, 1, 2, 1, 3, 1, 2}, {1, 2, 1, 3, 1, 2, 1, 3, 1}, {2}}, seed += 3));
   }
 }
 
@@ -124,7 +127,8 @@ TEST(CudaPointwiseFused, EveryOperationMatchesTheReference) {
   for (auto const& np : pwtest::perOperationPrograms())
     for (DataType t : kFloatTypes) {
       SCOPED_TRACE(np.name + " " + dataTypeName(t));
-      NodeSpec s{ir::OpType::kPointwiseFused, programAttrs(np.program, t),
+      NodeSpec s{ir::OpType::kPointwiseFused,
+                 programAttrs(np.program, t),
                  {var(randomTensor(t, {3, 41}, seed, -2, 2)), var(randomTensor(t, {41}, seed + 1, -2, 2))}};
       seed += 2;
       expectMatchesReference(s);
@@ -138,7 +142,8 @@ TEST(CudaPointwiseFused, BoolAndMixedStorage) {
   sel.instructions = {pwtest::instr(ir::PwOpcode::kSelect, 0, {pwtest::in(0), pwtest::in(1), pwtest::in(2)}),
                       pwtest::instr(ir::PwOpcode::kCast, static_cast<int32_t>(DataType::kHALF), {pwtest::tmp(0)})};
   for (DataType out : kFloatTypes) {
-    NodeSpec s{ir::OpType::kPointwiseFused, programAttrs(sel, out),
+    NodeSpec s{ir::OpType::kPointwiseFused,
+               programAttrs(sel, out),
                {var(randomTensor(DataType::kBOOL, {6, 20}, 1)), var(randomTensor(DataType::kHALF, {6, 20}, 2)),
                 var(randomTensor(DataType::kFLOAT, {20}, 3))}};
     expectMatchesReference(s);
@@ -147,7 +152,8 @@ TEST(CudaPointwiseFused, BoolAndMixedStorage) {
   cmp.numInputs = 2;
   cmp.instructions = {pwtest::instr(ir::PwOpcode::kElementWise, static_cast<int32_t>(ElementWiseOperation::kLESS),
                                     {pwtest::in(0), pwtest::in(1)})};
-  NodeSpec s{ir::OpType::kPointwiseFused, programAttrs(cmp, DataType::kBOOL),
+  NodeSpec s{ir::OpType::kPointwiseFused,
+             programAttrs(cmp, DataType::kBOOL),
              {var(randomTensor(DataType::kBF16, {5, 67}, 4)), var(randomTensor(DataType::kBF16, {5, 67}, 5))}};
   expectMatchesReference(s);
 }
@@ -158,7 +164,8 @@ TEST(CudaPointwiseFused, RunsUnderGraphCaptureAndCompilesEachSourceOnce) {
   for (bool broadcast : {false, true}) {
     SCOPED_TRACE(broadcast ? "broadcast" : "contiguous");
     DataType const t = DataType::kHALF;
-    std::vector<std::vector<int64_t>> shapes = {{4, 256}, broadcast ? std::vector<int64_t>{4, 1} : std::vector<int64_t>{4, 256}, {}};
+    std::vector<std::vector<int64_t>> shapes = {
+        {4, 256}, broadcast ? std::vector<int64_t>{4, 1} : std::vector<int64_t>{4, 256}, {}};
     ir::Graph g;
     std::vector<HostTensor> hosts;
     std::vector<ir::Value*> vals;

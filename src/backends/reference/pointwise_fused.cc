@@ -65,23 +65,21 @@ Status runProgram(ir::PointwiseProgram const& p, LaunchContext const& ctx, std::
 }
 
 Tactic pointwiseFusedTactic() {
-  return makeTactic("pointwisefused_reference", ir::OpType::kPointwiseFused,
-                    [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
-                      std::vector<DataType> types;
-                      for (ir::Value const* v : node.inputs) {
-                        if (!v) return invalidGraph(node.describe(), ": an input is absent");
-                        types.push_back(v->dtype);
-                      }
-                      if (node.outputs.size() != 1 || !node.outputs[0])
-                        return invalidGraph(node.describe(), ": needs one output");
-                      KILN_ASSIGN_OR_RETURN(ir::PointwiseProgram p,
-                                            ir::decodePointwiseProgram(node.attrs, types, node.outputs[0]->dtype,
-                                                                       node.describe()));
-                      std::string what = node.describe();
-                      return makeKernel([p = std::move(p), what](LaunchContext const& ctx) -> Status {
-                        return runProgram(p, ctx, what);
-                      });
-                    });
+  return makeTactic(
+      "pointwisefused_reference", ir::OpType::kPointwiseFused,
+      [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+        std::vector<DataType> types;
+        for (ir::Value const* v : node.inputs) {
+          if (!v) return invalidGraph(node.describe(), ": an input is absent");
+          types.push_back(v->dtype);
+        }
+        if (node.outputs.size() != 1 || !node.outputs[0]) return invalidGraph(node.describe(), ": needs one output");
+        KILN_ASSIGN_OR_RETURN(ir::PointwiseProgram p,
+                              ir::decodePointwiseProgram(node.attrs, types, node.outputs[0]->dtype, node.describe()));
+        std::string what = node.describe();
+        return makeKernel(
+            [p = std::move(p), what](LaunchContext const& ctx) -> Status { return runProgram(p, ctx, what); });
+      });
 }
 KILN_REGISTER_TACTIC(pointwiseFusedTactic);
 

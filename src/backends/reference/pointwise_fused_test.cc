@@ -11,11 +11,11 @@ namespace kiln {
 namespace {
 
 using namespace reftest;
+using ir::PwOpcode;
 using pwtest::imm;
 using pwtest::in;
 using pwtest::instr;
 using pwtest::tmp;
-using ir::PwOpcode;
 
 int32_t ew(ElementWiseOperation o) { return static_cast<int32_t>(o); }
 

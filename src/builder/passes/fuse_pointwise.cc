@@ -24,30 +24,31 @@ bool isFusable(Node const& n) {
   if (n.outputs.size() != 1 || !n.outputs[0]) return false;
   for (Value const* v : n.inputs)
     if (!v || !isFloatOrBool(v->dtype)) return false;
-  if (n.attrs.getInt("format", static_cast<int64_t>(TensorFormat::kLINEAR)) != static_cast<int64_t>(TensorFormat::kLINEAR))
+  if (n.attrs.getInt("format", static_cast<int64_t>(TensorFormat::kLINEAR)) !=
+      static_cast<int64_t>(TensorFormat::kLINEAR))
     return false;
   DataType const out = n.outputs[0]->dtype;
   bool resultBool = false;
   if (n.op == ir::OpType::kElementWise) {
-      if (n.inputs.size() != 2 || n.inputs[0]->dtype != n.inputs[1]->dtype) return false;
-      int64_t op = n.attrs.getInt("op", -1);
-      if (op < 0 || op > static_cast<int64_t>(ElementWiseOperation::kLESS)) return false;
-      bool const inBool = n.inputs[0]->dtype == DataType::kBOOL;
-      if (!ir::pointwiseElementWiseAdmits(static_cast<ElementWiseOperation>(op), inBool, &resultBool)) return false;
-      return resultBool ? out == DataType::kBOOL : (isFloat(out) && out == n.inputs[0]->dtype);
+    if (n.inputs.size() != 2 || n.inputs[0]->dtype != n.inputs[1]->dtype) return false;
+    int64_t op = n.attrs.getInt("op", -1);
+    if (op < 0 || op > static_cast<int64_t>(ElementWiseOperation::kLESS)) return false;
+    bool const inBool = n.inputs[0]->dtype == DataType::kBOOL;
+    if (!ir::pointwiseElementWiseAdmits(static_cast<ElementWiseOperation>(op), inBool, &resultBool)) return false;
+    return resultBool ? out == DataType::kBOOL : (isFloat(out) && out == n.inputs[0]->dtype);
   }
   if (n.op == ir::OpType::kUnary) {
-      if (n.inputs.size() != 1) return false;
-      int64_t op = n.attrs.getInt("op", -1);
-      if (op < 0 || op > static_cast<int64_t>(UnaryOperation::kISNAN)) return false;
-      bool const inBool = n.inputs[0]->dtype == DataType::kBOOL;
-      if (!ir::pointwiseUnaryAdmits(static_cast<UnaryOperation>(op), inBool, &resultBool)) return false;
-      return resultBool ? out == DataType::kBOOL : (isFloat(out) && out == n.inputs[0]->dtype);
+    if (n.inputs.size() != 1) return false;
+    int64_t op = n.attrs.getInt("op", -1);
+    if (op < 0 || op > static_cast<int64_t>(UnaryOperation::kISNAN)) return false;
+    bool const inBool = n.inputs[0]->dtype == DataType::kBOOL;
+    if (!ir::pointwiseUnaryAdmits(static_cast<UnaryOperation>(op), inBool, &resultBool)) return false;
+    return resultBool ? out == DataType::kBOOL : (isFloat(out) && out == n.inputs[0]->dtype);
   }
   if (n.op == ir::OpType::kActivation) {
-      int64_t type = n.attrs.getInt("type", -1);
-      return n.inputs.size() == 1 && isFloat(n.inputs[0]->dtype) && out == n.inputs[0]->dtype && type >= 0 &&
-             type <= static_cast<int64_t>(ActivationType::kGELU_TANH);
+    int64_t type = n.attrs.getInt("type", -1);
+    return n.inputs.size() == 1 && isFloat(n.inputs[0]->dtype) && out == n.inputs[0]->dtype && type >= 0 &&
+           type <= static_cast<int64_t>(ActivationType::kGELU_TANH);
   }
   if (n.op == ir::OpType::kCast) return n.inputs.size() == 1 && n.attrs.getInt("to", -1) == static_cast<int64_t>(out);
   if (n.op == ir::OpType::kSelect)

@@ -20,21 +20,22 @@ ir::Node const* onlyFused(ir::Graph const& g) {
 
 TEST(FusePointwise, TwoLayersBecomeOneNodeWithAnImmediate) {
   auto pass = createFusePointwisePass();
-  testing::expectRewrite(*pass,
-                         "graph {\n"
-                         "  input x: f32[2,3]\n"
-                         "  one: f32[1] = Constant \"one\" () {data=[1.5]}\n"
-                         "  a: f32[2,3] = ElementWise \"add\" (x, one) {op=0}\n"
-                         "  y: f32[2,3] = Activation \"relu\" (a) {type=0, alpha=0, beta=0}\n"
-                         "  output y\n"
-                         "}\n",
-                         "graph {\n"
-                         "  input x: f32[2,3]\n"
-                         "  one: f32[1] = Constant \"one\" () {data=[1.5]}\n"
-                         "  y: f32[2,3] = PointwiseFused \"PWN(add, relu)\" (x) {program=[1,2,0,0,0,-2,-1,2,0,1,-1,-1], "
-                         "program_floats=[0.0,0.0,0.0,0.0,1.5], to=0} @fused=[\"add\",\"relu\"]\n"
-                         "  output y\n"
-                         "}\n");
+  testing::expectRewrite(
+      *pass,
+      "graph {\n"
+      "  input x: f32[2,3]\n"
+      "  one: f32[1] = Constant \"one\" () {data=[1.5]}\n"
+      "  a: f32[2,3] = ElementWise \"add\" (x, one) {op=0}\n"
+      "  y: f32[2,3] = Activation \"relu\" (a) {type=0, alpha=0, beta=0}\n"
+      "  output y\n"
+      "}\n",
+      "graph {\n"
+      "  input x: f32[2,3]\n"
+      "  one: f32[1] = Constant \"one\" () {data=[1.5]}\n"
+      "  y: f32[2,3] = PointwiseFused \"PWN(add, relu)\" (x) {program=[1,2,0,0,0,-2,-1,2,0,1,-1,-1], "
+      "program_floats=[0.0,0.0,0.0,0.0,1.5], to=0} @fused=[\"add\",\"relu\"]\n"
+      "  output y\n"
+      "}\n");
 }
 
 TEST(FusePointwise, LongChainWithBroadcastsAndCastsEveryFloatType) {
@@ -42,11 +43,17 @@ TEST(FusePointwise, LongChainWithBroadcastsAndCastsEveryFloatType) {
     SCOPED_TRACE(t);
     std::string const text =
         "graph {\n"
-        "  input x: " + t + "[2,3,5]\n"
-        "  input b: " + t + "[3,1]\n"
+        "  input x: " +
+        t +
+        "[2,3,5]\n"
+        "  input b: " +
+        t +
+        "[3,1]\n"
         "  input c: f32[5]\n"
         "  k: f32[1] = Constant \"k\" () {data=[0.75]}\n"
-        "  m: " + t + "[2,3,5] = ElementWise \"mul\" (x, b) {op=1}\n"
+        "  m: " +
+        t +
+        "[2,3,5] = ElementWise \"mul\" (x, b) {op=1}\n"
         "  f: f32[2,3,5] = Cast \"up\" (m) {to=0}\n"
         "  s: f32[2,3,5] = Activation \"sig\" (f) {type=1, alpha=0, beta=0}\n"
         "  a: f32[2,3,5] = ElementWise \"addc\" (s, c) {op=0}\n"
@@ -220,8 +227,10 @@ TEST(FusePointwise, IntegersCpuTargetsAndLevelZeroAreLeftAlone) {
     auto g = testing::parseInferred(chain);
     ASSERT_TRUE(g);
     PassContext ctx;
-    if (variant == 0) ctx.cpuTarget = true;
-    else ctx.optimizationLevel = 0;
+    if (variant == 0)
+      ctx.cpuTarget = true;
+    else
+      ctx.optimizationLevel = 0;
     EXPECT_FALSE(testing::runPass(*pass, *g, &ctx));
   }
   auto g = testing::parseInferred(chain);
