@@ -105,8 +105,7 @@ class FusePointwise final : public Pass {
     }
     bool changed = false;
     for (auto const& members : groups) {
-      KILN_ASSIGN_OR_RETURN(bool fused, fuse(g, members, ctx));
-      changed |= fused;
+      changed |= fuse(g, members, ctx);
     }
     if (changed) g.removeUnusedValues();
     return changed;
@@ -178,9 +177,8 @@ class FusePointwise final : public Pass {
     return true;
   }
 
-  Result<bool> fuse(ir::Graph& g, std::vector<Node*> const& members, PassContext const& ctx) {
-    Node* sink = members.back();
-    Value* y = sink->outputs[0];
+  bool fuse(ir::Graph& g, std::vector<Node*> const& members, PassContext const& ctx) {
+    Value* y = members.back()->outputs[0];  // the sink's
     std::vector<Value*> inputs;
     ir::PointwiseProgram p = build(members, true, &inputs);
     if (!shapeMatches(inputs, y->shape)) {
@@ -197,16 +195,23 @@ class FusePointwise final : public Pass {
     std::string label = "PWN(";
     for (size_t i = 0; i < names.size(); ++i) label += (i ? ", " : "") + names[i];
     label += ")";
+    ir::Attributes attrs;
+    ir::encodePointwiseProgram(p, attrs);
+    attrs.setInt("to", static_cast<int64_t>(y->dtype));
+    // Validate what would be written, as a plan reader will; a program the decoder refuses (a bug here, not bad
+    // input) keeps the layers rather than failing the build.
+    std::vector<DataType> types;
+    for (Value const* v : inputs) types.push_back(v->dtype);
+    Result<ir::PointwiseProgram> check = ir::decodePointwiseProgram(attrs, types, y->dtype, label);
+    if (!check.isOk()) {
+      passutil::log(ctx, strCat(name(), ": kept ", members.size(), " layers: ", check.status().message()));
+      return false;
+    }
     Node* fused = g.addNode(ir::OpType::kPointwiseFused, g.uniqueNodeName(label), inputs);
-    ir::encodePointwiseProgram(p, fused->attrs);
-    fused->attrs.setInt("to", static_cast<int64_t>(y->dtype));
+    fused->attrs = std::move(attrs);
     fused->outputs[0]->dtype = y->dtype;
     fused->outputs[0]->shape = y->shape;
     fused->fusedFrom = names;
-    // Validate what was written, as a plan reader will.
-    std::vector<DataType> types;
-    for (Value const* v : inputs) types.push_back(v->dtype);
-    KILN_RETURN_IF_ERROR(ir::decodePointwiseProgram(fused->attrs, types, y->dtype, fused->describe()).status());
     passutil::log(ctx, strCat(name(), ": ", members.size(), " layers into ", fused->describe(), ": ",
                               ir::pointwiseProgramToString(p)));
     passutil::replaceValue(g, y, fused->outputs[0]);
