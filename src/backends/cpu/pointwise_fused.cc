@@ -108,6 +108,13 @@ class PointwiseFusedCpuKernel final : public Kernel {
     if (numIn != static_cast<size_t>(p_.numInputs) || ctx.outputs.size() != 1)
       return invalidArgument(what_, ": ", numIn, " inputs where the program reads ", p_.numInputs);
     TensorView const& y = ctx.outputs[0];
+    // The loads and stores below know these storage types only (the program was validated for the node's types;
+    // this guards the views a run passes).
+    auto storable = [](DataType t) { return ir::isPointwiseFloatType(t) || t == DataType::kBOOL; };
+    if (!storable(y.dtype)) return invalidArgument(what_, ": output is ", dataTypeName(y.dtype));
+    for (size_t k = 0; k < numIn; ++k)
+      if (!storable(ctx.inputs[k].dtype))
+        return invalidArgument(what_, ": input ", k, " is ", dataTypeName(ctx.inputs[k].dtype));
     Dims const& out = y.shape;
     int64_t const n = y.count();
     std::vector<Mode> modes(numIn);
