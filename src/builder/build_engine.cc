@@ -545,6 +545,14 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
       size_t before = g->nodes().size();
       KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
       KILN_RETURN_IF_ERROR(recomputeStates());
+      // Layers whose inputs are all constants now (an embedding Gather of position ids sliced to the sequence
+      // length, from the table in the type precision gave it) are computed here, once.
+      KILN_ASSIGN_OR_RETURN(bool computed, createFoldConstantsPass()->run(*g, pctx));
+      if (computed) {
+        materializeConstantOutputs(*g);
+        KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
+        KILN_RETURN_IF_ERROR(recomputeStates());
+      }
       verbose(strCat("profile constants: ", folded, " shape tensors or assertions fixed by the profiles, ",
                      before - g->nodes().size(), " layers removed"));
     }

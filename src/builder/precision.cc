@@ -190,6 +190,38 @@ bool followsDataType(OpType op) {
   return false;
 }
 
+// True when `v` is read only in `reduced`: by float compute layers that run in it (no per-layer precision of
+// another type) as data, or by Casts to it; neither a network output nor given an output type.
+bool readOnlyIn(ir::Graph const& g, Value const* v, DataType reduced) {
+  if (v->isOutput || v->requestedType) return false;
+  std::vector<Node*> const users = g.users(v);
+  if (users.empty()) return false;
+  for (Node const* u : users) {
+    if (u->op == OpType::kCast) {
+      if (u->attrs.getInt("to", -1) != static_cast<int64_t>(reduced) || u->outputs.size() != 1 ||
+          u->outputs[0]->isOutput || u->outputs[0]->requestedType)
+        return false;
+      continue;
+    }
+    if (!isComputeOp(u->op) || (u->precision && *u->precision != reduced)) return false;
+    for (size_t i = 0; i < u->inputs.size(); ++i)
+      if (u->inputs[i] == v && !isDataInput(*u, i)) return false;
+  }
+  return true;
+}
+
+// A Gather from a float32 Constant (an embedding table) with no precision of its own whose rows are read only in
+// the reduced type: gathering from the table converted to that type gives the same values as converting the
+// gathered rows, so the table is converted once at build time (its Cast folds with the other constant weights,
+// as TensorRT stores constant weights under FP16) instead of gathering float32 and casting on every run.
+bool gathersForReducedReaders(ir::Graph const& g, Node const& n, DataType reduced) {
+  if (n.op != OpType::kGather || n.precision || n.outputs.size() != 1 || n.inputs.empty()) return false;
+  Value const* table = n.inputs[0];
+  if (!table || table->dtype != DataType::kFLOAT || !table->producer || table->producer->op != OpType::kConstant)
+    return false;
+  return readOnlyIn(g, n.outputs[0], reduced);
+}
+
 class Rewriter {
  public:
   explicit Rewriter(ir::Graph& g) : g_(g) {}
@@ -247,6 +279,7 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
       n->inputs[i] = c->outputs[0];
     }
   }
+  std::vector<Node*> unusedCasts;
   for (Node* n : order) {
     if (!isComputeOp(n->op)) {
       // Types are tracked as the walk goes (a layout op after a reduced-precision layer carries the reduced
@@ -254,6 +287,15 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
       // reduced activations, a select between them) gets its inputs cast to one type: the layer's precision,
       // else the build's reduced type.
       if (!followsDataType(n->op)) continue;
+      if ((fp16 || bf16) && gathersForReducedReaders(g, *n, reduced)) {
+        n->inputs[0] = rw.castTo(n->inputs[0], reduced);
+        // Casts of the gathered rows to the reduced type now convert nothing: their readers read the rows.
+        for (Node* u : g.users(n->outputs[0]))
+          if (u->op == OpType::kCast) {
+            g.replaceAllUses(u->outputs[0], n->outputs[0]);
+            unusedCasts.push_back(u);  // removed after the walk, which still holds it
+          }
+      }
       std::vector<DataType> types;
       for (size_t i = 0; i < n->inputs.size(); ++i) {
         Value* in = n->inputs[i];
@@ -288,6 +330,11 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
     for (Value* out : n->outputs)
       if (isFloat3(out->dtype)) out->dtype = target;
   }
+  for (Node* c : unusedCasts) {
+    order.erase(std::remove(order.begin(), order.end(), c), order.end());
+    g.removeNode(c);
+  }
+  if (!unusedCasts.empty()) g.removeUnusedValues();
   // Re-derive types (layout ops follow their inputs), then restore the network's output types.
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(g, nullptr));
   for (auto [v, t] : outputTypes) {

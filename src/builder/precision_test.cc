@@ -175,5 +175,140 @@ TEST(Precision, LayoutOpsJoiningFloat32AndReducedDataGetOneType) {
   }
 }
 
+// BERT's embeddings: a Gather from a constant float32 table whose rows an Add reads, the ids an input.
+constexpr char kEmbedding[] =
+    "graph {\n"
+    "  input ids: i64[2,3]\n"
+    "  input x: f32[2,3,4]\n"
+    "  table: f32[10,4] = Constant \"table\" () {data=random(1)}\n"
+    "  e: f32[2,3,4] = Gather \"gather\" (table, ids) {axis=0}\n"
+    "  s: f32[2,3,4] = ElementWise \"add\" (e, x) {op=0}\n"
+    "  output s\n"
+    "}\n";
+
+// Runs `g` on fixed ids (every row of the table used, some twice) and x.
+HostTensor runEmbedding(ir::Graph const& g) {
+  HostTensor ids = HostTensor::fromVector(DataType::kINT64, makeDims({2, 3}), std::vector<int64_t>{0, 9, 3, 3, 7, 1});
+  HostTensor x = *ir::makeRandomTensor(DataType::kFLOAT, makeDims({2, 3, 4}), 5);
+  auto r = backends::runGraphOnHost(g, {ids, x});
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  return r.isOk() ? std::move((*r)[0]) : HostTensor();
+}
+
+// Under kFP16/kBF16 the Gather reads the table converted to the reduced type (a Cast on the Constant, which the
+// build folds into the weights) and writes reduced rows, instead of gathering float32 rows and casting them on
+// every run; the values are exactly those of the unconverted graph (the Gather kept in float32).
+TEST(Precision, EmbeddingGatherReadsTheTableInTheReducedType) {
+  for (BuilderFlag flag : {BuilderFlag::kFP16, BuilderFlag::kBF16}) {
+    DataType const reduced = flag == BuilderFlag::kFP16 ? DataType::kHALF : DataType::kBF16;
+    PrecisionOptions opt;
+    opt.flags = 1u << static_cast<uint32_t>(flag);
+    auto g = parse(kEmbedding);
+    ASSERT_TRUE(assignPrecision(*g, opt).isOk());
+    ir::Node const* gather = g->findNode("gather");
+    ASSERT_TRUE(gather);
+    EXPECT_EQ(gather->outputs[0]->dtype, reduced);
+    ir::Node const* tableCast = gather->inputs[0]->producer;
+    ASSERT_TRUE(tableCast);
+    EXPECT_EQ(tableCast->op, ir::OpType::kCast);
+    EXPECT_EQ(tableCast->inputs[0]->producer->op, ir::OpType::kConstant);
+    EXPECT_EQ(g->findNode("add")->inputs[0], gather->outputs[0]) << ir::printGraph(*g);
+    // The unconverted graph: the Gather held in float32 by its precision, its rows cast for the Add.
+    auto unconverted = parse(kEmbedding);
+    unconverted->findNode("gather")->precision = DataType::kFLOAT;
+    ASSERT_TRUE(assignPrecision(*unconverted, opt).isOk());
+    EXPECT_EQ(unconverted->findNode("gather")->outputs[0]->dtype, DataType::kFLOAT);
+    ASSERT_TRUE(unconverted->findNode("add")->inputs[0]->producer);
+    EXPECT_EQ(unconverted->findNode("add")->inputs[0]->producer->op, ir::OpType::kCast);
+    HostTensor a = runEmbedding(*g), b = runEmbedding(*unconverted), f32 = runEmbedding(*parse(kEmbedding));
+    ASSERT_EQ(a.count(), 24);
+    ASSERT_EQ(b.count(), 24);
+    for (int64_t i = 0; i < a.count(); ++i) EXPECT_EQ(a.doubleAt(i), b.doubleAt(i)) << i;
+    double const err = normRelError(a, f32);
+    EXPECT_LT(err, flag == BuilderFlag::kFP16 ? 5e-3 : 2e-2);
+    EXPECT_GT(err, 0.0);
+  }
+}
+
+// A Cast of the gathered rows to the reduced type (as an exporter writes for a half model) goes with the float32
+// Gather: the Add reads the reduced rows directly.
+TEST(Precision, EmbeddingGatherAbsorbsACastToTheReducedType) {
+  auto g = parse(
+      "graph {\n"
+      "  input ids: i32[5]\n"
+      "  table: f32[6,3] = Constant \"table\" () {data=random(1)}\n"
+      "  e: f32[5,3] = Gather \"gather\" (table, ids) {axis=0}\n"
+      "  h: f16[5,3] = Cast \"to_half\" (e) {to=1}\n"
+      "  r: f16[5,3] = Activation \"relu\" (h) {type=0}\n"
+      "  output r\n"
+      "}\n");
+  PrecisionOptions opt;
+  opt.flags = 1u << static_cast<uint32_t>(BuilderFlag::kFP16);
+  ASSERT_TRUE(assignPrecision(*g, opt).isOk());
+  EXPECT_EQ(g->findNode("to_half"), nullptr) << ir::printGraph(*g);
+  EXPECT_EQ(g->findNode("gather")->outputs[0]->dtype, DataType::kHALF);
+  EXPECT_EQ(g->findNode("relu")->inputs[0], g->findNode("gather")->outputs[0]);
+  EXPECT_EQ(countOps(*g, ir::OpType::kCast), 1);  // the table's, folded by the build
+}
+
+// The table stays float32 where the rows are needed in float32: a reader held in float32 by its precision
+// (kOBEY_PRECISION_CONSTRAINTS), a Gather with a precision of its own, rows that are a network output, a build
+// without a reduced type, and a layout layer reading the rows.
+TEST(Precision, EmbeddingGatherKeepsFloat32TablesWhereRowsAreReadInFloat32) {
+  PrecisionOptions fp16;
+  fp16.flags = 1u << static_cast<uint32_t>(BuilderFlag::kFP16);
+  auto tableStaysFloat32 = [](ir::Graph const& g) {
+    ir::Node const* gather = g.findNode("gather");
+    return gather && gather->inputs[0]->producer && gather->inputs[0]->producer->op == ir::OpType::kConstant &&
+           gather->inputs[0]->dtype == DataType::kFLOAT;
+  };
+  {
+    auto g = parse(kEmbedding);
+    g->findNode("add")->precision = DataType::kFLOAT;
+    ASSERT_TRUE(assignPrecision(*g, fp16).isOk());
+    EXPECT_TRUE(tableStaysFloat32(*g)) << ir::printGraph(*g);
+    EXPECT_EQ(g->findNode("gather")->outputs[0]->dtype, DataType::kFLOAT);
+  }
+  {
+    auto g = parse(kEmbedding);
+    g->findNode("gather")->precision = DataType::kFLOAT;
+    ASSERT_TRUE(assignPrecision(*g, fp16).isOk());
+    EXPECT_TRUE(tableStaysFloat32(*g)) << ir::printGraph(*g);
+  }
+  {
+    auto g = parse(
+        "graph {\n"
+        "  input ids: i64[2,3]\n"
+        "  input x: f32[2,3,4]\n"
+        "  table: f32[10,4] = Constant \"table\" () {data=random(1)}\n"
+        "  e: f32[2,3,4] = Gather \"gather\" (table, ids) {axis=0}\n"
+        "  s: f32[2,3,4] = ElementWise \"add\" (e, x) {op=0}\n"
+        "  output s\n"
+        "  output e\n"
+        "}\n");
+    ASSERT_TRUE(assignPrecision(*g, fp16).isOk());
+    EXPECT_TRUE(tableStaysFloat32(*g)) << ir::printGraph(*g);
+  }
+  {
+    auto g = parse(kEmbedding);
+    g->findNode("add")->precision = DataType::kHALF;  // a layer precision alone: no build-wide reduced type
+    ASSERT_TRUE(assignPrecision(*g, {}).isOk());
+    EXPECT_TRUE(tableStaysFloat32(*g)) << ir::printGraph(*g);
+  }
+  {
+    auto g = parse(
+        "graph {\n"
+        "  input ids: i64[2,3]\n"
+        "  table: f32[10,4] = Constant \"table\" () {data=random(1)}\n"
+        "  e: f32[2,3,4] = Gather \"gather\" (table, ids) {axis=0}\n"
+        "  f: f32[6,4] = Shuffle \"flat\" (e) {reshape=[6,4]}\n"
+        "  r: f32[6,4] = Activation \"relu\" (f) {type=0}\n"
+        "  output r\n"
+        "}\n");
+    ASSERT_TRUE(assignPrecision(*g, fp16).isOk());
+    EXPECT_TRUE(tableStaysFloat32(*g)) << ir::printGraph(*g);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::builder

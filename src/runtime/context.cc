@@ -290,6 +290,7 @@ class ContextImpl final : public IExecutionContext {
     hasDynamic_ = false;
     for (auto const& v : g.values())
       if (!dimsKnown(state_.info[v->id].shape)) hasDynamic_ = true;
+    KILN_RETURN_IF_ERROR(computeInPlaceOffsets());
     shapesValid_ = true;
     return Status::ok();
   }
@@ -483,45 +484,82 @@ class ContextImpl final : public IExecutionContext {
     if (core_->device && doneRecorded_) (void)core_->device->synchronizeEvent(doneEvent_);
   }
 
-  // A layer the builder planned in place (ir::kInPlaceAttr): its tensors already share memory, so only the inputs
-  // of a Concatenation that are not in place are copied into the output (contiguous blocks: one copy each, which
-  // a CUDA graph capture records as memcpy nodes). The offsets are checked at this run's shapes first: a shape
-  // the plan did not foresee would have the layer copy between overlapping tensors.
-  Status runInPlace(Node const& n, backends::LaunchContext const& ctx) {
+  // Where the tensors of each layer the builder planned in place (ir::kInPlaceAttr) lie inside one another at the
+  // current shapes, computed once per shape change rather than on every run. The plan's placements must agree:
+  // a corrupt plan, or a shape the plan did not foresee, would otherwise have the layer skip its work or copy
+  // between overlapping tensors. The builder plans in place only tensors of the arena, so their addresses at run
+  // time are the arena plus these placements.
+  Status computeInPlaceOffsets() {
+    ir::Graph const& g = *core_->plan.graph;
+    inPlaceOffsets_.resize(g.nodes().size());
     std::vector<ir::TensorInfo> ins, outs;
-    for (auto const& t : ctx.inputs) ins.push_back({t.dtype, t.shape});
-    for (auto const& t : ctx.outputs) outs.push_back({t.dtype, t.shape});
-    std::vector<int64_t> const flags = n.attrs.getInts(ir::kInPlaceAttr);
-    bool const concat = n.op == ir::OpType::kConcatenation;
-    std::optional<std::vector<int64_t>> off = ir::contiguousViewOffsets(n, ins, outs);
-    if (!off || flags.size() != (concat ? ctx.inputs.size() : 1))
-      return invalidArgument(n.describe(), " was planned in place, but at input shape ",
-                             ins.empty() ? std::string("?") : dimsToString(ins[0].shape),
-                             " its tensors are not contiguous blocks of one another (rebuild the engine)");
-    auto* y = static_cast<unsigned char*>(ctx.outputs[0].data);
-    auto misplaced = [&](size_t j) {
-      return invalidArgument(n.describe(), ": ",
-                             concat ? strCat("input ", j, " is not at byte ", (*off)[j], " of the output")
-                                    : strCat("the output is not at byte ", (*off)[j], " of input 0"),
-                             ", where the plan puts it (a corrupt plan)");
-    };
-    if (!concat) {
-      if (flags[0] != 1 || y != static_cast<unsigned char const*>(ctx.inputs[0].data) + (*off)[0]) return misplaced(0);
-      return Status::ok();
+    for (int32_t nodeId : core_->layerNodes) {
+      Node const& n = *g.nodes()[nodeId];
+      auto& slot = inPlaceOffsets_[static_cast<size_t>(nodeId)];
+      slot.reset();
+      if (!n.attrs.has(ir::kInPlaceAttr)) continue;
+      ins.clear();
+      outs.clear();
+      for (Value const* v : n.inputs) {
+        ir::TensorInfo t;
+        if (v)
+          t = state_.info[v->id];
+        else
+          t.shape.nbDims = -1;
+        ins.push_back(t);
+      }
+      for (Value const* v : n.outputs) outs.push_back(state_.info[v->id]);
+      std::optional<std::vector<int64_t>> off = ir::contiguousViewOffsets(n, ins, outs);
+      if (!off)
+        return invalidArgument(n.describe(), " was planned in place, but at input shape ",
+                               ins.empty() ? std::string("?") : dimsToString(ins[0].shape),
+                               " its tensors are not contiguous blocks of one another (rebuild the engine)");
+      // The flags' count and values were checked when the engine was loaded (loadEngine).
+      std::vector<int64_t> const flags = n.attrs.getInts(ir::kInPlaceAttr);
+      bool const concat = n.op == ir::OpType::kConcatenation;
+      int64_t const y = core_->plan.placements[n.outputs[0]->id].offset;
+      auto misplaced = [&](size_t j) {
+        return invalidArgument(n.describe(), ": ",
+                               concat ? strCat("input ", j, " is not at byte ", (*off)[j], " of the output")
+                                      : strCat("the output is not at byte ", (*off)[j], " of input 0"),
+                               ", where the plan puts it (a corrupt plan)");
+      };
+      if (!concat) {
+        int64_t const x = core_->plan.placements[n.inputs[0]->id].offset;
+        if (x < 0 || y != x + (*off)[0]) return misplaced(0);
+      } else {
+        for (size_t j = 0; j < flags.size(); ++j)
+          if (flags[j] == 1 && (y < 0 || core_->plan.placements[n.inputs[j]->id].offset != y + (*off)[j]))
+            return misplaced(j);
+      }
+      // What runInPlace needs: per input, the byte offset to copy it to, or -1 where it is already there.
+      std::vector<int64_t> copyAt(concat ? flags.size() : 1, -1);
+      for (size_t j = 0; concat && j < flags.size(); ++j)
+        if (flags[j] == 0) copyAt[j] = (*off)[j];
+      slot = std::move(copyAt);
     }
-    for (size_t j = 0; j < flags.size(); ++j)
-      if ((flags[j] != 0 && flags[j] != 1) || (flags[j] == 1 && ctx.inputs[j].data != y + (*off)[j]))
-        return misplaced(j);
-    for (size_t j = 0; j < flags.size(); ++j) {
-      if (flags[j] == 1) continue;
-      size_t bytes = static_cast<size_t>(volume(ins[j].shape)) * dataTypeSize(ins[j].dtype);
+    return Status::ok();
+  }
+
+  // Runs a layer planned in place: its tensors already share memory (computeInPlaceOffsets checked where), so only
+  // the inputs of a Concatenation that are not in place are copied into the output (contiguous blocks: one copy
+  // each, which a CUDA graph capture records as memcpy nodes).
+  Status runInPlace(Node const& n, backends::LaunchContext const& ctx) {
+    auto const& copyAt = inPlaceOffsets_[static_cast<size_t>(n.id)];
+    if (!copyAt || copyAt->size() > ctx.inputs.size())
+      return internalError(n.describe(), ": no in-place offsets at these shapes");
+    auto* y = static_cast<unsigned char*>(ctx.outputs[0].data);
+    for (size_t j = 0; j < copyAt->size(); ++j) {
+      int64_t const at = (*copyAt)[j];
+      if (at < 0) continue;
+      size_t bytes = static_cast<size_t>(volume(ctx.inputs[j].shape)) * dataTypeSize(ctx.inputs[j].dtype);
       if (bytes == 0) continue;
       if (!ctx.inputs[j].data || !y) return internalError(n.describe(), ": no memory for input ", j, " or the output");
       if (core_->device)
-        KILN_RETURN_IF_ERROR(core_->device->copy(y + (*off)[j], ctx.inputs[j].data, bytes,
-                                                 backends::CopyKind::kDeviceToDevice, stream_));
+        KILN_RETURN_IF_ERROR(
+            core_->device->copy(y + at, ctx.inputs[j].data, bytes, backends::CopyKind::kDeviceToDevice, stream_));
       else
-        std::memcpy(y + (*off)[j], ctx.inputs[j].data, bytes);
+        std::memcpy(y + at, ctx.inputs[j].data, bytes);
     }
     return Status::ok();
   }
@@ -639,7 +677,9 @@ class ContextImpl final : public IExecutionContext {
       auto t0 = std::chrono::steady_clock::now();
       if (core_->device) core_->device->rangePush(n.name.c_str());
       ctx.state = states_[nodeId].get();
-      Status s = n.attrs.has(ir::kInPlaceAttr) ? runInPlace(n, ctx) : core_->kernels[nodeId]->enqueue(ctx);
+      // In place: given offsets by ensureShapes (which every run passes first) exactly when the node has the flag.
+      bool const inPlace = inPlaceOffsets_[static_cast<size_t>(nodeId)].has_value();
+      Status s = inPlace ? runInPlace(n, ctx) : core_->kernels[nodeId]->enqueue(ctx);
       if (core_->device) core_->device->rangePop();
       if (!s.isOk()) return s.withContext(n.describe());
       ++layerIndex;
@@ -700,6 +740,9 @@ class ContextImpl final : public IExecutionContext {
   cudaEvent_t inputConsumed_ = nullptr;
   std::unordered_map<std::string, IOutputAllocator*> outputAllocators_;  // by output name (not owned)
   bool hasDynamic_ = false;                                 // some shape is only known while running
+  // By node id, for each in-place layer at the current shapes (computeInPlaceOffsets): per input, the byte offset
+  // inside the output a Concatenation copies it to, -1 where it already lies there (Slice, Gather: {-1}).
+  std::vector<std::optional<std::vector<int64_t>>> inPlaceOffsets_;
   std::unordered_map<int32_t, HostBuffer> dynBuffers_;      // tensors placed outside the arena, by value id
   HostBuffer dynWorkspace_;                                 // scratch for layers with run-time shapes
   // GPU targets.

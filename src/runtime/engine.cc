@@ -97,6 +97,19 @@ Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Re
     if (n.attrs.has(ir::kInPlaceAttr) && n.op != ir::OpType::kConcatenation && n.op != ir::OpType::kSlice &&
         n.op != ir::OpType::kGather)
       return invalidPlan(n.describe(), ": only a Concatenation, Slice or Gather can be planned in place");
+    if (n.attrs.has(ir::kInPlaceAttr)) {
+      // One flag per input of a Concatenation, 0 (copied) or 1 (in place); {1} for a Slice or Gather view. Where
+      // the tensors lie is checked against the placements whenever the context's shapes change.
+      std::vector<int64_t> const flags = n.attrs.getInts(ir::kInPlaceAttr);
+      bool const concat = n.op == ir::OpType::kConcatenation;
+      bool good = flags.size() == (concat ? n.inputs.size() : 1) && !n.outputs.empty();
+      for (int64_t f : flags) good = good && (f == 1 || (concat && f == 0));
+      for (size_t j = 0; concat && good && j < n.inputs.size(); ++j) good = flags[j] == 0 || n.inputs[j] != nullptr;
+      if (!good || (!concat && !n.input(0)))
+        return invalidPlan(n.describe(),
+                           ": its in_place flags must be one 0 or 1 per input of a Concatenation, or "
+                           "{1} for a Slice or Gather with an input");
+    }
     core->hasHostFallback = core->hasHostFallback || backends::isHostFallback(*t);
     auto k = t->create(n);
     if (!k) return k.status();

@@ -341,15 +341,90 @@ TEST(Runtime, InPlaceLayersWhoseMemoryDoesNotMatchAreRefused) {
   runConcat(*runtime, makeConcatPlan(64, {1, 1}), 2, &ok);
   EXPECT_FALSE(ok);
   EXPECT_TRUE(logger.saw("not contiguous blocks")) << logger.messages.back();
-  // A flag per input, 0 or 1.
-  runConcat(*runtime, makeConcatPlan(64, {1, 2}), 1, &ok);
-  EXPECT_FALSE(ok);
-  runConcat(*runtime, makeConcatPlan(64, {1}), 1, &ok);
-  EXPECT_FALSE(ok);
+  // A flag per input, 0 or 1: refused when the engine is loaded.
+  for (auto const& flags : {std::vector<int64_t>{1, 2}, std::vector<int64_t>{1}}) {
+    auto bad = makeConcatPlan(64, flags);
+    EXPECT_EQ(runtime->deserializeCudaEngine(bad.data(), bad.size()), nullptr);
+    EXPECT_TRUE(logger.saw("in_place flags must be one 0 or 1 per input")) << logger.messages.back();
+  }
   // Only a Concatenation, Slice or Gather can be in place.
   auto blob = makeConcatPlan(64, {1, 1}, true);
   EXPECT_EQ(runtime->deserializeCudaEngine(blob.data(), blob.size()), nullptr);
   EXPECT_TRUE(logger.saw("only a Concatenation, Slice or Gather")) << logger.messages.back();
+}
+
+// y = concat(x + 1, z * 2) along axis 1 with x[1, -1] (1 to 8 columns) and z[1, 4]: x + 1 in place at the start of
+// the output, z * 2 copied in at byte 4 * columns, an offset that moves with x's shape.
+std::vector<uint8_t> makeMovingConcatPlan() {
+  plan::PlanInfo p;
+  p.name = "moving_cat";
+  p.target = "cpu";
+  p.kilnVersion = "0.1.0";
+  p.graph = std::make_unique<ir::Graph>();
+  ir::Graph& g = *p.graph;
+  ir::Value* x = *g.addInput("x", DataType::kFLOAT, makeDims({1, -1}));
+  ir::Value* z = *g.addInput("z", DataType::kFLOAT, makeDims({1, 4}));
+  ir::Node* one =
+      g.addConstant("one", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1}), std::vector<float>{1.f}));
+  one->tactic = "constant_reference";
+  ir::Node* two =
+      g.addConstant("two", HostTensor::fromVector(DataType::kFLOAT, makeDims({1, 1}), std::vector<float>{2.f}));
+  two->tactic = "constant_reference";
+  ir::Node* a = g.addNode(ir::OpType::kElementWise, "add", {x, one->outputs[0]});
+  a->attrs.setInt("op", static_cast<int64_t>(ElementWiseOperation::kSUM));
+  a->tactic = "elementwise_reference";
+  ir::Node* b = g.addNode(ir::OpType::kElementWise, "mul", {z, two->outputs[0]});
+  b->attrs.setInt("op", static_cast<int64_t>(ElementWiseOperation::kPROD));
+  b->tactic = "elementwise_reference";
+  ir::Node* cat = g.addNode(ir::OpType::kConcatenation, "cat", {a->outputs[0], b->outputs[0]});
+  cat->attrs.setInt("axis", 1);
+  cat->attrs.setInts(ir::kInPlaceAttr, {1, 0});
+  cat->tactic = "concatenation_reference";
+  ir::Node* id = g.addNode(ir::OpType::kIdentity, "copy", {cat->outputs[0]});
+  id->tactic = "identity_reference";
+  (void)g.renameValue(id->outputs[0], "y");
+  g.markOutput(id->outputs[0]);
+  EXPECT_TRUE(ir::inferGraphInPlace(g, nullptr).isOk());
+  p.profiles.push_back({{{"x", makeDims({1, 1}), makeDims({1, 4}), makeDims({1, 8})},
+                         {"z", makeDims({1, 4}), makeDims({1, 4}), makeDims({1, 4})}}});
+  p.placements.assign(g.values().size(), {});
+  p.placements[a->outputs[0]->id] = {0, 32};
+  p.placements[cat->outputs[0]->id] = {0, 48};
+  p.placements[b->outputs[0]->id] = {256, 16};
+  p.workspaceOffsets.assign(g.nodes().size(), -1);
+  p.workspaceSizes.assign(g.nodes().size(), 0);
+  p.arenaSize = 512;
+  auto bytes = plan::writePlan(p);
+  EXPECT_TRUE(bytes.isOk()) << bytes.status().toString();
+  if (!bytes.isOk()) return {};
+  auto const* data = static_cast<uint8_t const*>(bytes->data());
+  return std::vector<uint8_t>(data, data + bytes->size());
+}
+
+TEST(Runtime, InPlaceOffsetsFollowShapeChanges) {
+  CapturingLogger logger;
+  std::unique_ptr<IRuntime> runtime(createInferRuntime(logger));
+  auto blob = makeMovingConcatPlan();
+  std::unique_ptr<ICudaEngine> engine(runtime->deserializeCudaEngine(blob.data(), blob.size()));
+  ASSERT_TRUE(engine) << (logger.messages.empty() ? "" : logger.messages.back());
+  std::unique_ptr<IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_TRUE(ctx);
+  std::vector<float> z{1.f, 2.f, 3.f, 4.f};
+  ASSERT_TRUE(ctx->setTensorAddress("z", z.data()));
+  // One context through shapes that move the copied input's offset, back again, and runs repeated at one shape:
+  // offsets kept from an earlier shape would put z * 2 in the wrong place (or leave stale values).
+  for (int64_t cols : {4, 8, 8, 1, 4, 7}) {
+    SCOPED_TRACE(cols);
+    std::vector<float> x(static_cast<size_t>(cols)), y(static_cast<size_t>(cols + 4), -99.f), want;
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 10.f * static_cast<float>(cols) + static_cast<float>(i);
+    for (float v : x) want.push_back(v + 1.f);
+    for (float v : z) want.push_back(v * 2.f);
+    ASSERT_TRUE(ctx->setInputShape("x", makeDims({1, cols})));
+    ASSERT_TRUE(ctx->setTensorAddress("x", x.data()));
+    ASSERT_TRUE(ctx->setTensorAddress("y", y.data()));
+    ASSERT_TRUE(ctx->enqueueV3(nullptr)) << logger.messages.back();
+    EXPECT_EQ(y, want);
+  }
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
 // gpu: networks through the public API on the GPU against the CPU reference (ResNet-18, a BERT layer: fp32, TF32,
 // fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build; a
 // MultiheadAttention block whose attention reads the in-projection packed), many contexts and streams, CUDA graphs,
-// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured), a pointwise chain fused
-// into one generated kernel. Skips where no CUDA
-// device is present.
+// profiling, the timing cache, host fallback, in-place layers against fp64 (also captured); ViT's patch embedding on
+// the patch GEMM. Skips where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "e2e/builder_fix_nets.h"
 #include "e2e/e2e_util.h"
 #include "e2e/in_place_nets.h"
 
@@ -527,6 +527,99 @@ TEST(GpuModels, MultiheadAttentionReadsTheInProjectionPacked) {
   EXPECT_EQ(occurrences(text, "\"LayerType\": \"SoftMax\""), 0) << text;
 }
 
+// ViT-B/16's patch embedding (a 16x16 convolution with stride 16, 3 -> 768 channels on 224x224) and the token
+// reshape after it: the builder's timing picks the patch GEMM (convolution_cublaslt_patch_algo*) over cuDNN on the
+// tensor-core precisions; every precision's result against the CPU reference.
+constexpr int64_t kVitBatch = 2, kVitDim = 768, kVitPatch = 16, kVitSize = 224;
+struct VitPatchWeights {
+  std::vector<float> w, b;
+};
+VitPatchWeights const& vitPatchWeights() {
+  static VitPatchWeights const w = [] {
+    kiln_samples::Random rng(23);
+    VitPatchWeights v;
+    v.w = rng.uniformVector(static_cast<size_t>(kVitDim * 3 * kVitPatch * kVitPatch), -0.05F, 0.05F);
+    v.b = rng.uniformVector(static_cast<size_t>(kVitDim), -0.5F, 0.5F);
+    return v;
+  }();
+  return w;
+}
+DefineFn vitPatchEmbedding() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    VitPatchWeights const& v = vitPatchWeights();
+    kiln::ITensor* x = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims4(kVitBatch, 3, kVitSize, kVitSize));
+    if (x == nullptr) return false;
+    kiln::IConvolutionLayer* conv =
+        n.addConvolutionNd(*x, kVitDim, kiln::DimsHW(kVitPatch, kVitPatch),
+                           kiln::Weights{kiln::DataType::kFLOAT, v.w.data(), static_cast<int64_t>(v.w.size())},
+                           kiln::Weights{kiln::DataType::kFLOAT, v.b.data(), static_cast<int64_t>(v.b.size())});
+    if (conv == nullptr) return false;
+    conv->setStrideNd(kiln::DimsHW(kVitPatch, kVitPatch));
+    conv->setName("patch_embed");
+    // [n, 768, 14, 14] -> [n, 196, 768], as torchvision's ViT flattens and transposes the patches.
+    kiln::IShuffleLayer* tokens = n.addShuffle(*conv->getOutput(0));
+    if (tokens == nullptr) return false;
+    int64_t const grid = kVitSize / kVitPatch;
+    tokens->setReshapeDimensions(kiln::Dims3(0, kVitDim, grid * grid));
+    kiln::Permutation order{};
+    order.order[0] = 0;
+    order.order[1] = 2;
+    order.order[2] = 1;
+    tokens->setSecondTranspose(order);
+    tokens->getOutput(0)->setName("tokens");
+    n.markOutput(*tokens->getOutput(0));
+    return true;
+  };
+}
+
+TEST(GpuModels, VitPatchEmbeddingRunsAsOneGemm) {
+  auto in = randomInput("input", kiln::Dims4(kVitBatch, 3, kVitSize, kVitSize), 19);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, vitPatchEmbedding(), {in});
+  ASSERT_EQ(ref.size(), 1U);
+  ASSERT_EQ(kiln_samples::volume(ref[0].dims), kVitBatch * 196 * kVitDim);
+  REQUIRE_GPU();  // after the CPU reference, which checks the network where no GPU is present
+  struct Precision {
+    Case c;
+    bool mustPickPatchGemm;  // fp32 and TF32: whichever the timing finds faster (printed)
+  };
+  for (Precision const& p :
+       {Precision{{"fp16 level 3", {3, false, true}, 5e-3}, true},
+        Precision{{"bf16 level 3", {3, false, false, true}, 2e-2}, true}, Precision{{"fp32 level 3", {3}, 1e-5}, false},
+        Precision{{"tf32 level 3", {3, true}, 3e-3}, false}, Precision{{"fp32 level 0", {0}, 1e-5}, true}}) {
+    SCOPED_TRACE(p.c.name);
+    GpuBuild b = p.c.build;
+    b.detailed = true;
+    auto plan = buildGpuPlan(logger, vitPatchEmbedding(), b);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+    ASSERT_NE(inspector, nullptr);
+    char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kONELINE);
+    ASSERT_NE(info, nullptr);
+    std::string const text = info;
+    std::printf("%s:\n%s\n", p.c.name, info);
+    // Level 0 takes the highest priority, which the patch GEMM has among the convolution tactics.
+    if (p.mustPickPatchGemm) {
+      EXPECT_EQ(occurrences(text, "tactic=convolution_cublaslt_patch_algo"), 1) << text;
+    }
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    DeviceIO io;
+    ASSERT_TRUE(io.bind(*ctx, {in})) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_TRUE(io.fetch(s));
+    cudaStreamDestroy(s);
+    double err = compare(io.outputs(), ref);
+    std::printf("%s: norm-relative error %.3g (limit %.3g)\n", p.c.name, err, p.c.tolerance);
+    EXPECT_LE(err, p.c.tolerance);
+  }
+}
+
 TEST(GpuRuntime, ManyContextsOnManyStreams) {
   REQUIRE_GPU();
   CapturingLogger logger;
@@ -720,6 +813,98 @@ TEST(GpuInPlace, ClassTokenConcatenationAndSliceGatherViewsMatchFp64) {
     for (auto const& [c, expect] : inPlaceCases())
       checkInPlace(net.define(), x, {"logits", "tokens", "picked"}, net.expected(x.data), c, expect);
   }
+}
+
+// Builder rules (tests/e2e/builder_fix_nets.h) on the GPU.
+// y = x w + r with independent dynamic batches: not fused into the GEMM, so x's batch 1 against r's 4 (and back)
+// broadcasts on the GPU as the sum does, on one context whose shapes change between runs.
+TEST(GpuBuilderFixes, ResidualOfIndependentBatchesBroadcastsAtRunTime) {
+  REQUIRE_GPU();
+  IndependentResidual net;
+  for (auto const& c : {Case{"fp32 level 3", {3}, 1e-5}, Case{"fp16 level 3", {3, false, true}, 5e-3}}) {
+    SCOPED_TRACE(c.name);
+    CapturingLogger logger;
+    auto plan = buildGpuPlan(logger, net.define(), c.build);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    for (auto [xRows, rRows] : {std::pair<int64_t, int64_t>{1, 4}, {4, 1}, {4, 4}, {1, 4}}) {
+      SCOPED_TRACE(testing::Message() << xRows << " x rows, " << rRows << " r rows");
+      HostTensor x = randomInput("x", kiln::Dims2{xRows, IndependentResidual::kN}, 5);
+      HostTensor r = randomInput("r", kiln::Dims2{rRows, IndependentResidual::kN}, 6);
+      DeviceIO io;
+      ASSERT_TRUE(io.bind(*ctx, {x, r})) << logger.lastError();
+      ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+      ASSERT_TRUE(io.fetch(s));
+      ASSERT_EQ(io.outputs().size(), 1u);
+      EXPECT_EQ(io.outputs()[0].dims.d[0], std::max(xRows, rRows));
+      EXPECT_LE(normRelError(io.outputs()[0].data, net.expected(x.data, xRows, r.data, rRows)), c.tolerance);
+    }
+    cudaStreamDestroy(s);
+  }
+}
+
+// BERT's word embeddings in an fp16 build: the Gather reads the table converted to fp16 at build time (no Cast
+// layer converts the gathered rows, the position rows are a folded fp16 constant); results against fp64 at two
+// batch sizes.
+TEST(GpuBuilderFixes, Fp16EmbeddingsGatherFromTheConvertedTable) {
+  REQUIRE_GPU();
+  WordEmbeddings net;
+  CapturingLogger logger;
+  GpuBuild b{3, false, true};
+  b.detailed = true;
+  auto plan = buildGpuPlan(logger, net.define(), b);
+  ASSERT_FALSE(plan.empty()) << logger.lastError();
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+  ASSERT_NE(inspector, nullptr);
+  std::string layers;
+  for (int32_t i = 0; i < engine->getNbLayers(); ++i)
+    layers += std::string(inspector->getLayerInformation(i, kiln::LayerInformationFormat::kONELINE)) + "\n";
+  size_t const gather = layers.find("word_gather [Gather]");
+  ASSERT_NE(gather, std::string::npos) << layers;
+  EXPECT_NE(layers.substr(gather, layers.find('\n', gather) - gather).find("precision=float16"), std::string::npos)
+      << layers;
+  // At most the float32 output's Cast: none converts the gathered rows.
+  for (size_t at = layers.find("[Cast]"); at != std::string::npos; at = layers.find("[Cast]", at + 1)) {
+    size_t const end = layers.find('\n', at);
+    EXPECT_NE(layers.substr(at, end - at).find(" out:y["), std::string::npos) << layers;
+  }
+  EXPECT_LE(occurrences(layers, "[Cast]"), 1) << layers;
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  ASSERT_NE(ctx, nullptr) << logger.lastError();
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  for (int64_t batch : {1, 4}) {
+    SCOPED_TRACE(batch);
+    std::vector<int32_t> ids = WordEmbeddings::ids(batch);
+    std::vector<float> y(ids.size() * WordEmbeddings::kHidden, -1.F);
+    void* dIds = nullptr;
+    void* dY = nullptr;
+    ASSERT_EQ(cudaMalloc(&dIds, ids.size() * sizeof(int32_t)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dY, y.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dIds, ids.data(), ids.size() * sizeof(int32_t), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemset(dY, 0xff, y.size() * sizeof(float)), cudaSuccess);  // poison: NaN
+    ASSERT_TRUE(ctx->setInputShape("ids", kiln::Dims2{batch, WordEmbeddings::kSeq}));
+    ASSERT_TRUE(ctx->setTensorAddress("ids", dIds));
+    ASSERT_TRUE(ctx->setTensorAddress("y", dY));
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_EQ(cudaMemcpyAsync(y.data(), dY, y.size() * sizeof(float), cudaMemcpyDeviceToHost, s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    cudaFree(dIds);
+    cudaFree(dY);
+    double const err = normRelError(y, net.expected(ids));
+    std::printf("fp16 embeddings batch %lld: norm-relative error %.3g\n", static_cast<long long>(batch), err);
+    EXPECT_LE(err, 2e-3);
+  }
+  cudaStreamDestroy(s);
 }
 
 }  // namespace

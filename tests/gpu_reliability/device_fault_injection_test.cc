@@ -251,8 +251,8 @@ void walk(kiln::backends::DeviceBackend& dev, std::string const& what,
     onFreshThread([&] { again = step(next); });
     std::string const wrong = again ? check() : "";
     if (!again || !wrong.empty()) {
-      t.failures.push_back(where + ": the next attempt, without a fault, " +
-                           (again ? wrong : "failed: " + next.lastError()));
+      t.failures.push_back(where + " (" + (ok ? "it succeeded" : "it failed: " + logger.lastError()) +
+                           "): the next attempt, without a fault, " + (again ? wrong : "failed: " + next.lastError()));
       continue;
     }
     ++(ok ? t.succeeded : t.failedCleanly);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/attention_head_args.h"
 #include "backends/cpu/attention_cpu.h"
 #include "backends/cpu/onednn_util.h"
 #include "backends/cpu_format.h"
@@ -548,44 +549,14 @@ class CpuAttentionKernel final : public Kernel {
     TensorView const& v = cfg_.packed ? q : ctx.inputs[2];
     TensorView const* mask = ctx.inputs.size() > 3 && ctx.inputs[3].data ? &ctx.inputs[3] : nullptr;
     TensorView const& y = ctx.outputs[0];
-    KILN_ASSIGN_OR_RETURN(ir::AttentionHeadGeometry const g,
-                          ir::attentionHeadGeometry(cfg_.who, cfg_.layout, cfg_.packed, q.shape, k.shape, v.shape,
-                                                    y.shape));
-    Dims const scores = makeDims({g.batch, g.heads, g.sq, g.skv});
-    if (mask && !broadcastsTo(mask->shape, scores))
-      return invalidArgument(cfg_.who, ": mask ", dimsToString(mask->shape), " does not broadcast to the scores ",
-                             dimsToString(scores));
-    std::vector<int64_t> const ms =
-        mask ? reference::broadcastStrides(mask->shape, scores) : std::vector<int64_t>(4, 0);
+    KILN_ASSIGN_OR_RETURN(
+        ir::AttentionHeadGeometry const g,
+        ir::attentionHeadGeometry(cfg_.who, cfg_.layout, cfg_.packed, q.shape, k.shape, v.shape, y.shape));
     CpuAttentionArgs a;
-    a.sq = g.sq;
-    a.skv = g.skv;
-    a.d = g.d;
-    a.dv = g.dv;
-    a.batchRank = 2;
-    a.batch[0] = g.batch;
-    a.batch[1] = g.heads;
-    a.qStride[0] = g.q.batchStride;
-    a.qStride[1] = g.q.headStride;
-    a.kStride[0] = g.k.batchStride;
-    a.kStride[1] = g.k.headStride;
-    a.vStride[0] = g.v.batchStride;
-    a.vStride[1] = g.v.headStride;
-    a.yStride[0] = g.y.batchStride;
-    a.yStride[1] = g.y.headStride;
-    a.maskStride[0] = ms[0];
-    a.maskStride[1] = ms[1];
-    a.qRowStride = g.q.rowStride;
-    a.kRowStride = g.k.rowStride;
-    a.vRowStride = g.v.rowStride;
-    a.yRowStride = g.y.rowStride;
-    a.maskRowStride = ms[2];
-    a.maskColStride = ms[3];
-    a.q = static_cast<float const*>(q.data) + g.q.offset;
-    a.k = static_cast<float const*>(k.data) + g.k.offset;
-    a.v = static_cast<float const*>(v.data) + g.v.offset;
-    a.mask = mask ? static_cast<float const*>(mask->data) : nullptr;
-    a.y = static_cast<float*>(y.data) + g.y.offset;
+    KILN_RETURN_IF_ERROR(fillHeadMajorAttentionArgs<float>(
+        cfg_.who, g, sizeof(float), static_cast<float const*>(q.data), static_cast<float const*>(k.data),
+        static_cast<float const*>(v.data), mask ? static_cast<float const*>(mask->data) : nullptr,
+        mask ? mask->shape : Dims{}, static_cast<float*>(y.data), a));
     return a;
   }
 

@@ -5,38 +5,17 @@
 
 #include <cstdint>
 
+#include "backends/attention_args.h"
 #include "kiln/kiln.h"
 
 namespace kiln::backends::cpu {
 
 /// Most batch dims the loop indexes (every leading dim of the scores).
-inline constexpr int32_t kCpuAttentionMaxBatchDims = Dims::MAX_DIMS;
+inline constexpr int32_t kCpuAttentionMaxBatchDims = kAttentionArgsMaxBatchDims;
+static_assert(kCpuAttentionMaxBatchDims == Dims::MAX_DIMS, "every leading dim of the scores");
 
-/// One call. Per batch entry, q is a [sq, d] matrix, k a [skv, d] one (stored [d, skv] with kTransposed), v
-/// [skv, dv] and y [sq, dv], their rows qRowStride, kRowStride, vRowStride and yRowStride elements apart, columns
-/// contiguous. Batch entry (i_0, .., i_{batchRank-1}) (row-major over `batch`) of each operand starts at
-/// sum_j i_j * stride[j] (a 0 stride broadcasts). The additive mask's element (entry, r, c) is at its entry offset
-/// + r * maskRowStride + c * maskColStride (0 strides broadcast); mask may be null.
-struct CpuAttentionArgs {
-  float const* q = nullptr;
-  float const* k = nullptr;
-  float const* v = nullptr;
-  float const* mask = nullptr;
-  float* y = nullptr;
-  int64_t sq = 0, skv = 0, d = 0, dv = 0;
-  int32_t batchRank = 0;
-  int64_t batch[kCpuAttentionMaxBatchDims] = {};
-  int64_t qStride[kCpuAttentionMaxBatchDims] = {};
-  int64_t kStride[kCpuAttentionMaxBatchDims] = {};
-  int64_t vStride[kCpuAttentionMaxBatchDims] = {};
-  int64_t yStride[kCpuAttentionMaxBatchDims] = {};
-  int64_t maskStride[kCpuAttentionMaxBatchDims] = {};
-  int64_t qRowStride = 0, kRowStride = 0, vRowStride = 0, yRowStride = 0;
-  int64_t maskRowStride = 0, maskColStride = 0;
-  float scale = 1.f;
-  bool kTransposed = false;
-  bool nanToZero = false;
-};
+/// One call on fp32 operands (the strided description the CUDA kernels take too; see attention_args.h).
+using CpuAttentionArgs = StridedAttentionArgs<float>;
 
 /// Which loops run: the AVX-512 ones where the CPU has AVX-512F (kAuto), or the portable ones (kPortable, which
 /// the tests also run on AVX-512 machines).

@@ -2,6 +2,7 @@
 // tensor cores, fp32 with FMA; batch dims broadcast through strides, the additive mask read with broadcast strides;
 // layouts 1 and 2 ([B, S, H, D] / [S, B, H, D] operands, or q, k, v packed in one tensor) as batch dims (B, H)
 // with offsets, batch/head strides and row strides (ir::attentionHeadGeometry): no kernel of their own.
+#include "backends/attention_head_args.h"
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/cuda_util.h"
 #include "ir/attention_layout.h"
@@ -177,54 +178,12 @@ class AttentionKernel final : public backends::Kernel {
     auto const& y = ctx.outputs[0];
     KILN_ASSIGN_OR_RETURN(ir::AttentionHeadGeometry const g,
                           ir::attentionHeadGeometry(who_, layout_, packed_, q.shape, k.shape, v.shape, y.shape));
-    size_t const elem = dataTypeSize(y.dtype);
-    auto const at = [elem](void const* base, ir::AttentionOperandView const& o) {
-      return static_cast<void const*>(static_cast<char const*>(base) + static_cast<size_t>(o.offset) * elem);
-    };
     AttentionArgs a;
-    a.q = at(q.data, g.q);
-    a.k = at(k.data, g.k);
-    a.v = at(v.data, g.v);
-    a.mask = mask ? mask->data : nullptr;
-    a.y = static_cast<char*>(y.data) + static_cast<size_t>(g.y.offset) * elem;
-    a.sq = g.sq;
-    a.skv = g.skv;
-    a.d = g.d;
-    a.dv = g.dv;
-    a.batchRank = 2;
-    a.batch[0] = g.batch;
-    a.batch[1] = g.heads;
+    KILN_RETURN_IF_ERROR(backends::fillHeadMajorAttentionArgs<void>(who_, g, dataTypeSize(y.dtype), q.data, k.data,
+                                                                    v.data, mask ? mask->data : nullptr,
+                                                                    mask ? mask->shape : Dims{}, y.data, a));
     a.batchCount = g.batch * g.heads;
-    a.qStride[0] = g.q.batchStride;
-    a.qStride[1] = g.q.headStride;
-    a.kStride[0] = g.k.batchStride;
-    a.kStride[1] = g.k.headStride;
-    a.vStride[0] = g.v.batchStride;
-    a.vStride[1] = g.v.headStride;
-    a.yStride[0] = g.y.batchStride;
-    a.yStride[1] = g.y.headStride;
     a.yStrided = true;
-    a.qRowStride = g.q.rowStride;
-    a.kRowStride = g.k.rowStride;
-    a.vRowStride = g.v.rowStride;
-    a.yRowStride = g.y.rowStride;
-    if (mask) {
-      Dims const scores = makeDims({g.batch, g.heads, g.sq, g.skv});
-      bool ok = mask->shape.nbDims <= 4;
-      for (int32_t i = 0; ok && i < mask->shape.nbDims; ++i) {
-        int64_t const m = mask->shape.d[i], s = scores.d[4 - mask->shape.nbDims + i];
-        ok = m == 1 || m == s;
-      }
-      if (!ok)
-        return invalidArgument(who_, ": mask ", dimsToString(mask->shape), " does not broadcast to the scores ",
-                               dimsToString(scores));
-      int64_t ms[4] = {};
-      alignedStrides(mask->shape, mask->shape.nbDims, 4, ms);
-      a.maskStride[0] = ms[0];
-      a.maskStride[1] = ms[1];
-      a.maskRowStride = ms[2];
-      a.maskColStride = ms[3];
-    }
     return launch(a, y, ctx);
   }
 

@@ -6,43 +6,27 @@
 
 #include <cstdint>
 
+#include "backends/attention_args.h"
+
 namespace kiln::cuda {
 
 /// Most leading (batch) dims the kernels index; the largest head dim (d and dv, multiples of 8).
-inline constexpr int32_t kAttentionMaxBatchDims = 6;
+inline constexpr int32_t kAttentionMaxBatchDims = backends::kAttentionArgsMaxBatchDims;
 inline constexpr int64_t kAttentionMaxHeadDim = 128;
-/// Most query tiles of one batch entry (the grid's y extent) and query rows per tile.
+/// Most query tiles of one batch entry and query rows per tile (the most rows per CTA: the grid is largest with
+/// these, so the tactic's size checks use them).
 inline constexpr int64_t kAttentionMaxRowTiles = 65535;
 inline constexpr int64_t kAttentionRowsPerTile = 64;
+/// Query rows per CTA of the fp16/bf16 kernel when 64-row CTAs would be fewer than the device's SMs.
+inline constexpr int64_t kAttentionSmallRowsPerTile = 16;
 
-/// One launch. q [.., sq, d], k [.., skv, d] (or [.., d, skv] with kTransposed), v [.., skv, dv] and y
-/// [batch.., sq, dv] are matrices per batch entry whose rows are qRowStride, kRowStride, vRowStride and yRowStride
-/// elements apart (0: densely packed, d, d (skv with kTransposed), dv, dv) with unit column stride, so they may be
-/// views of [B, S, H, D] tensors. Batch entry b (row-major over `batch`) of q, k, v starts at sum_i index_i *
-/// stride_i (0 strides broadcast); y's at sum_i index_i * yStride[i] when yStrided, else at b * sq * yRowStride.
-/// The additive mask's element (b, r, c) is at maskStride-offset + r * maskRowStride + c * maskColStride (0 strides
-/// broadcast); mask may be null.
-struct AttentionArgs {
-  void const* q = nullptr;
-  void const* k = nullptr;
-  void const* v = nullptr;
-  void const* mask = nullptr;
-  void* y = nullptr;
-  int64_t sq = 0, skv = 0, d = 0, dv = 0;
-  int32_t batchRank = 0;
-  int64_t batch[kAttentionMaxBatchDims] = {};
-  int64_t qStride[kAttentionMaxBatchDims] = {};
-  int64_t kStride[kAttentionMaxBatchDims] = {};
-  int64_t vStride[kAttentionMaxBatchDims] = {};
-  int64_t maskStride[kAttentionMaxBatchDims] = {};
+/// One launch: the strided description the CPU loop takes too (attention_args.h; element type chosen at run time),
+/// with two defaults of the GPU's callers: a row stride of 0 means packed rows (d, d (skv with kTransposed), dv,
+/// dv), and y's batch strides are those of a contiguous [batch.., sq, dv] unless yStrided. batchCount is the
+/// product of `batch`.
+struct AttentionArgs : backends::StridedAttentionArgs<void> {
   int64_t batchCount = 1;
-  int64_t maskRowStride = 0, maskColStride = 0;
-  float scale = 1.f;
-  bool kTransposed = false;
-  bool nanToZero = false;
-  int64_t qRowStride = 0, kRowStride = 0, vRowStride = 0, yRowStride = 0;  // 0: contiguous (d, d, dv, dv)
-  int64_t yStride[kAttentionMaxBatchDims] = {};  // y's batch strides; all 0: contiguous [batch.., sq, dv]
-  bool yStrided = false;                         // true: yStride is used
+  bool yStrided = false;  // true: yStride is used
 };
 
 /// True when the kernels take these head dims (multiples of 8 in [8, 128]).
@@ -52,10 +36,21 @@ inline bool attentionHeadDimsOk(int64_t d, int64_t dv) {
 
 /// Enqueues attention for dtype (float: FMA kernel; half, bf16: tensor cores with fp32 accumulation). Rows whose
 /// softmax is NaN (every score -inf, or a NaN or +inf score) are 0 with nanToZero, else NaN; skv == 0 gives 0.
-/// Returns false for another dtype, head dims attentionHeadDimsOk refuses, a negative row stride or more than
+/// Returns false for another dtype, head dims attentionHeadDimsOk refuses, a negative row or mask stride or more than
 /// 2^31 - 1 CTAs (batch entries x query tiles of kAttentionRowsPerTile); launch errors are left for
 /// cudaGetLastError. fp16/bf16: when q's, k's and v's (y's) rows are not all 16-byte aligned, they are loaded
 /// (stored) element by element, slower.
 bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stream);
+
+/// Tests: forces the fp16/bf16 kernel's query rows per CTA for every later launch in the process
+/// (kAttentionRowsPerTile or kAttentionSmallRowsPerTile; 0 restores the choice by grid size: 16 rows when 64-row
+/// CTAs would be fewer than the SMs). Returns the previous setting. A forced 16 that would overflow the grid runs 64.
+int64_t setAttentionRowsPerCta(int64_t rows);
+
+/// Tests: forces the fp16/bf16 kernel's key split for every later launch in the process: each query tile's key
+/// tiles in `splits` runs (at most 8, at most one per key tile; 1: none), one CTA each, combined by the CTAs'
+/// cluster; 0 restores the choice by grid size (a split only when 16-row CTAs are fewer than the SMs and there are
+/// at least 4 key tiles). Returns the previous setting.
+int64_t setAttentionKeySplits(int64_t splits);
 
 }  // namespace kiln::cuda

@@ -2,9 +2,13 @@
 // around the tiles (1, 7, 16, 64, 65, 128, 197, 300), head dims 8..128 (d != dv too), k transposed or not,
 // broadcast batch dims, masks [B,1,1,S], [B,1,S,S], [1,1,1,S] and none, fully masked rows with and without
 // nan_to_zero, and head dims the kernels refuse; the fp16/bf16 kernel at head dims 64, 128, 40, 72 and lengths
-// 1..512; q, k, v, y as [B, S, H, D] views through AttentionArgs' strides; a printed BERT-base timing.
+// 1..512, in both its 64-row and 16-row CTA forms, each mask staging (row-broadcast, tile; cp.async or plain
+// loads; padded and strided masks), the key split over a cluster; q, k, v, y as [B, S, H, D] views through
+// AttentionArgs' strides.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -44,6 +48,30 @@ cudatest::NodeSpec spec(DataType t, Shapes const& s, double scale, bool kTranspo
           std::move(in)};
 }
 
+// Forces the fp16/bf16 kernel's query rows per CTA while in scope.
+class ScopedRowsPerCta {
+ public:
+  explicit ScopedRowsPerCta(int64_t rows) : previous_(cuda::setAttentionRowsPerCta(rows)) {}
+  ~ScopedRowsPerCta() { cuda::setAttentionRowsPerCta(previous_); }
+  ScopedRowsPerCta(ScopedRowsPerCta const&) = delete;
+  ScopedRowsPerCta& operator=(ScopedRowsPerCta const&) = delete;
+
+ private:
+  int64_t previous_;
+};
+
+// Runs `check` under each query-rows-per-CTA form of the fp16/bf16 kernel (64 and 16; whichever the grid would
+// pick), once for fp32, which has one form.
+template <typename F>
+void forEachRowTile(DataType t, F const& check) {
+  for (int64_t rows : {cuda::kAttentionRowsPerTile, cuda::kAttentionSmallRowsPerTile}) {
+    if (t == DataType::kFLOAT && rows != cuda::kAttentionRowsPerTile) continue;
+    ScopedRowsPerCta forced(rows);
+    SCOPED_TRACE(strCat(rows, " query rows per CTA"));
+    check();
+  }
+}
+
 TEST(CudaAttention, SequenceLengthsAroundTheTiles) {
   KILN_REQUIRE_GPU();
   std::pair<int64_t, int64_t> const lengths[] = {{1, 1},     {7, 300},   {16, 7},   {64, 64}, {65, 65},
@@ -52,8 +80,10 @@ TEST(CudaAttention, SequenceLengthsAroundTheTiles) {
     for (int64_t d : {32, 64, 128})
       for (auto [sq, skv] : lengths) {
         SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " sq ", sq, " skv ", skv));
-        expectMatchesReference(spec(t, bhsd(2, 3, sq, skv, d, d, false), 1.0 / std::sqrt(double(d)), false, false,
-                                    static_cast<uint32_t>(sq * 7 + skv + d)));
+        forEachRowTile(t, [&] {
+          expectMatchesReference(spec(t, bhsd(2, 3, sq, skv, d, d, false), 1.0 / std::sqrt(double(d)), false, false,
+                                      static_cast<uint32_t>(sq * 7 + skv + d)));
+        });
       }
 }
 
@@ -64,7 +94,7 @@ TEST(CudaAttention, HeadDimsAndTransposedKeys) {
     for (auto [d, dv] : dims)
       for (bool kT : {false, true}) {
         SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " dv ", dv, " k transposed ", kT));
-        expectMatchesReference(spec(t, bhsd(1, 4, 70, 131, d, dv, kT), 0.2, kT, false, 11));
+        forEachRowTile(t, [&] { expectMatchesReference(spec(t, bhsd(1, 4, 70, 131, d, dv, kT), 0.2, kT, false, 11)); });
       }
 }
 
@@ -77,7 +107,7 @@ TEST(CudaAttention, Masks) {
         SCOPED_TRACE(strCat(dataTypeName(t), " s ", s, " mask rank ", mask.size(), " [", mask[0], ",..]"));
         Shapes sh = bhsd(2, 3, s, s, 64, 64, false);
         sh.mask = mask;
-        expectMatchesReference(spec(t, sh, 0.125, false, true, 5));
+        forEachRowTile(t, [&] { expectMatchesReference(spec(t, sh, 0.125, false, true, 5)); });
       }
     }
 }
@@ -114,10 +144,12 @@ TEST(CudaAttention, FullyMaskedRows) {
       for (bool nanToZero : {true, false}) {
         SCOPED_TRACE(strCat(dataTypeName(t), " skv ", skv, " nan_to_zero ", nanToZero));
         HostTensor m = maskWithRow(t, 2, 70, skv, 66, -INFINITY);
-        expectMatchesReference(spec(t, bhsd(2, 3, 70, skv, 64, 64, false), 0.125, false, nanToZero, 31, &m));
         // BERT's float32 mask value: finite in fp32 (a uniform row), -inf once cast to fp16/bf16 (a NaN row).
         HostTensor big = maskWithRow(t, 2, 70, skv, 3, -3.4e38);
-        expectMatchesReference(spec(t, bhsd(2, 3, 70, skv, 64, 64, false), 0.125, false, nanToZero, 32, &big));
+        forEachRowTile(t, [&] {
+          expectMatchesReference(spec(t, bhsd(2, 3, 70, skv, 64, 64, false), 0.125, false, nanToZero, 31, &m));
+          expectMatchesReference(spec(t, bhsd(2, 3, 70, skv, 64, 64, false), 0.125, false, nanToZero, 32, &big));
+        });
       }
 }
 
@@ -133,8 +165,10 @@ TEST(CudaAttention, MmaKernelTilesAndHeadDims) {
         SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " sq ", sq, " skv ", skv));
         Shapes s = bhsd(2, 2, sq, skv, d, d, false);
         if ((sq + skv) % 2 == 0) s.mask = {2, 1, 1, skv};  // half of them with a per-batch key mask
-        expectMatchesReference(
-            spec(t, s, 1.0 / std::sqrt(double(d)), false, false, static_cast<uint32_t>(sq + skv + d)));
+        forEachRowTile(t, [&] {
+          expectMatchesReference(
+              spec(t, s, 1.0 / std::sqrt(double(d)), false, false, static_cast<uint32_t>(sq + skv + d)));
+        });
       }
 }
 
@@ -147,12 +181,14 @@ TEST(CudaAttention, MmaKernelMasksAndMaskedRows) {
         SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " mask rank ", mask.size(), " [", mask[0], ",..]"));
         Shapes sh = bhsd(2, 3, 70, 130, d, d, false);
         sh.mask = mask;
-        expectMatchesReference(spec(t, sh, 0.125, false, false, 51));
+        forEachRowTile(t, [&] { expectMatchesReference(spec(t, sh, 0.125, false, false, 51)); });
       }
       for (bool nanToZero : {true, false}) {
         SCOPED_TRACE(strCat(dataTypeName(t), " d ", d, " fully masked rows, nan_to_zero ", nanToZero));
         HostTensor m = maskWithRow(t, 2, 70, 130, 64, -INFINITY);  // the first row of the second row tile
-        expectMatchesReference(spec(t, bhsd(2, 3, 70, 130, d, d, false), 0.125, false, nanToZero, 52, &m));
+        forEachRowTile(t, [&] {
+          expectMatchesReference(spec(t, bhsd(2, 3, 70, 130, d, d, false), 0.125, false, nanToZero, 52, &m));
+        });
       }
     }
 }
@@ -298,15 +334,16 @@ void expectBshdMatchesReference(BshdCase const& c) {
 
 TEST(CudaAttention, BshdViewsThroughStrides) {
   KILN_REQUIRE_GPU();
-  for (DataType t : kFloats) {
-    expectBshdMatchesReference({t, 2, 3, 65, 197, 64, 64, true, false, 0, 0});
-    expectBshdMatchesReference({t, 2, 3, 128, 128, 128, 128, false, false, 0, 8});
-    expectBshdMatchesReference({t, 2, 3, 63, 70, 40, 40, true, true, 0, 0});
-    expectBshdMatchesReference({t, 1, 2, 1, 512, 72, 72, false, false, 0, 0});
-    expectBshdMatchesReference({t, 2, 2, 2, 2, 64, 64, true, false, 0, 0});     // batch 0's rows fully masked: NaN
-    expectBshdMatchesReference({t, 2, 2, 2, 2, 64, 64, true, true, 0, 0});      // ... and 0 with nan_to_zero
-    expectBshdMatchesReference({t, 2, 3, 70, 100, 64, 32, true, false, 1, 3});  // unaligned q and y: plain loads
-  }
+  for (DataType t : kFloats)
+    forEachRowTile(t, [&] {
+      expectBshdMatchesReference({t, 2, 3, 65, 197, 64, 64, true, false, 0, 0});
+      expectBshdMatchesReference({t, 2, 3, 128, 128, 128, 128, false, false, 0, 8});
+      expectBshdMatchesReference({t, 2, 3, 63, 70, 40, 40, true, true, 0, 0});
+      expectBshdMatchesReference({t, 1, 2, 1, 512, 72, 72, false, false, 0, 0});
+      expectBshdMatchesReference({t, 2, 2, 2, 2, 64, 64, true, false, 0, 0});     // batch 0's rows fully masked: NaN
+      expectBshdMatchesReference({t, 2, 2, 2, 2, 64, 64, true, true, 0, 0});      // ... and 0 with nan_to_zero
+      expectBshdMatchesReference({t, 2, 3, 70, 100, 64, 32, true, false, 1, 3});  // unaligned q and y: plain loads
+    });
 }
 
 // Not a check of speed: prints the kernel's time on BERT-base's attention (b 128, h 12, s 128, d 64), packed
@@ -417,7 +454,7 @@ TEST(CudaAttention, BshdLayoutMatchesReference) {
                           {"nan_to_zero", int64_t{nanToZero}},
                           {"layout", int64_t{1}}}),
                    std::move(in)};
-        expectMatchesReference(s, -1, 1);
+        forEachRowTile(t, [&] { expectMatchesReference(s, -1, 1); });
       }
 }
 
@@ -476,7 +513,7 @@ TEST(CudaAttention, SbhdLayoutMatchesReference) {
       for (int maskKind = 0; maskKind < 4; ++maskKind) {
         SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv, " d ", c.d, " dv ",
                             c.dv, " mask ", maskKind));
-        expectMatchesReference(headMajorSpec(t, 2, false, c, maskKind), -1, 1);
+        forEachRowTile(t, [&] { expectMatchesReference(headMajorSpec(t, 2, false, c, maskKind), -1, 1); });
       }
 }
 
@@ -492,7 +529,7 @@ TEST(CudaAttention, PackedQkvMatchesReference) {
         for (int maskKind = 0; maskKind < 4; ++maskKind) {
           SCOPED_TRACE(strCat("layout ", layout, " ", dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.sq, " d ", c.d,
                               " mask ", maskKind));
-          expectMatchesReference(headMajorSpec(t, layout, true, c, maskKind), -1, 1);
+          forEachRowTile(t, [&] { expectMatchesReference(headMajorSpec(t, layout, true, c, maskKind), -1, 1); });
         }
 }
 
@@ -525,6 +562,281 @@ TEST(CudaAttention, PackedAndSbhdRefusals) {
                                {info({197, 4, 12, 32})}));
   EXPECT_FALSE(tactic->supports(n, {info({197, 4, 12, 64}), info({50, 3, 12, 64}), info({50, 4, 12, 32})},
                                 {info({197, 4, 12, 32})}));
+}
+
+}  // namespace
+}  // namespace kiln
+
+// Mask staging (row-broadcast and tile modes, by cp.async and by plain loads, the last 16-byte chunk partly past the
+// keys, padded and strided masks, -inf keys and rows) in both CTA forms, and the choice of the form by grid size.
+
+namespace kiln {
+namespace {
+
+// Masks of every staging path over key counts around the 64-key tiles and the 8-key cp.async chunks: [b,1,1,skv] and
+// [1,h,1,skv] (row mode; cp.async when skv is a multiple of 8, else plain loads), [skv] (row mode by cp.async, the
+// last chunk partly past skv when skv is not a multiple of 8), [b,h,sq,skv] and [b,1,sq,skv] (tile mode; cp.async
+// when skv is a multiple of 8), [b,1,sq,1] (tile mode, column stride 0: plain loads).
+TEST(CudaAttention, MaskStagingPaths) {
+  KILN_REQUIRE_GPU();
+  std::pair<int64_t, int64_t> const lengths[] = {{70, 64}, {33, 77}, {70, 130}, {130, 136}, {1, 200}, {17, 9}};
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (int64_t d : {64, 40, 128})
+      for (auto [sq, skv] : lengths)
+        for (auto const& mask : {std::vector<int64_t>{2, 1, 1, skv}, std::vector<int64_t>{1, 3, 1, skv},
+                                 std::vector<int64_t>{skv}, std::vector<int64_t>{2, 3, sq, skv},
+                                 std::vector<int64_t>{2, 1, sq, skv}, std::vector<int64_t>{2, 1, sq, 1}}) {
+          SCOPED_TRACE(
+              strCat(dataTypeName(t), " d ", d, " sq ", sq, " skv ", skv, " mask ", dimsToString(makeDims(mask))));
+          Shapes sh = bhsd(2, 3, sq, skv, d, d, false);
+          sh.mask = mask;
+          auto const seed = static_cast<uint32_t>(sq * 5 + skv * 3 + d + mask.size() * 17 + mask[0]);
+          forEachRowTile(t,
+                         [&] { expectMatchesReference(spec(t, sh, 1.0 / std::sqrt(double(d)), false, false, seed)); });
+        }
+}
+
+// -inf keys in both modes: a row-broadcast mask that masks every key of batch entry 1 (all its rows NaN, or 0 with
+// nan_to_zero) and keys [60, 70) of batch entry 0 (across the first tile boundary: finite rows); a tile mask with
+// rows 15, 16 (either side of a 16-row CTA boundary) and 63 fully masked.
+TEST(CudaAttention, MaskInfinitiesInBothModes) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (int64_t skv : {65, 130, 200})
+      for (bool nanToZero : {false, true}) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " skv ", skv, " nan_to_zero ", nanToZero));
+        std::vector<double> rows = randomValues(static_cast<size_t>(2 * skv), 81, -4, 0);
+        for (int64_t c = 0; c < skv; ++c) {
+          if (c >= 60 && c < 70) rows[static_cast<size_t>(c)] = -INFINITY;
+          rows[static_cast<size_t>(skv + c)] = -INFINITY;
+        }
+        HostTensor const rowMask = HostTensor::fromVector(t, makeDims({2, 1, 1, skv}), rows);
+        std::vector<double> tile = randomValues(static_cast<size_t>(2 * 70 * skv), 82, -4, 0);
+        for (int64_t i = 0; i < 2 * 70 * skv; ++i) {
+          int64_t const r = i / skv % 70;
+          if (r == 15 || r == 16 || r == 63) tile[static_cast<size_t>(i)] = -INFINITY;
+        }
+        HostTensor const tileMask = HostTensor::fromVector(t, makeDims({2, 1, 70, skv}), tile);
+        forEachRowTile(t, [&] {
+          expectMatchesReference(spec(t, bhsd(2, 3, 70, skv, 64, 64, false), 0.125, false, nanToZero, 83, &rowMask));
+          expectMatchesReference(spec(t, bhsd(2, 3, 70, skv, 64, 64, false), 0.125, false, nanToZero, 84, &tileMask));
+        });
+      }
+}
+
+struct StridedMaskCase {
+  DataType t;
+  int64_t b, h, sq, skv, d;
+  int64_t rowStride, colStride;  // the mask's, in elements (row stride 0: one row for every query)
+};
+
+// q [b,h,sq,d], k, v [b,h,skv,d] packed and a mask given to launchAttention through strides no tensor shape gives
+// (rows padded, keys every other element), shared by the heads; every element the strides do not reach is NaN, so
+// reading one shows. The reference gets the dense [b,1,sq,skv] mask gathered through the same strides.
+void expectStridedMaskMatchesReference(StridedMaskCase const& c) {
+  SCOPED_TRACE(strCat(dataTypeName(c.t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv, " d ", c.d,
+                      " mask row stride ", c.rowStride, " column stride ", c.colStride));
+  auto roundUp8 = [](int64_t x) { return (x + 7) / 8 * 8; };
+  int64_t const batchStride = roundUp8(std::max(c.sq * c.rowStride, c.skv * c.colStride)) + 8;
+  std::vector<double> buffer(static_cast<size_t>(c.b * batchStride), NAN);
+  std::vector<double> const values = randomValues(static_cast<size_t>(c.b * c.sq * c.skv), 91, -4, 0);
+  auto at = [&](int64_t bi, int64_t r, int64_t k) {
+    return static_cast<size_t>(bi * batchStride + r * c.rowStride + k * c.colStride);
+  };
+  for (int64_t bi = 0; bi < c.b; ++bi)
+    for (int64_t r = 0; r < c.sq; ++r)
+      for (int64_t k = 0; k < c.skv; ++k)
+        buffer[at(bi, r, k)] = values[static_cast<size_t>((bi * c.sq + r) * c.skv + k)];
+  std::vector<double> dense(static_cast<size_t>(c.b * c.sq * c.skv));
+  for (int64_t bi = 0; bi < c.b; ++bi)
+    for (int64_t r = 0; r < c.sq; ++r)
+      for (int64_t k = 0; k < c.skv; ++k)
+        dense[static_cast<size_t>((bi * c.sq + r) * c.skv + k)] = buffer[at(bi, r, k)];
+  HostTensor const q = randomTensor(c.t, {c.b, c.h, c.sq, c.d}, 92, -2, 2);
+  HostTensor const k = randomTensor(c.t, {c.b, c.h, c.skv, c.d}, 93, -2, 2);
+  HostTensor const v = randomTensor(c.t, {c.b, c.h, c.skv, c.d}, 94, -1, 1);
+  HostTensor const m = HostTensor::fromVector(c.t, makeDims({c.b * batchStride}), buffer);
+  HostTensor const md = HostTensor::fromVector(c.t, makeDims({c.b, 1, c.sq, c.skv}), dense);
+  double const scale = 1.0 / std::sqrt(double(c.d));
+  auto ref = referenceAttention(q, k, v, &md, scale, false);
+  if (!ref) return;
+
+  DeviceMemory dq(q.bytes()), dk(k.bytes()), dv(v.bytes()), dm(m.bytes()), dy(ref->bytes());
+  EXPECT_EQ(cudaMemcpy(dq.p, q.data(), q.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dk.p, k.data(), k.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dv.p, v.data(), v.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(dm.p, m.data(), m.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  cuda::AttentionArgs a;
+  a.q = dq.p;
+  a.k = dk.p;
+  a.v = dv.p;
+  a.mask = dm.p;
+  a.y = dy.p;
+  a.sq = c.sq;
+  a.skv = c.skv;
+  a.d = a.dv = c.d;
+  a.batchRank = 2;
+  a.batch[0] = c.b;
+  a.batch[1] = c.h;
+  a.batchCount = c.b * c.h;
+  a.qStride[0] = c.h * c.sq * c.d;
+  a.qStride[1] = c.sq * c.d;
+  a.kStride[0] = a.vStride[0] = c.h * c.skv * c.d;
+  a.kStride[1] = a.vStride[1] = c.skv * c.d;
+  a.maskStride[0] = batchStride;  // maskStride[1] 0: shared by the heads
+  a.maskRowStride = c.rowStride;
+  a.maskColStride = c.colStride;
+  a.scale = static_cast<float>(scale);
+  ASSERT_TRUE(cuda::launchAttention(static_cast<int32_t>(c.t), a, nullptr));
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<unsigned char> y(ref->bytes());
+  ASSERT_EQ(cudaMemcpy(y.data(), dy.p, y.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_LE(normRelativeError(HostTensor::borrow(c.t, ref->shape(), y.data()), *ref), defaultTolerance(c.t));
+}
+
+TEST(CudaAttention, MaskThroughOddStrides) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    forEachRowTile(t, [&] {
+      expectStridedMaskMatchesReference({t, 2, 3, 70, 70, 64, 72, 1});    // tile, cp.async, last chunk 6 of 8 keys
+      expectStridedMaskMatchesReference({t, 2, 3, 70, 130, 64, 133, 1});  // tile, odd row stride: plain loads
+      expectStridedMaskMatchesReference({t, 1, 2, 33, 77, 40, 160, 2});   // tile, column stride 2: plain loads
+      expectStridedMaskMatchesReference({t, 2, 3, 70, 77, 64, 0, 1});     // row, cp.async, last chunk 5 of 8 keys
+      expectStridedMaskMatchesReference({t, 2, 2, 17, 100, 128, 0, 3});   // row, column stride 3: plain loads
+    });
+  // A negative mask stride is refused.
+  cuda::AttentionArgs a;
+  a.sq = a.skv = 8;
+  a.d = a.dv = 64;
+  a.mask = &a;  // never read: the call returns before launching
+  a.maskColStride = -1;
+  EXPECT_FALSE(cuda::launchAttention(static_cast<int32_t>(DataType::kHALF), a, nullptr));
+}
+
+// The form chosen by grid size (nothing forced): layout 1 with BERT's [b,1,1,s] key mask at batch and head counts
+// whose 64-row grid is under the SM count (16-row CTAs: b1 h12 s128 and s384, b2 h16 s200, b3 h5 s65, b1 h1 s1) and
+// over it (64-row CTAs: b8 h12 s128).
+TEST(CudaAttention, RowsPerCtaChosenByGridSize) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta automatic(0);
+  struct Case {
+    int64_t b, h, s;
+  };
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (Case const c :
+         {Case{1, 1, 1}, Case{1, 12, 128}, Case{2, 16, 200}, Case{3, 5, 65}, Case{8, 12, 128}, Case{1, 12, 384}}) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.s));
+      auto const seed = static_cast<uint32_t>(c.b * 31 + c.h * 7 + c.s);
+      std::vector<double> m = randomValues(static_cast<size_t>(c.b * c.s), seed, -4, 0);
+      if (c.s > 8) m[static_cast<size_t>(c.s - 1)] = m[static_cast<size_t>(c.s - 2)] = -10000;  // padding keys
+      std::vector<In> in{var(randomTensor(t, {c.b, c.s, c.h, 64}, seed + 1, -2, 2)),
+                         var(randomTensor(t, {c.b, c.s, c.h, 64}, seed + 2, -2, 2)),
+                         var(randomTensor(t, {c.b, c.s, c.h, 64}, seed + 3, -1, 1)),
+                         var(HostTensor::fromVector(t, makeDims({c.b, 1, 1, c.s}), m))};
+      NodeSpec s{
+          ir::OpType::kAttention,
+          attrs({{"scale", 0.125}, {"k_transposed", int64_t{0}}, {"nan_to_zero", int64_t{0}}, {"layout", int64_t{1}}}),
+          std::move(in)};
+      expectMatchesReference(s, -1, 1);
+    }
+}
+
+}  // namespace
+}  // namespace kiln
+
+// The key split of the 16-row form (several CTAs of one cluster per query tile, combined through distributed shared
+// memory): forced split counts over key counts around the tiles, masks of both modes, runs whose keys are all -inf,
+// fully masked rows, layouts 1 and 2 and packed q/k/v; and the split chosen by grid size.
+
+namespace kiln {
+namespace {
+
+// Forces the key split while in scope.
+class ScopedKeySplits {
+ public:
+  explicit ScopedKeySplits(int64_t splits) : previous_(cuda::setAttentionKeySplits(splits)) {}
+  ~ScopedKeySplits() { cuda::setAttentionKeySplits(previous_); }
+  ScopedKeySplits(ScopedKeySplits const&) = delete;
+  ScopedKeySplits& operator=(ScopedKeySplits const&) = delete;
+
+ private:
+  int64_t previous_;
+};
+
+TEST(CudaAttention, KeySplitsMatchReference) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(cuda::kAttentionSmallRowsPerTile);
+  std::pair<int64_t, int64_t> const lengths[] = {{1, 129}, {7, 300}, {16, 520}, {33, 1000}, {70, 130}, {5, 64}};
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (int64_t d : {64, 128, 40})
+      for (auto [sq, skv] : lengths)
+        for (int maskKind = 0; maskKind < 3; ++maskKind)
+          for (int64_t splits : {2, 3, 8}) {
+            SCOPED_TRACE(
+                strCat(dataTypeName(t), " d ", d, " sq ", sq, " skv ", skv, " mask ", maskKind, " splits ", splits));
+            ScopedKeySplits forced(splits);
+            Shapes sh = bhsd(2, 3, sq, skv, d, d, false);
+            if (maskKind == 1) sh.mask = {2, 1, 1, skv};
+            if (maskKind == 2) sh.mask = {2, 3, sq, skv};
+            expectMatchesReference(
+                spec(t, sh, 1.0 / std::sqrt(double(d)), false, false, static_cast<uint32_t>(sq + skv + d + maskKind)));
+          }
+}
+
+// -inf over whole runs: batch entry 0 masks keys [0, 256) (the first runs of 2, 3 and 8 splits see only -inf and
+// must weigh nothing), batch entry 1 every key (NaN rows, or 0 with nan_to_zero); k transposed (plain loads) too.
+TEST(CudaAttention, KeySplitsWithMaskedRuns) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(cuda::kAttentionSmallRowsPerTile);
+  constexpr int64_t kSkv = 600;
+  std::vector<double> m = randomValues(2 * kSkv, 111, -4, 0);
+  for (int64_t c = 0; c < kSkv; ++c) {
+    if (c < 256) m[static_cast<size_t>(c)] = -INFINITY;
+    m[static_cast<size_t>(kSkv + c)] = -INFINITY;
+  }
+  for (DataType t : {DataType::kHALF, DataType::kBF16}) {
+    HostTensor const mask = HostTensor::fromVector(t, makeDims({2, 1, 1, kSkv}), m);
+    for (int64_t splits : {2, 3, 8})
+      for (bool nanToZero : {false, true})
+        for (bool kT : {false, true}) {
+          SCOPED_TRACE(strCat(dataTypeName(t), " splits ", splits, " nan_to_zero ", nanToZero, " k transposed ", kT));
+          ScopedKeySplits forced(splits);
+          expectMatchesReference(spec(t, bhsd(2, 2, 20, kSkv, 64, 64, kT), 0.125, kT, nanToZero, 112, &mask));
+        }
+  }
+}
+
+TEST(CudaAttention, KeySplitsInHeadMajorLayouts) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(cuda::kAttentionSmallRowsPerTile);
+  ScopedKeySplits forced(4);
+  HeadMajorCase const cases[] = {{1, 3, 40, 40, 64, 64}, {2, 2, 300, 300, 64, 64}, {1, 2, 130, 130, 128, 128}};
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (HeadMajorCase const& c : cases)
+      for (int maskKind = 0; maskKind < 4; ++maskKind) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.sq, " mask ", maskKind));
+        expectMatchesReference(headMajorSpec(t, 1, false, c, maskKind), -1, 1);
+        expectMatchesReference(headMajorSpec(t, 2, true, c, maskKind), -1, 1);
+      }
+}
+
+// Nothing forced: few queries over many keys split (b1 h2 sq 1 and 20 over 2,048 and 4,100 keys: 2 CTAs of 16 rows,
+// 8 splits); many queries do not (b4 h12 sq 512: 64-row CTAs).
+TEST(CudaAttention, KeySplitsChosenByGridSize) {
+  KILN_REQUIRE_GPU();
+  ScopedRowsPerCta rows(0);
+  ScopedKeySplits splits(0);
+  struct Case {
+    int64_t b, h, sq, skv;
+  };
+  for (DataType t : {DataType::kHALF, DataType::kBF16})
+    for (Case const c : {Case{1, 2, 1, 2048}, Case{1, 2, 20, 4100}, Case{4, 12, 512, 512}}) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " sq ", c.sq, " skv ", c.skv));
+      Shapes sh = bhsd(c.b, c.h, c.sq, c.skv, 64, 64, false);
+      sh.mask = {c.b, 1, 1, c.skv};
+      expectMatchesReference(spec(t, sh, 0.125, false, false, static_cast<uint32_t>(c.sq + c.skv)));
+    }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace kiln::cuda {
 
@@ -99,6 +100,26 @@ bool launchEpilogueVec(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epi
 /// problem, n or k not a multiple of 8, or x, w, y, bias or residual not 16-byte aligned. The residual may be y.
 bool launchPointwiseWmma(int32_t dtype, int64_t m, int64_t n, int64_t k, void const* x, void const* w,
                          Epilogue const& ep, void* y, cudaStream_t stream);
+
+/// The patch matrix of a convolution whose stride equals its kernel (no padding, dilation 1, one group; conv_patch.cu):
+/// p [n * out0 * out1 * out2, c * kernel0 * kernel1 * kernel2] row-major, row (image, output pixel), its columns in the
+/// order of the weights' memory: (c, k0, k1, k2) for row-major x [n, c, in...], (k0, k1, k2, c) for channels-last x
+/// [n, in..., c]. Input rows and columns past out * kernel are not read. Byte moves of `elementSize` (1, 2, 4 or 8)
+/// byte elements in words of patchWordBytes. False (nothing launched) for another element size, a geometry that is
+/// not such a convolution (stride != kernel, dilation, padding, groups, out * kernel > in), an empty x or pointers
+/// not aligned to their elements; launch errors are left for launchStatus.
+bool launchPatchify(int64_t elementSize, ConvGeom const& g, bool channelsLast, void const* x, void* p,
+                    cudaStream_t stream);
+
+/// The word launchPatchify moves (16, 8, 4, 2 or 1 bytes): the largest power of two up to 16 dividing the bytes of a
+/// contiguous run (kernel2 elements row-major, kernel2 * c channels-last), every stride and both pointers.
+int patchWordBytes(int64_t elementSize, ConvGeom const& g, bool channelsLast, void const* x, void const* p);
+
+/// For tests, on the host: for each word of p (patchWordBytes bytes), the index of the word of x that
+/// launchPatchify copies there, computed by the kernel's own index math with 64-bit (`wideIndex`) or 32-bit
+/// indices; empty where launchPatchify would refuse.
+std::vector<int64_t> patchSourceWordsForTesting(int64_t elementSize, ConvGeom const& g, bool channelsLast,
+                                                void const* x, void const* p, bool wideIndex);
 
 /// dst [planes, dstExt...] = src [planes, srcExt...] shifted by `offset` per dim: dst[j] = src[j - offset] where
 /// inside src, else 0 (zero padding when offset >= 0, cropping when offset <= 0), then + bias[plane % channels]

@@ -270,9 +270,15 @@ class CudaBackend final : public backends::DeviceBackend {
     return trackedMallocAsync(bytes, static_cast<cudaStream_t>(stream), stream == nullptr, "");
   }
   void release(void* ptr, void* stream) override {
-    // Without a stream the memory may still be in use on any stream: cudaFree waits for the device.
-    if (stream) trackedFreeAsync(ptr, static_cast<cudaStream_t>(stream));
-    else trackedFree(ptr);
+    if (!ptr) return;
+    if (stream) {
+      trackedFreeAsync(ptr, static_cast<cudaStream_t>(stream));
+      return;
+    }
+    // Without a stream the memory may still be in use on any stream. cudaFree does not wait for work on memory
+    // from cudaMallocAsync (which allocate() returns), and the pool may unmap it at once: wait for the device.
+    if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+    trackedFree(ptr);
   }
   Status copy(void* dst, void const* src, size_t bytes, backends::CopyKind kind, void* stream) override {
     if (bytes == 0) return Status::ok();

@@ -1,7 +1,7 @@
 // Normalization kernels, fastest first: rows (each group one contiguous run of x) in whole 16-byte vectors held
-// in registers, one warp per row up to 2,048 elements, one block or a cluster of up to 8 blocks per row beyond;
-// one warp per row element by element (rows not in whole vectors); one block per group, three passes, any layout.
-// All compute the mean, then the mean squared deviation from it, in fp32.
+// in registers, one persistent warp per row up to 2,048 elements (prefetching its next row), one block or a
+// cluster of up to 8 blocks per row beyond; one warp per row element by element (rows not in whole vectors); one
+// block per group, three passes, any layout. All compute the mean, then the mean squared deviation from it, in fp32.
 #include <cooperative_groups.h>
 
 #include <cmath>
@@ -29,157 +29,285 @@ struct Affine {
   int64_t div;
 };
 
-// Values of scale/bias for the V elements from row offset j (a multiple of V; with kPerChannel, div is a
-// multiple of V, so the V elements share one channel).
-template <int V>
-__device__ __forceinline__ void loadAffine(Affine const& a, int64_t off, int64_t j, float (&out)[V]) {
-  if (a.mode == kPerElement) {
-    vec::loadAny<V>(a.data, a.dtype, off + j, out);
+// Everything the register-resident row kernels take, by value.
+struct RowArgs {
+  void const* x;
+  void const* residual;  // null for none
+  int64_t rPeriod;       // the residual repeats every rPeriod elements of x (a multiple of the row length)
+  void* y;
+  Affine scale, bias;
+  StridedSpace outer;  // the rows, with offsets into x (0), scale (1) and bias (2)
+  int32_t nvec;        // 16-byte vectors in a row
+  float epsilon;
+  bool streaming;  // RowVariant::kAlternative
+  bool staged;     // scale and bias per element and the same for every row: staged in shared memory as fp32
+                   // (the kernels' kStaged; the launcher picks the instantiation from it)
+};
+
+// Offsets of row o into x, scale and bias; the common single-dim case without a division.
+__device__ __forceinline__ void rowOffsets(StridedSpace const& s, int64_t o, int64_t (&off)[3]) {
+  if (s.rank == 1) {
+#pragma unroll
+    for (int t = 0; t < 3; ++t) off[t] = o * s.stride[t][0];
     return;
   }
-  float v = red::loadFloat(a.data, a.dtype, a.mode == kPerRow ? off : off + j / a.div);
+  red::decode<3>(s, o, off);
+}
+
+// A row as it arrives: raw 16-byte vectors of x and the residual, offsets, and the per-row scale/bias values.
+template <int kVecs, bool kResidual>
+struct RawRow {
+  uint4 x[kVecs];
+  uint4 r[kResidual ? kVecs : 1];
+  int64_t off[3];
+  float s, b;  // kPerRow values
+};
+
+// The fp32 staging of per-element scale and bias in shared memory: plane p (of V / 4) holds lanes [4p, 4p + 4) of
+// every vector, vector vi's at [4 vi, 4 vi + 4), so that a warp reading one float4 per lane for consecutive vectors
+// reads consecutive 16-byte words (no bank conflicts). Scale's planes first, then bias's.
+template <int V>
+__device__ __forceinline__ int stagedIndex(int which, int nvec, int j) {
+  int const vi = j / V, w = j % V;
+  return ((which * (V / 4) + w / 4) * nvec + vi) * 4 + (w % 4);
+}
+
+template <int V>
+__device__ __forceinline__ void loadStaged(float const* staged, int which, int nvec, int vi, float (&out)[V]) {
+#pragma unroll
+  for (int p = 0; p < V / 4; ++p) {
+    float4 q = reinterpret_cast<float4 const*>(staged)[(which * (V / 4) + p) * nvec + vi];
+    out[4 * p] = q.x;
+    out[4 * p + 1] = q.y;
+    out[4 * p + 2] = q.z;
+    out[4 * p + 3] = q.w;
+  }
+}
+
+// Fills the staging from scale and bias (the block's threads together; the caller synchronizes after).
+template <int V>
+__device__ __forceinline__ void stageAffine(RowArgs const& a, float* staged) {
+  int const len = a.nvec * V;
+  for (int j = threadIdx.x; j < len; j += blockDim.x) {
+    staged[stagedIndex<V>(0, a.nvec, j)] = red::loadFloat(a.scale.data, a.scale.dtype, j);
+    staged[stagedIndex<V>(1, a.nvec, j)] = red::loadFloat(a.bias.data, a.bias.dtype, j);
+  }
+}
+
+// scale or bias for the V elements of vector vi of a row (element j = vi * V on), in the affine's mode.
+template <int V, bool kStaged>
+__device__ __forceinline__ void affineValues(Affine const& a, float const* stagedBase, int which, int nvec, int64_t off,
+                                             float rowValue, int vi, float (&out)[V]) {
+  if constexpr (kStaged) {
+    loadStaged<V>(stagedBase, which, nvec, vi, out);
+    return;
+  }
+  if (a.mode == kPerElement) {
+    vec::loadAny<V>(a.data, a.dtype, off + static_cast<int64_t>(vi) * V, out);
+    return;
+  }
+  // kPerChannel: div is a multiple of V and a row is under 2^31 elements, so 32-bit division.
+  float v = a.mode == kPerRow
+                ? rowValue
+                : red::loadFloat(a.data, a.dtype, off + static_cast<uint32_t>(vi * V) / static_cast<uint32_t>(a.div));
 #pragma unroll
   for (int i = 0; i < V; ++i) out[i] = v;
 }
 
-// x (+ residual) of V elements at xr[j].
-template <typename T, int V>
-__device__ __forceinline__ void loadInput(T const* xr, T const* rr, int64_t j, float (&v)[V]) {
-  vec::load<T, V>(xr + j, v);
-  if (rr) {
+// Issues the loads of vector slots k of row o whose index idx(k) is below nvec (no arithmetic waits on them).
+template <typename T, int kVecs, bool kResidual, typename Idx>
+__device__ __forceinline__ void loadRow(RowArgs const& a, int64_t o, Idx idx, RawRow<kVecs, kResidual>& row) {
+  constexpr int V = vec::kWidth<T>;
+  rowOffsets(a.outer, o, row.off);
+  T const* xr = static_cast<T const*>(a.x) + row.off[0];
+  T const* rr = kResidual ? static_cast<T const*>(a.residual) + row.off[0] % a.rPeriod : nullptr;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    int vi = idx(k);
+    if (vi < a.nvec) {
+      row.x[k] = vec::loadRaw(xr + static_cast<int64_t>(vi) * V, a.streaming);
+      if constexpr (kResidual) row.r[k] = vec::loadRaw(rr + static_cast<int64_t>(vi) * V, a.streaming);
+    }
+  }
+  row.s = a.scale.mode == kPerRow ? red::loadFloat(a.scale.data, a.scale.dtype, row.off[1]) : 0.f;
+  row.b = a.bias.mode == kPerRow ? red::loadFloat(a.bias.data, a.bias.dtype, row.off[2]) : 0.f;
+}
+
+// x (+ residual) of slot k as fp32, converted again from the raw vectors at each use: holding the 16-byte vectors
+// rather than their fp32 lanes halves the registers of a 2-byte row (more warps resident, more bytes in flight).
+template <typename T, int kVecs, bool kResidual>
+__device__ __forceinline__ void inputAt(RawRow<kVecs, kResidual> const& row, int k, float (&v)[vec::kWidth<T>]) {
+  constexpr int V = vec::kWidth<T>;
+  vec::unpack<T>(row.x[k], v);
+  if constexpr (kResidual) {
     float r[V];
-    vec::load<T, V>(rr + j, r);
+    vec::unpack<T>(row.r[k], r);
 #pragma unroll
     for (int i = 0; i < V; ++i) v[i] += r[i];
   }
 }
 
-template <typename T, int V>
-__device__ __forceinline__ void storeOutput(T* yr, int64_t j, float const (&v)[V], float mean, float inv,
-                                            Affine const& scale, int64_t sOff, Affine const& bias, int64_t bOff) {
-  float s[V], b[V], o[V];
-  loadAffine<V>(scale, sOff, j, s);
-  loadAffine<V>(bias, bOff, j, b);
+template <typename T, int kVecs, bool kResidual, typename Idx>
+__device__ __forceinline__ float rowSum(RowArgs const& a, Idx idx, RawRow<kVecs, kResidual> const& row) {
+  float sum = 0.f;
 #pragma unroll
-  for (int i = 0; i < V; ++i) o[i] = (v[i] - mean) * inv * s[i] + b[i];
-  vec::store<T, V>(yr + j, o);
+  for (int k = 0; k < kVecs; ++k)
+    if (idx(k) < a.nvec) {
+      float v[vec::kWidth<T>];
+      inputAt<T>(row, k, v);
+#pragma unroll
+      for (int i = 0; i < vec::kWidth<T>; ++i) sum += v[i];
+    }
+  return sum;
 }
 
-// One warp per row of `len` = nvec * V elements (nvec <= 32 * kVecs), vector k of lane l at index l + 32 k (each
-// load instruction of the warp covers 512 contiguous bytes). kVecs is 2, 4 or 8 (fewer kernels to compile; the
-// unused slots of a shorter row are predicated off).
-constexpr int kWarpVecBlock = 128;
-
-template <typename T, int kVecs>
-__global__ void __launch_bounds__(kWarpVecBlock)
-    warpVecNormKernel(T const* __restrict__ x, T const* __restrict__ residual, int64_t rPeriod, T* __restrict__ y,
-                      Affine scale, Affine bias, StridedSpace outer, int32_t nvec, float epsilon) {
-  constexpr int V = vec::kWidth<T>;
-  int const lane = threadIdx.x & 31;
-  int const warpsPerBlock = blockDim.x >> 5;
-  int64_t const warps = static_cast<int64_t>(gridDim.x) * warpsPerBlock;
-  float const count = static_cast<float>(nvec) * V;
-  for (int64_t o = static_cast<int64_t>(blockIdx.x) * warpsPerBlock + (threadIdx.x >> 5); o < outer.count; o += warps) {
-    int64_t off[3];
-    red::decode<3>(outer, o, off);
-    T const* xr = x + off[0];
-    T const* rr = residual ? residual + off[0] % rPeriod : nullptr;
-    float v[kVecs][V];
-    float sum = 0.f;
+template <typename T, int kVecs, bool kResidual, typename Idx>
+__device__ __forceinline__ float squaredDeviations(RowArgs const& a, Idx idx, RawRow<kVecs, kResidual> const& row,
+                                                   float mean) {
+  float sq = 0.f;
 #pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      int vi = lane + 32 * k;
-      if (vi < nvec) {
-        loadInput<T, V>(xr, rr, static_cast<int64_t>(vi) * V, v[k]);
+  for (int k = 0; k < kVecs; ++k)
+    if (idx(k) < a.nvec) {
+      float v[vec::kWidth<T>];
+      inputAt<T>(row, k, v);
 #pragma unroll
-        for (int i = 0; i < V; ++i) sum += v[k][i];
+      for (int i = 0; i < vec::kWidth<T>; ++i) {
+        float d = v[i] - mean;
+        sq += d * d;
       }
     }
-    float const mean = red::warpReduce(sum, red::SumOp{}) / count;
-    float sq = 0.f;
+  return sq;
+}
+
+template <typename T, int kVecs, bool kResidual, bool kStaged, typename Idx>
+__device__ __forceinline__ void storeRow(RowArgs const& a, Idx idx, RawRow<kVecs, kResidual> const& row, float mean,
+                                         float inv, float const* staged) {
+  constexpr int V = vec::kWidth<T>;
+  T* yr = static_cast<T*>(a.y) + row.off[0];
 #pragma unroll
-    for (int k = 0; k < kVecs; ++k)
-      if (lane + 32 * k < nvec)
+  for (int k = 0; k < kVecs; ++k) {
+    int vi = idx(k);
+    if (vi < a.nvec) {
+      float v[V], s[V], b[V], o[V];
+      inputAt<T>(row, k, v);
+      affineValues<V, kStaged>(a.scale, staged, 0, a.nvec, row.off[1], row.s, vi, s);
+      affineValues<V, kStaged>(a.bias, staged, 1, a.nvec, row.off[2], row.b, vi, b);
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-          float d = v[k][i] - mean;
-          sq += d * d;
-        }
-    float const inv = 1.f / sqrtf(red::warpReduce(sq, red::SumOp{}) / count + epsilon);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      int vi = lane + 32 * k;
-      if (vi < nvec)
-        storeOutput<T, V>(y + off[0], static_cast<int64_t>(vi) * V, v[k], mean, inv, scale, off[1], bias, off[2]);
+      for (int i = 0; i < V; ++i) o[i] = (v[i] - mean) * inv * s[i] + b[i];
+      vec::storeRaw(yr + static_cast<int64_t>(vi) * V, vec::pack<T>(o), a.streaming);
     }
   }
 }
 
-// One row per cluster of `cluster` blocks (1 to 8; the cluster is the launch's, so a plain block-per-row launch is
-// a cluster of 1): block b of the cluster holds vectors [b * blockDim * kVecs, ...) of the row, thread t vector
-// t + blockDim * k of that slice. Block sums go through shared memory; the cluster adds its blocks' sums by
-// reading each block's shared memory (distributed shared memory), so the row is read from memory once.
-constexpr int kClusterMaxThreads = 512;
+// One warp per row of nvec <= 32 * kVecs vectors (vector k of lane l at index l + 32 k: each load instruction of
+// the warp covers 512 contiguous bytes), the warps of a persistent grid looping over the rows. With kPrefetch the
+// next row's loads are issued before the current row is reduced, so that every warp keeps a row in flight while it
+// computes. Staged scale/bias (a.staged) sit in dynamic shared memory, filled once per block.
+constexpr int kRowBlock = 128;
 
-template <typename T, int kVecs>
-__global__ void __launch_bounds__(kClusterMaxThreads)
-    clusterVecNormKernel(T const* __restrict__ x, T const* __restrict__ residual, int64_t rPeriod, T* __restrict__ y,
-                         Affine scale, Affine bias, StridedSpace outer, int64_t nvec, float epsilon) {
+template <typename T, int kVecs, bool kResidual, bool kStaged, bool kPrefetch>
+__global__ void __launch_bounds__(kRowBlock, 3) warpRowNormKernel(RowArgs a) {
   constexpr int V = vec::kWidth<T>;
-  __shared__ float scratch[33];
-  __shared__ float partial[2];
+  extern __shared__ float4 stagedRaw[];
+  auto* staged = reinterpret_cast<float*>(stagedRaw);
+  int const lane = threadIdx.x & 31;
+  int const warpsPerBlock = blockDim.x >> 5;
+  int64_t const step = static_cast<int64_t>(gridDim.x) * warpsPerBlock;
+  int64_t const rows = a.outer.count;
+  float const count = static_cast<float>(a.nvec) * V;
+  auto idx = [lane](int k) { return lane + 32 * k; };
+  int64_t o = static_cast<int64_t>(blockIdx.x) * warpsPerBlock + (threadIdx.x >> 5);
+  RawRow<kVecs, kResidual> cur;
+  // The first row's loads go out before the staging, which waits on its own loads.
+  if (o < rows) loadRow<T, kVecs, kResidual>(a, o, idx, cur);
+  if constexpr (kStaged) {
+    stageAffine<V>(a, staged);
+    __syncthreads();
+  }
+  for (; o < rows; o += step) {
+    if constexpr (!kPrefetch) {
+      if (o != static_cast<int64_t>(blockIdx.x) * warpsPerBlock + (threadIdx.x >> 5))
+        loadRow<T, kVecs, kResidual>(a, o, idx, cur);
+    }
+    RawRow<kVecs, kResidual> next;
+    if constexpr (kPrefetch) {
+      if (o + step < rows) loadRow<T, kVecs, kResidual>(a, o + step, idx, next);
+    }
+    float const mean = red::warpReduce(rowSum<T>(a, idx, cur), red::SumOp{}) / count;
+    float const var = red::warpReduce(squaredDeviations<T>(a, idx, cur, mean), red::SumOp{}) / count;
+    float const inv = 1.f / sqrtf(var + a.epsilon);
+    storeRow<T, kVecs, kResidual, kStaged>(a, idx, cur, mean, inv, staged);
+    if constexpr (kPrefetch) cur = next;
+  }
+}
+
+// Cluster-wide barrier halves (every thread of every block of the cluster arrives, then waits): release on arrive
+// and acquire on wait make a block's shared-memory writes before it visible to the others' reads after.
+__device__ __forceinline__ void clusterArrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void clusterWait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+
+// The sum of v over the block and, with clusterSize > 1, over the cluster's blocks (through distributed shared
+// memory). Every thread of every block gets the same value, summed in the same order. `warpSums` (16 floats) and
+// `partial` (1 float) are this reduction's own shared memory. After it the caller must not overwrite `partial`
+// before the cluster's next barrier (the other blocks may still read it).
+__device__ __forceinline__ float sliceReduce(float v, float* warpSums, float* partial, unsigned clusterSize) {
+  int const lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = red::warpReduce(v, red::SumOp{});
+  if (lane == 0) warpSums[warp] = v;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < warps; ++w) total += warpSums[w];
+  if (clusterSize == 1) return total;
+  if (threadIdx.x == 0) *partial = total;
+  clusterArrive();
+  clusterWait();
   cg::cluster_group cluster = cg::this_cluster();
-  unsigned const rank = cluster.block_rank();
-  unsigned const size = cluster.num_blocks();
-  int64_t const clusters = gridDim.x / size;
-  int64_t const slice = static_cast<int64_t>(blockDim.x) * kVecs;
-  int64_t const first = rank * slice;
-  float const count = static_cast<float>(nvec) * V;
-  // Every block of a cluster walks the same rows, so the cluster-wide barriers below are reached together.
-  for (int64_t o = blockIdx.x / size; o < outer.count; o += clusters) {
-    int64_t off[3];
-    red::decode<3>(outer, o, off);
-    T const* xr = x + off[0];
-    T const* rr = residual ? residual + off[0] % rPeriod : nullptr;
-    float v[kVecs][V];
-    float sum = 0.f;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      int64_t vi = first + threadIdx.x + static_cast<int64_t>(blockDim.x) * k;
-      if (vi < nvec) {
-        loadInput<T, V>(xr, rr, vi * V, v[k]);
-#pragma unroll
-        for (int i = 0; i < V; ++i) sum += v[k][i];
-      }
+  float mine = lane < static_cast<int>(clusterSize) ? *cluster.map_shared_rank(partial, lane) : 0.f;
+  return red::warpReduce(mine, red::SumOp{});
+}
+
+// One row per block, or per cluster of `clusterSize` blocks (2 to 8, the launch's cluster dimension): block b of
+// the cluster holds vectors [b * blockDim * kVecs, ...) of the row, thread t vector t + blockDim * k of that slice,
+// so the row is read from memory once and written once. Block sums go through shared memory, the cluster's through
+// distributed shared memory; the last barrier's wait comes after the stores, which overlap it. With kPrefetch the
+// grid is persistent (as many blocks or clusters as are resident) and each block issues its slice of the next row
+// before it reduces the current one, so that loads stay in flight through the reductions and barriers.
+// Registers: at most 80 a thread without prefetch (three 256-thread blocks an SM; a block of 512, the 8-block
+// clusters, fits too), 96 with it (two rows' vectors) or with the residual, which takes no prefetch (four rows'
+// vectors spill even at 128).
+constexpr int kSliceMaxThreads = 512;
+
+template <typename T, int kVecs, bool kResidual, bool kPrefetch>
+__global__ void __maxnreg__(kPrefetch || kResidual ? 96 : 80) sliceNormKernel(RowArgs a, unsigned clusterSize) {
+  constexpr int V = vec::kWidth<T>;
+  __shared__ float warpSums[2][kSliceMaxThreads / 32];
+  __shared__ float partial[2];
+  unsigned const rank = clusterSize > 1 ? cg::this_cluster().block_rank() : 0u;
+  int64_t const clusters = gridDim.x / clusterSize;
+  int64_t const rows = a.outer.count;
+  int const first = static_cast<int>(rank * blockDim.x * kVecs + threadIdx.x);
+  auto idx = [first](int k) { return first + static_cast<int>(blockDim.x) * k; };
+  float const count = static_cast<float>(a.nvec) * V;
+  int64_t o = blockIdx.x / clusterSize;
+  RawRow<kVecs, kResidual> cur;
+  if (kPrefetch && o < rows) loadRow<T, kVecs, kResidual>(a, o, idx, cur);
+  // Every block of a cluster walks the same rows, so the cluster-wide barriers are reached together.
+  for (; o < rows; o += clusters) {
+    if constexpr (!kPrefetch) loadRow<T, kVecs, kResidual>(a, o, idx, cur);
+    RawRow<kVecs, kResidual> next;
+    if constexpr (kPrefetch) {
+      if (o + clusters < rows) loadRow<T, kVecs, kResidual>(a, o + clusters, idx, next);
     }
-    sum = red::blockReduce(sum, red::SumOp{}, 0.f, scratch);
-    if (threadIdx.x == 0) partial[0] = sum;
-    cluster.sync();
-    float total = 0.f;
-    for (unsigned b = 0; b < size; ++b) total += *cluster.map_shared_rank(&partial[0], b);
-    float const mean = total / count;
-    float sq = 0.f;
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k)
-      if (first + threadIdx.x + static_cast<int64_t>(blockDim.x) * k < nvec)
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-          float d = v[k][i] - mean;
-          sq += d * d;
-        }
-    sq = red::blockReduce(sq, red::SumOp{}, 0.f, scratch);
-    if (threadIdx.x == 0) partial[1] = sq;
-    cluster.sync();
-    float sqTotal = 0.f;
-    for (unsigned b = 0; b < size; ++b) sqTotal += *cluster.map_shared_rank(&partial[1], b);
-    float const inv = 1.f / sqrtf(sqTotal / count + epsilon);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      int64_t vi = first + threadIdx.x + static_cast<int64_t>(blockDim.x) * k;
-      if (vi < nvec) storeOutput<T, V>(y + off[0], vi * V, v[k], mean, inv, scale, off[1], bias, off[2]);
-    }
+    float const mean = sliceReduce(rowSum<T>(a, idx, cur), warpSums[0], &partial[0], clusterSize) / count;
+    float const var =
+        sliceReduce(squaredDeviations<T>(a, idx, cur, mean), warpSums[1], &partial[1], clusterSize) / count;
+    if (clusterSize > 1) clusterArrive();  // done reading the others' partial[1]
+    storeRow<T, kVecs, kResidual, false>(a, idx, cur, mean, 1.f / sqrtf(var + a.epsilon), nullptr);
     // No block may overwrite `partial` (next row) or exit while another still reads it.
-    cluster.sync();
+    if (clusterSize > 1) clusterWait();
+    if constexpr (kPrefetch) cur = next;
   }
 }
 
@@ -305,48 +433,83 @@ bool xContiguous(StridedSpace const& inner) {
   return true;
 }
 
-// The vectorized paths' limits: a warp holds up to 8 vectors a lane, so rows of 2,048 elements at 2 bytes and
-// 1,024 at 4 (64 and 32 fp32 registers of row data); a cluster of up to 8 blocks of up to 512 threads, 4 vectors
-// each (2 or 4 a thread: the smallest cluster, then the fewest vectors, that fit).
+// The vectorized paths' limits: a warp holds up to 8 vectors a lane (rows of 2,048 elements at 2 bytes and 1,024 at
+// 4); beyond, a block of up to 256 threads of 4 vectors each, or a cluster of 2 to 8 such blocks (65,536 elements at
+// 2 bytes), and clusters of 8 blocks of up to 512 threads past that (131,072 at 2 bytes, 65,536 at 4).
 constexpr int kWarpVecsMax = 8;
-constexpr int kClusterVecsMax = 4;
+constexpr int kSliceVecs = 4;
+constexpr int kSliceThreads = 256;
 constexpr int kClusterMax = 8;
+// A warp prefetches the next row while it computes one up to this many vectors a lane (the registers of two rows
+// of x and the residual; beyond, occupancy gives the bytes in flight).
+constexpr int kPrefetchVecsMax = 4;
 
-template <typename T, int kVecs>
-void launchWarpVec(T const* x, T const* r, int64_t rp, T* y, Affine const& s, Affine const& b,
-                   StridedSpace const& outer, int32_t nvec, float eps, cudaStream_t stream) {
-  int64_t blocks64 = (outer.count * 32 + kWarpVecBlock - 1) / kWarpVecBlock;
-  auto blocks = static_cast<unsigned>(blocks64 < (1 << 20) ? blocks64 : (1 << 20));
+template <typename T, int kVecs, bool kStaged>
+void launchWarpRows(RowArgs const& a, cudaStream_t stream) {
+  constexpr int V = vec::kWidth<T>;
+  constexpr bool kPrefetch = kVecs <= kPrefetchVecsMax;
+  auto kernel = a.residual ? warpRowNormKernel<T, kVecs, true, kStaged, kPrefetch>
+                           : warpRowNormKernel<T, kVecs, false, kStaged, kPrefetch>;
+  int64_t const rows = a.outer.count;
   // Few rows: one warp a block, spread over more SMs.
-  unsigned threads = outer.count < 4 * 132 ? 32u : static_cast<unsigned>(kWarpVecBlock);
-  if (threads == 32) blocks = static_cast<unsigned>(outer.count);
-  warpVecNormKernel<T, kVecs><<<blocks, threads, 0, stream>>>(x, r, rp, y, s, b, outer, nvec, eps);
+  int const threads = rows < 4 * static_cast<int64_t>(vec::multiprocessorCount()) ? 32 : kRowBlock;
+  size_t const smem = a.staged ? 2 * static_cast<size_t>(a.nvec) * V * sizeof(float) : 0;
+  int64_t const wanted = (rows * 32 + threads - 1) / threads;
+  unsigned const blocks = vec::persistentBlocks(kernel, threads, smem, wanted);
+  kernel<<<blocks, threads, smem, stream>>>(a);
 }
 
-template <typename T, int kVecs>
-void launchCluster(T const* x, T const* r, int64_t rp, T* y, Affine const& s, Affine const& b,
-                   StridedSpace const& outer, int64_t nvec, int cluster, int threads, float eps, cudaStream_t stream) {
-  int64_t rows = outer.count < (1 << 20) ? outer.count : (1 << 20);
+template <typename T, int kVecs, bool kResidual, bool kPrefetch>
+void launchSliceKernel(RowArgs const& a, int cluster, int threads, cudaStream_t stream) {
+  auto kernel = sliceNormKernel<T, kVecs, kResidual, kPrefetch>;
+  int64_t groups = a.outer.count < (1 << 20) ? a.outer.count : (1 << 20);  // blocks, or clusters, to launch
+  auto const size = static_cast<unsigned>(cluster);
+  if (cluster == 1) {
+    if (kPrefetch) groups = vec::persistentBlocks(kernel, threads, 0, groups);
+    kernel<<<static_cast<unsigned>(groups), threads, 0, stream>>>(a, size);
+    return;
+  }
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(rows * cluster));
+  cfg.gridDim = dim3(static_cast<unsigned>(groups * cluster));
   cfg.blockDim = dim3(static_cast<unsigned>(threads));
   cfg.dynamicSmemBytes = 0;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.x = size;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
+  if (kPrefetch) {
+    // As many clusters as the device holds at once (the query's failure leaves one cluster per row).
+    int resident = 0;
+    if (cudaOccupancyMaxActiveClusters(&resident, kernel, &cfg) == cudaSuccess && resident > 0) {
+      if (resident < groups) groups = resident;
+      cfg.gridDim = dim3(static_cast<unsigned>(groups * cluster));
+    } else {
+      (void)cudaGetLastError();  // the query's failure is not the launch's
+    }
+  }
   // A failed launch is left in CUDA's last error, which the tactic's launchStatus reports.
-  (void)cudaLaunchKernelEx(&cfg, clusterVecNormKernel<T, kVecs>, x, r, rp, y, s, b, outer, nvec, eps);
+  (void)cudaLaunchKernelEx(&cfg, kernel, a, size);
+}
+
+// The slice kernel for a's residual and the variant's prefetch (none with a residual).
+template <typename T, int kVecs>
+void launchSlices(RowArgs const& a, int cluster, int threads, bool prefetch, cudaStream_t stream) {
+  if (a.residual)
+    launchSliceKernel<T, kVecs, true, false>(a, cluster, threads, stream);
+  else if (prefetch)
+    launchSliceKernel<T, kVecs, false, true>(a, cluster, threads, stream);
+  else
+    launchSliceKernel<T, kVecs, false, false>(a, cluster, threads, stream);
 }
 
 template <typename T>
 NormPath launchTyped(T const* x, T const* r, int64_t rp, T* y, void const* scale, int32_t scaleType, void const* bias,
                      int32_t biasType, StridedSpace const& outer, StridedSpace const& inner, float eps,
-                     cudaStream_t stream, bool forceGeneric) {
+                     cudaStream_t stream, bool forceGeneric, RowVariant variant) {
   constexpr int V = vec::kWidth<T>;
   constexpr int kBytes = static_cast<int>(sizeof(T));
   Affine s{scale, scaleType, kPerRow, 1}, b{bias, biasType, kPerRow, 1};
@@ -363,31 +526,59 @@ NormPath launchTyped(T const* x, T const* r, int64_t rp, T* y, void const* scale
   if (vectorized && b.mode == kPerElement) vectorized = vec::aligned(bias, V, bytesOf(biasType));
   if (vectorized && (s.mode == kPerChannel || b.mode == kPerChannel))
     vectorized = (s.mode != kPerChannel || s.div % V == 0) && (b.mode != kPerChannel || b.div % V == 0);
-  if (vectorized) {
-    int64_t const nvec = len / V;
-    if (nvec <= 32 * kWarpVecsMax) {
-      auto n = static_cast<int32_t>(nvec);
-      if (nvec <= 64)
-        launchWarpVec<T, 2>(x, r, rp, y, s, b, outer, n, eps, stream);
-      else if (nvec <= 128)
-        launchWarpVec<T, 4>(x, r, rp, y, s, b, outer, n, eps, stream);
+  int64_t const nvec = len / V;
+  if (vectorized && nvec <= 32 * kWarpVecsMax) {
+    RowArgs a{x, r, rp, y, s, b, outer, static_cast<int32_t>(nvec), eps, variant == RowVariant::kAlternative, false};
+    // Scale and bias per element and the same for every row (layer norm): fp32 in shared memory, read once a block.
+    bool sharedRow = true;
+    for (int d = 0; d < outer.rank; ++d) sharedRow = sharedRow && outer.stride[1][d] == 0 && outer.stride[2][d] == 0;
+    a.staged = sharedRow && s.mode == kPerElement && b.mode == kPerElement;
+    int64_t const perLane = (nvec + 31) / 32;
+    if (!a.staged) {
+      // Other scale/bias forms (instance norm, group norm, per-row scale): fewer kernels, 2, 4 or 8 vectors a lane.
+      if (perLane <= 2)
+        launchWarpRows<T, 2, false>(a, stream);
+      else if (perLane <= 4)
+        launchWarpRows<T, 4, false>(a, stream);
       else
-        launchWarpVec<T, 8>(x, r, rp, y, s, b, outer, n, eps, stream);
+        launchWarpRows<T, 8, false>(a, stream);
       return NormPath::kWarpVec;
     }
-    // The smallest cluster, then the fewest vectors a thread, that fits the row in blocks of at most 512 threads.
-    for (int cluster = 1; cluster <= kClusterMax; cluster *= 2)
-      for (int k = 2; k <= kClusterVecsMax; k *= 2) {
-        int64_t threads = (nvec + int64_t{cluster} * k - 1) / (int64_t{cluster} * k);
-        threads = (threads + 31) / 32 * 32;
-        if (threads > kClusterMaxThreads) continue;
-        auto t = static_cast<int>(threads);
-        if (k == 2)
-          launchCluster<T, 2>(x, r, rp, y, s, b, outer, nvec, cluster, t, eps, stream);
-        else
-          launchCluster<T, 4>(x, r, rp, y, s, b, outer, nvec, cluster, t, eps, stream);
-        return NormPath::kClusterVec;
-      }
+    switch (perLane) {  // layer norm: exactly the vectors a lane holds (768 at 2 bytes: 3)
+      case 1:
+        launchWarpRows<T, 1, true>(a, stream);
+        break;
+      case 2:
+        launchWarpRows<T, 2, true>(a, stream);
+        break;
+      case 3:
+        launchWarpRows<T, 3, true>(a, stream);
+        break;
+      case 4:
+        launchWarpRows<T, 4, true>(a, stream);
+        break;
+      case 5:
+      case 6:
+        launchWarpRows<T, 6, true>(a, stream);
+        break;
+      default:
+        launchWarpRows<T, 8, true>(a, stream);
+        break;
+    }
+    return NormPath::kWarpVec;
+  }
+  if (vectorized) {
+    // The smallest cluster whose blocks of at most 256 threads hold the row at 4 vectors a thread; past 8 such
+    // blocks, 8 blocks of up to 512 threads.
+    for (int cluster = 1; cluster <= kClusterMax; cluster *= 2) {
+      int64_t per = int64_t{cluster} * kSliceVecs;
+      int64_t threads = ((nvec + per - 1) / per + 31) / 32 * 32;
+      int64_t const limit = cluster == kClusterMax ? kSliceMaxThreads : kSliceThreads;
+      if (threads > limit) continue;
+      RowArgs a{x, r, rp, y, s, b, outer, static_cast<int32_t>(nvec), eps, false, false};
+      launchSlices<T, kSliceVecs>(a, cluster, static_cast<int>(threads), variant == RowVariant::kDefault, stream);
+      return NormPath::kClusterVec;
+    }
   }
   if (!forceGeneric && isScalarRowCase(outer, inner)) {
     int64_t blocks64 = (outer.count + kRowWarps - 1) / kRowWarps;
@@ -416,12 +607,12 @@ NormPath launchTyped(T const* x, T const* r, int64_t rp, T* y, void const* scale
 NormPath launchNormalization(int32_t dtype, void const* x, void const* residual, int64_t residualCount, void* y,
                              void const* scale, int32_t scaleType, void const* bias, int32_t biasType,
                              StridedSpace const& outer, StridedSpace const& inner, float epsilon, cudaStream_t stream,
-                             bool forceGeneric) {
+                             bool forceGeneric, RowVariant variant) {
   NormPath path = NormPath::kNone;
   KILN_CUDA_DISPATCH_FLOAT(
       dtype, path = launchTyped<T>(static_cast<T const*>(x), static_cast<T const*>(residual),
                                    residual && residualCount > 0 ? residualCount : 1, static_cast<T*>(y), scale,
-                                   scaleType, bias, biasType, outer, inner, epsilon, stream, forceGeneric));
+                                   scaleType, bias, biasType, outer, inner, epsilon, stream, forceGeneric, variant));
   return path;
 }
 

@@ -1,8 +1,10 @@
 // gpu tests of the CUDA Normalization tactic against the reference backend: layer norm (BERT [128, 768] over the
 // last axis, several axes, broadcast scale/bias), instance norm, group norm ([2, 32, 7, 7], per-group and
 // per-channel scale/bias), every float dtype, mixed scale/bias types, odd and long groups; each kernel path of
-// launchNormalization (vectorized warp and cluster paths, element-by-element warp and block paths), the fused
-// residual, and the launcher on misaligned pointers against its generic kernels.
+// launchNormalization (vectorized warp and cluster paths, element-by-element warp and block paths), the persistent
+// warps' row loop and prefetch (more rows than resident warps), large spatial group/instance norm on clusters of 1
+// to 8 blocks, the fused residual, and the launcher on misaligned pointers and under both row-kernel variants
+// against its generic kernels.
 #include "backends/cuda/cuda_test_util.h"
 #include "backends/cuda/normalization_kernels.h"
 #include "backends/normalization_view.h"
@@ -115,8 +117,9 @@ TEST(CudaNormalization, VectorizedRowLengths) {
       }
 }
 
-// Long groups on the register-resident cluster kernel: clusters of 1, 2, 4 and 8 blocks (group norm of 65,536
-// elements: 4 blocks at 2 bytes, 8 at fp32; 24,576: 2 and 4; 4,096: 1), per-group and per-channel scale/bias.
+// Long groups on the register-resident cluster kernel: clusters of 1, 2, 4 and 8 blocks of 4 vectors a thread
+// (group norm of 65,536 elements: 8 blocks of 256 threads at 2 bytes, of 512 at fp32; 24,576: 4 and 8; 4,096: 1),
+// per-group and per-channel scale/bias.
 TEST(CudaNormalization, ClusterPathGroupAndInstanceNorm) {
   KILN_REQUIRE_GPU();
   for (DataType t : kFloats) {
@@ -137,6 +140,51 @@ TEST(CudaNormalization, ClusterPathGroupAndInstanceNorm) {
     expectMatchesReference(
         norm(randomTensor(t, {2, 16384}, 10, 90, 91), randomTensor(t, {16384}, 11), randomTensor(t, {16384}, 12), {1}),
         t == DataType::kFLOAT ? 3e-5 : -1);
+  }
+}
+
+// More rows than the persistent grid has warps (an H200 holds ~3,700 of them at most), so that each warp loops over
+// rows and prefetches the next: layer norm rows of 1 to 8 vectors a lane, a vector count that is not a multiple of
+// 32 (a partly filled last slot), with and without the residual, and instance norm (per-row scale/bias, not staged).
+TEST(CudaNormalization, PersistentRowsPrefetch) {
+  KILN_REQUIRE_GPU();
+  auto withResidual = [](NodeSpec n, HostTensor r) {
+    n.inputs.push_back(var(std::move(r)));
+    return n;
+  };
+  uint32_t seed = 300;
+  for (DataType t : kFloats)
+    for (int64_t len : {32, 256, 768, 776, 1280, 2048}) {
+      if (t == DataType::kFLOAT && len > 1024) continue;  // past the warp path at 4 bytes (covered above)
+      SCOPED_TRACE(strCat(dataTypeName(t), " len ", len));
+      int64_t const rows = 9001;
+      seed += 4;
+      NodeSpec n = norm(randomTensor(t, {rows, len}, seed, -3, 3), randomTensor(t, {len}, seed + 1, 0.5, 1.5),
+                        randomTensor(t, {len}, seed + 2), {1});
+      if (len == 768 || len == 776) n = withResidual(std::move(n), randomTensor(t, {rows, len}, seed + 3, -3, 3));
+      expectMatchesReference(n);
+    }
+  for (DataType t : kFloats)
+    expectMatchesReference(norm(randomTensor(t, {16, 512, 8, 8}, 320, -2, 2), randomTensor(t, {512, 1, 1}, 321),
+                                randomTensor(t, {512, 1, 1}, 322), {2, 3}));
+}
+
+// Large spatial extents: group norm of 8,192 elements a group (one block), 131,072 (8 blocks of 512 threads at 2
+// bytes; the generic kernel at fp32), instance norm of 9,216 (2 blocks), per group and per channel.
+TEST(CudaNormalization, LargeSpatialGroupAndInstanceNorm) {
+  KILN_REQUIRE_GPU();
+  for (DataType t : kFloats) {
+    SCOPED_TRACE(dataTypeName(t));
+    for (bool v2 : {false, true}) {
+      expectMatchesReference(norm(randomTensor(t, {2, 64, 64, 64}, 1, -2, 2),
+                                  randomTensor(t, {1, v2 ? 64 : 32, 1, 1}, 2),
+                                  randomTensor(t, {1, v2 ? 64 : 32, 1, 1}, 3), {2, 3}, 32, v2));
+      expectMatchesReference(norm(randomTensor(t, {1, 32, 128, 128}, 4, -2, 2),
+                                  randomTensor(t, {1, v2 ? 32 : 4, 1, 1}, 5),
+                                  randomTensor(t, {1, v2 ? 32 : 4, 1, 1}, 6), {2, 3}, 4, v2));
+    }
+    expectMatchesReference(norm(randomTensor(t, {2, 16, 96, 96}, 7, -2, 2), randomTensor(t, {16, 1, 1}, 8),
+                                randomTensor(t, {16, 1, 1}, 9), {2, 3}));
   }
 }
 
@@ -186,13 +234,19 @@ TEST(CudaNormalization, LauncherPathsAndMisalignedPointers) {
     int shiftX, shiftY, shiftR, shiftS;  // in elements
     bool residual;
     cuda::NormPath want;
+    cuda::RowVariant variant = cuda::RowVariant::kDefault;
   };
   using P = cuda::NormPath;
   std::vector<Case> cases;
   for (DataType t : kFloats) {
     cases.push_back({t, 1100, 768, 0, 0, 0, 0, false, P::kWarpVec});
     cases.push_back({t, 1100, 768, 0, 0, 0, 0, true, P::kWarpVec});
+    cases.push_back({t, 5000, 768, 0, 0, 0, 0, true, P::kWarpVec, cuda::RowVariant::kAlternative});
+    cases.push_back({t, 5000, 64, 0, 0, 0, 0, false, P::kWarpVec, cuda::RowVariant::kAlternative});
     cases.push_back({t, 5, 8192, 0, 0, 0, 0, true, P::kClusterVec});
+    cases.push_back({t, 5, 8192, 0, 0, 0, 0, true, P::kClusterVec, cuda::RowVariant::kAlternative});
+    cases.push_back({t, 3000, 4096, 0, 0, 0, 0, false, P::kClusterVec});  // more rows than resident blocks
+    cases.push_back({t, 3, 40000, 0, 0, 0, 0, false, P::kClusterVec, cuda::RowVariant::kAlternative});
     cases.push_back({t, 1100, 768, 1, 0, 0, 0, false, P::kWarpScalar});  // x off the vector grid
     cases.push_back({t, 1100, 768, 0, 1, 0, 0, false, P::kWarpScalar});  // y
     cases.push_back({t, 1100, 768, 0, 0, 1, 0, true, P::kWarpScalar});   // residual
@@ -203,7 +257,8 @@ TEST(CudaNormalization, LauncherPathsAndMisalignedPointers) {
   }
   for (Case const& c : cases) {
     SCOPED_TRACE(strCat(dataTypeName(c.t), " [", c.rows, ", ", c.len, "] shifts ", c.shiftX, c.shiftY, c.shiftR,
-                        c.shiftS, c.residual ? " residual" : ""));
+                        c.shiftS, c.residual ? " residual" : "",
+                        c.variant == cuda::RowVariant::kAlternative ? " alternative" : ""));
     size_t const e = dataTypeSize(c.t);
     int64_t const n = c.rows * c.len;
     HostTensor hx = randomTensor(c.t, {n}, 1, -3, 3), hr = randomTensor(c.t, {n}, 2, -3, 3);
@@ -232,7 +287,7 @@ TEST(CudaNormalization, LauncherPathsAndMisalignedPointers) {
     auto dt = static_cast<int32_t>(c.t);
     cuda::NormPath got =
         cuda::launchNormalization(dt, at(x, c.shiftX), c.residual ? at(r, c.shiftR) : nullptr, n, at(*y, c.shiftY),
-                                  at(s, c.shiftS), dt, b.data(), dt, outer, inner, 1e-5f, cs);
+                                  at(s, c.shiftS), dt, b.data(), dt, outer, inner, 1e-5f, cs, false, c.variant);
     EXPECT_EQ(static_cast<int>(got), static_cast<int>(c.want));
     EXPECT_EQ(static_cast<int>(cuda::launchNormalization(dt, xa.data(), c.residual ? ra.data() : nullptr, n, ya->data(),
                                                          sa.data(), dt, b.data(), dt, outer, inner, 1e-5f, cs, true)),

@@ -1,10 +1,11 @@
 // SoftMax kernels. Rows along the innermost axis in whole 16-byte vectors are held in registers, read once and
-// written once: a team of 1 to 32 lanes per row (several short rows a warp) up to 1,024 elements, a block per
-// row up to 32,768 (16,384 fp32); other rows go element by element, a warp per row (up to 1,024) or a block per
-// row; one thread per column when the axis is not innermost. fp32 math, max-subtracted; a NaN anywhere in a row,
-// or an infinite maximum, makes the row NaN exactly as the reference's formula does.
+// written once: persistent warps with a team of 1 to 32 lanes per row (several short rows a warp) up to 2,048
+// elements (1,024 fp32), a block per row up to 32,768 (16,384 fp32); other rows go element by element, a warp per row
+// (up to 1,024) or a block per row; one thread per column when the axis is not innermost. fp32 math, max-subtracted; a
+// NaN anywhere in a row, or an infinite maximum, makes the row NaN exactly as the reference's formula does.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/reduce_device.cuh"
@@ -97,34 +98,60 @@ __device__ __forceinline__ float teamReduce(float v, F f, int team) {
   return v;
 }
 
+// exp(x - mx). fp32 outputs take expf; 2-byte outputs one ex2.approx (exp2f, ~2 ulp of fp32, far below their own
+// rounding), which keeps the SFU and ALU work per element under the memory time at 2 bytes.
+template <typename T>
+__device__ __forceinline__ float expShifted(float x, float mx) {
+  if constexpr (std::is_same_v<T, float>) {
+    return expf(x - mx);
+  } else {
+    constexpr float kLog2e = 1.4426950408889634f;
+    return exp2f((x - mx) * kLog2e);
+  }
+}
+
 // Register-resident rows of nvec 16-byte vectors: a team of `team` lanes per row (32 / team rows a warp), vector k
-// of team lane l at l + team * k (nvec <= team * kVecs).
+// of team lane l at l + team * k (nvec <= team * kVecs). The warps of a persistent grid loop over the rows; with
+// kPrefetch a warp issues its next rows' loads before it reduces the current ones.
 constexpr int kVecBlock = 128;
 
-template <typename T, int kVecs>
+template <typename T, int kVecs, bool kPrefetch>
 __global__ void __launch_bounds__(kVecBlock)
-    softmaxTeamVecKernel(T const* __restrict__ x, T* __restrict__ y, int64_t rows, int32_t nvec, int team) {
+    softmaxTeamVecKernel(T const* __restrict__ x, T* __restrict__ y, int64_t rows, int32_t nvec, int team,
+                         bool streaming) {
   constexpr int V = vec::kWidth<T>;
   int const lane = threadIdx.x & 31;
   int const tl = lane & (team - 1);
-  int64_t const rowsPerBlock = static_cast<int64_t>(blockDim.x / team);
-  int64_t const step = static_cast<int64_t>(gridDim.x) * rowsPerBlock;
-  // Whole warps run the loop together (the shuffles are full-warp); a team past the last row only lends its lanes.
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rowsPerBlock; base < rows; base += step) {
-    int64_t const r = base + threadIdx.x / team;
-    bool const live = r < rows;
-    int64_t const len = static_cast<int64_t>(nvec) * V;
-    float v[kVecs][V];
-    float mx = -INFINITY;
+  int const rowsPerWarp = 32 / team;
+  int64_t const warps = static_cast<int64_t>(gridDim.x) * (blockDim.x >> 5);
+  int64_t const step = warps * rowsPerWarp;
+  int64_t const len = static_cast<int64_t>(nvec) * V;
+  auto load = [&](int64_t r, uint4(&raw)[kVecs]) {
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
       int vi = tl + team * k;
-      if (live && vi < nvec) {
-        vec::load<T, V>(x + r * len + static_cast<int64_t>(vi) * V, v[k]);
+      if (r < rows && vi < nvec) raw[k] = vec::loadRaw(x + r * len + static_cast<int64_t>(vi) * V, streaming);
+    }
+  };
+  int64_t base = (static_cast<int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5)) * rowsPerWarp;
+  uint4 cur[kVecs];
+  if (kPrefetch) load(base + lane / team, cur);
+  // Whole warps run the loop together (the shuffles are full-warp); a team past the last row only lends its lanes.
+  for (; base < rows; base += step) {
+    int64_t const r = base + lane / team;
+    bool const live = r < rows;
+    if constexpr (!kPrefetch) load(r, cur);
+    uint4 next[kVecs];
+    if constexpr (kPrefetch) load(r + step, next);
+    float v[kVecs][V];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k)
+      if (live && tl + team * k < nvec) {
+        vec::unpack<T>(cur[k], v[k]);
 #pragma unroll
         for (int i = 0; i < V; ++i) mx = red::nanMax(mx, v[k][i]);
       }
-    }
     mx = teamReduce(mx, red::MaxOp{}, team);
     float sum = 0.f;
 #pragma unroll
@@ -132,7 +159,7 @@ __global__ void __launch_bounds__(kVecBlock)
       if (live && tl + team * k < nvec)
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-          v[k][i] = expf(v[k][i] - mx);
+          v[k][i] = expShifted<T>(v[k][i], mx);
           sum += v[k][i];
         }
     sum = teamReduce(sum, red::SumOp{}, team);
@@ -143,8 +170,12 @@ __global__ void __launch_bounds__(kVecBlock)
       if (live && vi < nvec) {
 #pragma unroll
         for (int i = 0; i < V; ++i) v[k][i] *= inv;
-        vec::store<T, V>(y + r * len + static_cast<int64_t>(vi) * V, v[k]);
+        vec::storeRaw(y + r * len + static_cast<int64_t>(vi) * V, vec::pack<T>(v[k]), streaming);
       }
+    }
+    if constexpr (kPrefetch) {
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) cur[k] = next[k];
     }
   }
 }
@@ -193,31 +224,42 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+template <typename T, int kVecs>
+void launchTeams(T const* x, T* y, int64_t rows, int32_t nvec, int team, bool streaming, cudaStream_t stream) {
+  constexpr bool kPrefetch = kVecs <= 4;
+  auto kernel = softmaxTeamVecKernel<T, kVecs, kPrefetch>;
+  int64_t const rowsPerBlock = kVecBlock / team;
+  unsigned const blocks = vec::persistentBlocks(kernel, kVecBlock, 0, (rows + rowsPerBlock - 1) / rowsPerBlock);
+  kernel<<<blocks, kVecBlock, 0, stream>>>(x, y, rows, nvec, team, streaming);
+}
+
 // The register-resident launch for contiguous rows of `len`, or false (nothing launched) where it does not apply.
 template <typename T>
-bool launchVec(T const* x, T* y, int64_t rows, int64_t len, cudaStream_t stream) {
+bool launchVec(T const* x, T* y, int64_t rows, int64_t len, RowVariant variant, cudaStream_t stream) {
   constexpr int V = vec::kWidth<T>;
   constexpr int kBytes = static_cast<int>(sizeof(T));
   if (len % V != 0 || !vec::aligned(x, V, kBytes) || !vec::aligned(y, V, kBytes)) return false;
   int64_t const nvec = len / V;
-  auto cap = [](int64_t n) { return static_cast<unsigned>(n < (1 << 20) ? n : (1 << 20)); };
-  if (len <= 1024) {
-    int team = 1;
-    while (team < 32 && team < nvec) team *= 2;
-    int64_t perLane = (nvec + team - 1) / team;  // at most 1024 / (4 * 32) = 8
-    int64_t rowsPerBlock = kVecBlock / team;
-    unsigned blocks = cap((rows + rowsPerBlock - 1) / rowsPerBlock);
-    auto n = static_cast<int32_t>(nvec);
-    if (perLane <= 1)
-      softmaxTeamVecKernel<T, 1><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
-    else if (perLane <= 2)
-      softmaxTeamVecKernel<T, 2><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
-    else if (perLane <= 4)
-      softmaxTeamVecKernel<T, 4><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
-    else
-      softmaxTeamVecKernel<T, 8><<<blocks, kVecBlock, 0, stream>>>(x, y, rows, n, team);
+  bool const streaming = variant == RowVariant::kAlternative;
+  if (nvec <= 32 * 8) {
+    // Up to 64 vectors, 2 a lane (BERT's 128-element fp16 rows: 8 lanes a row, 4 rows a warp); beyond, whole warps
+    // of 4 or 8 vectors a lane (2,048 elements at 2 bytes, 1,024 at 4).
+    auto const n = static_cast<int32_t>(nvec);
+    if (nvec <= 64) {
+      int team = 1;
+      while (team < 32 && 2 * team < nvec) team *= 2;
+      if (nvec <= team)
+        launchTeams<T, 1>(x, y, rows, n, team, streaming, stream);
+      else
+        launchTeams<T, 2>(x, y, rows, n, team, streaming, stream);
+    } else if (nvec <= 32 * 4) {
+      launchTeams<T, 4>(x, y, rows, n, 32, streaming, stream);
+    } else {
+      launchTeams<T, 8>(x, y, rows, n, 32, streaming, stream);
+    }
     return true;
   }
+  auto cap = [](int64_t n) { return static_cast<unsigned>(n < (1 << 20) ? n : (1 << 20)); };
   for (int k = 2; k <= 4; k *= 2) {
     int64_t threads = ((nvec + k - 1) / k + 31) / 32 * 32;
     if (threads > 1024) continue;
@@ -234,10 +276,10 @@ bool launchVec(T const* x, T* y, int64_t rows, int64_t len, cudaStream_t stream)
 
 template <typename T>
 void launch(void const* xv, void* yv, int64_t outer, int64_t len, int64_t inner, int32_t const* bounds,
-            cudaStream_t stream, bool forceGeneric) {
+            cudaStream_t stream, bool forceGeneric, RowVariant variant) {
   auto const* x = static_cast<T const*>(xv);
   auto* y = static_cast<T*>(yv);
-  if (inner == 1 && !bounds && !forceGeneric && launchVec<T>(x, y, outer, len, stream)) return;
+  if (inner == 1 && !bounds && !forceGeneric && launchVec<T>(x, y, outer, len, variant, stream)) return;
   if (inner == 1) {
     if (len <= 1024) {
       auto blocks = static_cast<unsigned>((outer + kRowsPerWarpBlock - 1) / kRowsPerWarpBlock);
@@ -254,8 +296,8 @@ void launch(void const* xv, void* yv, int64_t outer, int64_t len, int64_t inner,
 }  // namespace
 
 bool launchSoftmax(int32_t dtype, void const* x, void* y, int64_t outer, int64_t len, int64_t inner,
-                   int32_t const* bounds, cudaStream_t stream, bool forceGeneric) {
-  return KILN_CUDA_DISPATCH_FLOAT(dtype, launch<T>(x, y, outer, len, inner, bounds, stream, forceGeneric));
+                   int32_t const* bounds, cudaStream_t stream, bool forceGeneric, RowVariant variant) {
+  return KILN_CUDA_DISPATCH_FLOAT(dtype, launch<T>(x, y, outer, len, inner, bounds, stream, forceGeneric, variant));
 }
 
 }  // namespace kiln::cuda

@@ -1,7 +1,8 @@
 // gpu tests of the CUDA SoftMax and RaggedSoftMax tactics against the reference backend: every float dtype, axis
 // first / middle / last / default, short rows (warp per row), long rows (block per row), non-innermost axes,
 // rows of -inf and NaN, ragged bounds 0..S; the register-resident vectorized kernels (lane teams of 1 to 32 per
-// row, block per row) over row lengths around their limits, and the launcher on misaligned pointers.
+// row, block per row) over row lengths around their limits, persistent warps over more rows than are resident
+// (their loop and prefetch), and the launcher on misaligned pointers and under both row-kernel variants.
 #include "backends/cuda/cuda_test_util.h"
 #include "backends/cuda/softmax_kernels.h"
 
@@ -55,8 +56,8 @@ TEST(CudaSoftMax, InfinitiesNaNAndEmpty) {
 }
 
 // Rows in whole 16-byte vectors: teams of 1, 2, 4, 8, 16 and 32 lanes per row and 1 to 8 vectors a lane (up to
-// 1,024 elements), a block per row beyond (up to 32,768 at 2 bytes, 16,384 at 4; longer rows go element by
-// element), with row counts that leave teams of a warp idle.
+// 2,048 elements at 2 bytes, 1,024 at 4), a block per row beyond (up to 32,768 at 2 bytes, 16,384 at 4; longer rows go
+// element by element), with row counts that leave teams of a warp idle.
 TEST(CudaSoftMax, VectorizedRowLengths) {
   KILN_REQUIRE_GPU();
   uint32_t seed = 40;
@@ -71,6 +72,26 @@ TEST(CudaSoftMax, VectorizedRowLengths) {
   for (DataType t : kFloats)
     expectMatchesReference(
         {ir::OpType::kSoftMax, attrs({{"axis", int64_t{3}}}), {var(randomTensor(t, {2, 12, 128, 128}, 60, -8, 8))}});
+}
+
+// More rows than the persistent grid has warps, so that every warp loops and prefetches: teams of 1 (32 rows a
+// warp), 8 (BERT's 128) and 32 lanes, 1, 2, 4 and 8 vectors a lane, a partly filled last slot (136, 776), with a
+// masked row, a NaN row and a +inf row in the middle of the batch.
+TEST(CudaSoftMax, PersistentRowsPrefetch) {
+  KILN_REQUIRE_GPU();
+  uint32_t seed = 90;
+  for (DataType t : kFloats)
+    for (int64_t len : {8, 24, 128, 136, 776, 1024, 2048}) {
+      SCOPED_TRACE(strCat(dataTypeName(t), " len ", len));
+      int64_t const rows = len <= 136 ? 40009 : 6007;
+      std::vector<double> v = randomValues(static_cast<size_t>(rows * len), ++seed, -8, 8);
+      for (int64_t i = 0; i < len; ++i) v[static_cast<size_t>(5000 * len + i)] = -INFINITY;
+      v[static_cast<size_t>(5001 * len + len / 2)] = NAN;
+      v[static_cast<size_t>(5002 * len + 1)] = INFINITY;
+      expectMatchesReference({ir::OpType::kSoftMax,
+                              attrs({{"axis", int64_t{1}}}),
+                              {var(HostTensor::fromVector(t, makeDims({rows, len}), v))}});
+    }
 }
 
 // -inf rows, NaN, +inf on the vectorized kernels (rows of 8 and of 2,048 elements): the same NaN rows as the
@@ -116,7 +137,10 @@ TEST(CudaSoftMax, LauncherMisalignedPointers) {
           ASSERT_TRUE(dev->copy(xp, hx.data(), hx.bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
           ASSERT_TRUE(dev->copy(xa->data(), hx.data(), hx.bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
           auto dt = static_cast<int32_t>(t);
-          ASSERT_TRUE(cuda::launchSoftmax(dt, xp, yp, rows, len, 1, nullptr, cs));
+          // The aligned case under the alternative (evict-first) variant: the same results as the default.
+          cuda::RowVariant variant =
+              shiftX == 0 && shiftY == 0 ? cuda::RowVariant::kAlternative : cuda::RowVariant::kDefault;
+          ASSERT_TRUE(cuda::launchSoftmax(dt, xp, yp, rows, len, 1, nullptr, cs, false, variant));
           ASSERT_TRUE(cuda::launchSoftmax(dt, xa->data(), ya->data(), rows, len, 1, nullptr, cs, true));
           ASSERT_TRUE(cuda::launchStatus("softmax").isOk());
           HostTensor got = *HostTensor::allocate(t, makeDims({n}), "got");

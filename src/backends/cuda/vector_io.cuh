@@ -1,14 +1,18 @@
 // The CUDA backend's 16-byte vector helpers: how many elements of a float type one vector holds (device and host),
 // alignment checks, one vector's conversion to and from fp32 lanes (pack/unpack), and V consecutive elements moved
-// as whole 16-, 8- or 4-byte words (load/store). The caller guarantees the alignment (host-side checks). .cu only.
+// as whole 16-, 8- or 4-byte words (load/store), raw 16-byte loads/stores with a cache hint, and the persistent grid
+// size of the row kernels. The caller guarantees the alignment (host-side checks). .cu only.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <type_traits>
 
 #include "backends/cuda/device_types.cuh"
@@ -149,6 +153,91 @@ __device__ __forceinline__ void loadAny(void const* p, int32_t dtype, int64_t i,
       load<float, V>(static_cast<float const*>(p) + i, out);
       return;
   }
+}
+
+/// One 16-byte vector at p (16-byte aligned), through the read-only path or evict-first (`streaming`: data read
+/// once); the branch is uniform over the grid.
+__device__ __forceinline__ uint4 loadRaw(void const* p, bool streaming) {
+  auto const* q = static_cast<uint4 const*>(p);
+  return streaming ? __ldcs(q) : __ldg(q);
+}
+
+/// Stores one 16-byte vector at p (16-byte aligned), plainly or evict-first (`streaming`).
+__device__ __forceinline__ void storeRaw(void* p, uint4 v, bool streaming) {
+  auto* q = static_cast<uint4*>(p);
+  if (streaming)
+    __stcs(q, v);
+  else
+    *q = v;
+}
+
+/// Streaming multiprocessors of the current device (cached per device; 132, the H100/H200's, if it cannot be
+/// asked). Host side.
+inline int multiprocessorCount() {
+  constexpr int kCached = 16;
+  static std::atomic<int> cache[kCached];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 132;
+  if (device >= 0 && device < kCached) {
+    int v = cache[device].load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) sms = 132;
+  if (device >= 0 && device < kCached) cache[device].store(sms, std::memory_order_relaxed);
+  return sms;
+}
+
+/// Blocks of `kernel` resident on one SM at `threads` threads and `smem` bytes of dynamic shared memory (at least
+/// 1), cached per (device, kernel, threads, smem): the occupancy query costs more than the launch. Host side.
+inline int residentBlocksPerSm(void const* kernel, int threads, size_t smem,
+                               cudaError_t (*query)(int*, void const*, int, size_t)) {
+  struct Key {
+    int device;
+    void const* kernel;
+    int threads;
+    size_t smem;
+    bool operator<(Key const& o) const {
+      if (device != o.device) return device < o.device;
+      if (kernel != o.kernel) return kernel < o.kernel;
+      if (threads != o.threads) return threads < o.threads;
+      return smem < o.smem;
+    }
+  };
+  static std::mutex mutex;
+  static std::map<Key, int> cache;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  Key const key{device, kernel, threads, smem};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  int perSm = 0;
+  if (query(&perSm, kernel, threads, smem) != cudaSuccess || perSm < 1) {
+    (void)cudaGetLastError();  // the query's failure is not the launch's: leave no sticky error behind
+    return 1;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[key] = perSm;
+  return perSm;
+}
+
+/// The grid of a persistent kernel (blocks loop over the work): `wanted` blocks, at most as many as can be resident
+/// at once (SMs x blocks per SM at `threads` and `smem` bytes of dynamic shared memory), at least 1. Host side.
+template <typename K>
+unsigned persistentBlocks(K kernel, int threads, size_t smem, int64_t wanted) {
+  auto query = [](int* n, void const* f, int t, size_t m) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, reinterpret_cast<K>(const_cast<void*>(f)), t, m);
+  };
+  int const perSm = residentBlocksPerSm(reinterpret_cast<void const*>(kernel), threads, smem, query);
+  int64_t resident = static_cast<int64_t>(multiprocessorCount()) * perSm;
+  int64_t blocks = wanted < resident ? wanted : resident;
+  return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
 /// Whether p is aligned for load/store of V elements of `elemBytes` bytes each (host side).

@@ -1,7 +1,8 @@
 // torch.nn.MultiheadAttention's packed in-projection around a fused Attention (torchvision's ViT): the views and
 // copies that split the in_proj output [S, B, 3E] into per-head q, k, v (Slices or Gathers, reshapes, transposes)
 // and merge the heads back for the out_proj go; the Attention reads the in_proj output packed (layout 2 or 1) and
-// writes y in the order the out_proj reads. Each chain is proven by running it on an index tensor (static shapes).
+// writes y in the order the out_proj reads. Each chain is proven by running it on an index tensor (static shapes),
+// once per distinct chain: identical chains of other layers reuse the verdict.
 #include <map>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 #include "backends/reference/graph_interpreter.h"
 #include "builder/passes/pass.h"
 #include "ir/attention_layout.h"
+#include "ir/text.h"
 
 namespace kiln::builder {
 namespace {
@@ -46,14 +48,15 @@ std::pair<ir::Value*, std::vector<ir::Node*>> chainTo(ir::Value* x) {
   return {x, chain};
 }
 
-// `chains` run on the host from an int32 `source` holding each element's index: the chains' end values (an error
-// when a chain cannot run there).
-Result<std::vector<HostTensor>> probe(ir::Value const* source, Dims const& sourceShape,
-                                      std::vector<std::vector<ir::Node*>> const& chains) {
-  ir::Graph g;
-  KILN_ASSIGN_OR_RETURN(ir::Value * in, g.addInput("probe", DataType::kINT32, sourceShape));
+// `chains` cloned onto an int32 input "probe" of shape `sourceShape` (their outputs the chains' ends). Nodes and
+// constants are named by position, so that identical chains of different layers print alike.
+Result<std::unique_ptr<ir::Graph>> probeGraph(ir::Value const* source, Dims const& sourceShape,
+                                              std::vector<std::vector<ir::Node*>> const& chains) {
+  auto g = std::make_unique<ir::Graph>();
+  KILN_ASSIGN_OR_RETURN(ir::Value * in, g->addInput("probe", DataType::kINT32, sourceShape));
   std::map<ir::Value const*, ir::Value*> mapped{{source, in}};
   std::set<ir::Node const*> cloned;
+  int nodes = 0, constants = 0;
   for (auto const& chain : chains) {
     for (ir::Node const* n : chain) {
       if (cloned.count(n)) continue;
@@ -65,19 +68,26 @@ Result<std::vector<HostTensor>> probe(ir::Value const* source, Dims const& sourc
         } else if (auto it = mapped.find(v); it != mapped.end()) {
           ins.push_back(it->second);
         } else {
-          ins.push_back(g.addConstant(g.uniqueNodeName("c"), *passutil::constantData(v))->output(0));
+          ins.push_back(g->addConstant(strCat("c", constants++), *passutil::constantData(v))->output(0));
         }
       }
-      ir::Node* c = g.addNode(n->op, g.uniqueNodeName(n->name), ins);
+      ir::Node* c = g->addNode(n->op, strCat("n", nodes++), ins);
       c->attrs = n->attrs;
       mapped[n->outputs[0]] = c->outputs[0];
     }
-    g.markOutput(chain.empty() ? in : mapped.at(chain.back()->outputs[0]));
+    g->markOutput(chain.empty() ? in : mapped.at(chain.back()->outputs[0]));
   }
-  int64_t const count = volume(sourceShape);
+  return g;
+}
+
+// Runs a probe graph on its input holding each element's index: the chains' end values (an error when a chain
+// cannot run there).
+Result<std::vector<HostTensor>> runProbe(ir::Graph const& g) {
+  Dims const& shape = g.inputs()[0]->shape;
+  int64_t const count = volume(shape);
   std::vector<int32_t> iota(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) iota[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-  KILN_ASSIGN_OR_RETURN(HostTensor t, HostTensor::make(DataType::kINT32, sourceShape, iota));
+  KILN_ASSIGN_OR_RETURN(HostTensor t, HostTensor::make(DataType::kINT32, shape, iota));
   return backends::runGraphOnHost(g, {t});
 }
 
@@ -217,19 +227,36 @@ class AbsorbAttentionViews final : public Pass {
     Dims const yView = unknown <= 1 ? z->shape : zs;
 
     // Which layout the source is in: [S, B, 3E] (2) or [B, S, 3E] (1), with B * H = N; proven by the probes.
-    auto qkv = probe(source, ps, chains);
-    if (!qkv.isOk()) return false;
-    auto yz = probe(y, qs, {yChain});
-    if (!yz.isOk()) return false;
+    // The verdict depends only on the probe graphs (ops, attributes, constants, the shapes they run at) and k^T, so
+    // a chain identical to one proven before (every layer of a ViT) reuses its verdict instead of running again.
+    auto qkvGraph = probeGraph(source, ps, chains);
+    if (!qkvGraph.isOk()) return false;
+    auto yGraph = probeGraph(y, qs, {yChain});
+    if (!yGraph.isOk()) return false;
+    ir::PrintOptions exact;
+    exact.fullConstants = true;
+    exact.annotations = false;
+    std::string key = strCat(kT ? "kT\n" : "k\n", ir::printGraph(**qkvGraph, exact), ir::printGraph(**yGraph, exact));
     std::optional<int64_t> layout;
-    for (int64_t l : {ir::kAttentionLayoutSbhd, ir::kAttentionLayoutBshd}) {
-      bool const seqFirst = l == ir::kAttentionLayoutSbhd;
-      int64_t const ps0 = seqFirst ? ps.d[0] : ps.d[1], pb = seqFirst ? ps.d[1] : ps.d[0];
-      if (ps0 != s || pb * h != n) continue;
-      if (matches(*qkv, *yz, seqFirst, kT, pb, s, h, d, e)) {
-        layout = l;
-        break;
+    auto known = verdicts_.find(key);
+    bool const reused = known != verdicts_.end();
+    if (reused) {
+      layout = known->second;
+    } else {
+      auto qkv = runProbe(**qkvGraph);
+      auto yz = qkv.isOk() ? runProbe(**yGraph) : Result<std::vector<HostTensor>>(qkv.status());
+      probedElements_ += volume(ps) + volume(qs);
+      for (int64_t l : {ir::kAttentionLayoutSbhd, ir::kAttentionLayoutBshd}) {
+        if (!yz.isOk()) break;
+        bool const seqFirst = l == ir::kAttentionLayoutSbhd;
+        int64_t const ps0 = seqFirst ? ps.d[0] : ps.d[1], pb = seqFirst ? ps.d[1] : ps.d[0];
+        if (ps0 != s || pb * h != n) continue;
+        if (matches(*qkv, *yz, seqFirst, kT, pb, s, h, d, e)) {
+          layout = l;
+          break;
+        }
       }
+      verdicts_.emplace(std::move(key), layout);
     }
     if (!layout) return false;
 
@@ -262,13 +289,21 @@ class AbsorbAttentionViews final : public Pass {
     for (ir::Node const* c : yChain) passutil::recordFusion(*out, *c);
     passutil::log(ctx, strCat(name(), ": ", chainNodes.size(), " layers splitting ", source->name, " and ",
                               yChain.size(), " merging the heads around ", att->describe(), " into ",
-                              packed->describe(), " (", ir::attentionLayoutName(*layout, true), ")"));
+                              packed->describe(), " (", ir::attentionLayoutName(*layout, true), "; ",
+                              reused ? std::string("proven before for identical chains")
+                                     : strCat("proven on ", volume(ps) + volume(qs), " elements"),
+                              ", ", probedElements_, " probed in this pass so far)"));
     passutil::replaceValue(g, z, out->outputs[0]);
     for (ir::Node* c : yChain) g.removeNode(c);
     g.removeNode(att);
     for (ir::Node* c : chainNodes) g.removeNode(c);
     return true;
   }
+
+  // Verdicts of the probes by their key (the printed probe graphs and k^T): the layout proven, or none. Kept for
+  // the pass object's life (one pipeline of one build); the key holds everything the verdict depends on.
+  std::map<std::string, std::optional<int64_t>> verdicts_;
+  int64_t probedElements_ = 0;  // elements of the index tensors the probes ran on
 
   // The probes agree with the packed layout: q, k, v element (bh, s, d) (k^T's (bh, d, s) with kT) is source
   // element (s, b, slot, h, d) in the layout's order, and element i of the y chain's end is y element (b * H + h, s, d)

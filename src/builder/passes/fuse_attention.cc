@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "builder/passes/dim_origin.h"
 #include "builder/passes/pass.h"
 #include "kiln/kiln.h"
 
@@ -69,22 +70,12 @@ std::pair<ir::Value*, double> stripScale(ir::Graph const& g, ir::Value* v, std::
 }
 
 using Perm = std::vector<int64_t>;
+using passutil::readShuffle;
 
 // The swap of axes 1 and 2: [B, H, S, D] <-> [B, S, H, D].
 Perm const kSwapHeads{0, 2, 1, 3};
 // k^T [B, H, D, S] viewed as [B, S, H, D].
 Perm const kHeadsFromKT{0, 3, 1, 2};
-
-// A permutation attribute of `rank` entries (absent or empty: the identity); nullopt when malformed.
-std::optional<Perm> permAttr(ir::Node const& n, char const* name, int32_t rank) {
-  Perm p = n.attrs.getInts(name);
-  if (p.empty()) {
-    p.resize(static_cast<size_t>(std::max(rank, 0)));
-    for (int32_t i = 0; i < rank; ++i) p[static_cast<size_t>(i)] = i;
-  }
-  if (static_cast<int32_t>(p.size()) != rank) return std::nullopt;
-  return p;
-}
 
 // A rewrite of a Shuffle next to the attention: it goes (its input takes the place of its output), or it keeps
 // its reshape and loses its permutations.
@@ -93,25 +84,6 @@ struct ShuffleEdit {
   bool remove = false;
   Dims shape{};  // the output's new shape when kept
 };
-
-// A static-attribute Shuffle (reshape dims as attribute or input 1) with one output; its permutations.
-struct ShuffleView {
-  bool reshape = false;
-  Perm first, second;
-};
-std::optional<ShuffleView> readShuffle(ir::Node const* sh) {
-  if (!sh || sh->op != ir::OpType::kShuffle || sh->outputs.size() != 1 || sh->inputs.empty() || !sh->inputs[0] ||
-      sh->inputs.size() > 2)
-    return std::nullopt;
-  ShuffleView v;
-  v.reshape = sh->input(1) != nullptr || sh->attrs.has("reshape");
-  auto f = permAttr(*sh, "first_perm", sh->inputs[0]->shape.nbDims);
-  auto s = permAttr(*sh, "second_perm", sh->outputs[0]->shape.nbDims);
-  if (!f || !s) return std::nullopt;
-  v.first = *f;
-  v.second = *s;
-  return v;
-}
 
 // `x` (rank 4) made by a Shuffle that only the attention reads: the edit after which the Shuffle gives x viewed
 // through `e` (z[i] = x[e[i]]) with no transposition left; nullopt when a transposition would stay.
@@ -166,64 +138,9 @@ std::optional<ShuffleEdit> absorbConsumer(ir::Graph const& g, ir::Value* y, Perm
 // Known, equal extents.
 bool sameKnown(int64_t a, int64_t b, int64_t c) { return a >= 0 && a == b && a == c; }
 
-// A constant with no dim other than 1 aligned (numpy, right-aligned) to dim `axis` of a rank-`rank` result, so an
-// ElementWise with it leaves that dim to the other operand.
-bool constantKeepsDim(ir::Value const* c, int32_t rank, int32_t axis) {
-  HostTensor const* t = passutil::constantData(c);
-  if (!t || t->shape().nbDims > rank) return false;
-  int32_t const i = axis - (rank - t->shape().nbDims);
-  return i < 0 || t->shape().d[i] == 1;
-}
-
-// Where dim `axis` of `v` comes from: followed back through Shuffles that carry it (permutations, a reshape's
-// placeholder 0), ElementWise with a constant that does not broadcast it, and MatrixMultiply rows (first operand
-// not transposed, of the output's rank, a constant second operand without batch dims). Two dims with one origin
-// are equal at run time whatever the dynamic shapes (as q, k and v projected from one input).
-std::pair<ir::Value const*, int32_t> dimOrigin(ir::Value const* v, int32_t axis) {
-  for (int step = 0; step < 64; ++step) {
-    ir::Node const* n = v->producer;
-    if (!n || n->outputs.size() != 1) break;
-    int32_t const rank = v->shape.nbDims;
-    if (n->op == ir::OpType::kShuffle) {
-      auto view = readShuffle(n);
-      if (!view || axis >= static_cast<int32_t>(view->second.size())) break;
-      int64_t a = view->second[static_cast<size_t>(axis)];
-      if (view->reshape) {
-        std::vector<int64_t> const r = n->attrs.getInts("reshape");
-        if (n->input(1) || n->attrs.getInt("zero_is_placeholder", 1) == 0 || a >= static_cast<int64_t>(r.size()) ||
-            r[static_cast<size_t>(a)] != 0)
-          break;
-      }
-      if (a >= static_cast<int64_t>(view->first.size())) break;
-      v = n->inputs[0];
-      axis = static_cast<int32_t>(view->first[static_cast<size_t>(a)]);
-    } else if (n->op == ir::OpType::kElementWise && n->inputs.size() == 2 && n->inputs[0] && n->inputs[1]) {
-      int side = -1;
-      for (int i = 0; i < 2; ++i)
-        if (n->inputs[i]->shape.nbDims == rank && constantKeepsDim(n->inputs[1 - i], rank, axis)) side = i;
-      if (side < 0) break;
-      v = n->inputs[side];
-    } else if (n->op == ir::OpType::kMatrixMultiply && n->inputs.size() >= 2 && n->inputs[0] &&
-               n->attrs.getInt("op_a", 0) == static_cast<int64_t>(MatrixOperation::kNONE) &&
-               n->inputs[0]->shape.nbDims == rank && axis < rank - 1) {
-      HostTensor const* w = passutil::constantData(n->inputs[1]);
-      bool batchless = w && w->shape().nbDims >= 2;
-      for (int32_t i = 0; batchless && i + 2 < w->shape().nbDims; ++i) batchless = w->shape().d[i] == 1;
-      // A residual (input 3) has y's shape; a bias does not enlarge y: neither changes where the dim comes from.
-      if (!batchless) break;
-      v = n->inputs[0];
-    } else {
-      break;
-    }
-  }
-  return {v, axis};
-}
-
-// Dim 0 of q, k and v known and equal, or unknown with one origin (dimOrigin).
+// Dim 0 of q, k and v equal at run time: known and equal, or unknown with one origin (passutil::sameDim).
 bool sameBatch(ir::Value const* q, ir::Value const* k, ir::Value const* v) {
-  if (sameKnown(q->shape.d[0], k->shape.d[0], v->shape.d[0])) return true;
-  auto const o = dimOrigin(q, 0);
-  return o.first->shape.nbDims > o.second && dimOrigin(k, 0) == o && dimOrigin(v, 0) == o;
+  return passutil::sameDim(q, 0, k, 0) && passutil::sameDim(q, 0, v, 0);
 }
 
 class FuseAttention final : public Pass {

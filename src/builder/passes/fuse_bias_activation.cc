@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "builder/passes/dim_origin.h"
 #include "builder/passes/pass.h"
 #include "kiln/kiln.h"
 
@@ -125,8 +126,10 @@ class FuseBiasActivation final : public Pass {
       passutil::log(ctx, strCat(name(), ": fused bias ", user.describe(), " into ", n.describe()));
       return true;
     }
-    // A residual: a computed tensor of y's shape, ready before the conv or matmul runs.
-    if (n.input(3) || other->dtype != y->dtype || !dimsEqual(other->shape, y->shape)) return false;
+    // A residual: a computed tensor of y's shape, ready before the conv or matmul runs. Unknown dims must be
+    // proven equal (one origin): two independent -1s may be 1 and N at run time, which the sum broadcasts and the
+    // fused residual does not.
+    if (n.input(3) || other->dtype != y->dtype || !passutil::sameShape(other, y)) return false;
     if (!conv && partOfAttention(g, n, user)) return false;
     if (other->producer) {
       auto pOther = position.find(other->producer);

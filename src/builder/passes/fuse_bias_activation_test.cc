@@ -240,6 +240,63 @@ TEST(FuseBiasActivation, NoResidualOfAnotherShape) {
                            "}\n");
 }
 
+// Two unknown batch dims of independent inputs may be 1 and 4 at run time, which the sum broadcasts and a fused
+// residual would not: no fusion, and the graph still runs with 1 against 4.
+TEST(FuseBiasActivation, NoResidualWhoseUnknownDimsHaveOtherOrigins) {
+  auto pass = createFuseBiasActivationPass();
+  constexpr char kNet[] =
+      "graph {\n"
+      "  input x: f32[-1,8]\n"
+      "  input r: f32[-1,8]\n"
+      "  w: f32[8,8] = Constant \"w\" () {data=random(1)}\n"
+      "  y: f32[-1,8] = MatrixMultiply \"fc\" (x, w) {op_a=0, op_b=0}\n"
+      "  s: f32[-1,8] = ElementWise \"add\" (y, r) {op=0}\n"
+      "  output s\n"
+      "}\n";
+  expectNoRewrite(*pass, kNet);
+  auto g = testing::parseInferred(kNet);
+  ASSERT_TRUE(g);
+  EXPECT_FALSE(testing::runPass(*pass, *g));
+  auto x = ir::makeRandomTensor(DataType::kFLOAT, makeDims({1, 8}), 7);
+  auto r = ir::makeRandomTensor(DataType::kFLOAT, makeDims({4, 8}), 8);
+  ASSERT_TRUE(x.isOk() && r.isOk());
+  auto out = backends::runGraphOnHost(*g, {*x, *r});
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  ASSERT_EQ(out->size(), 1u);
+  HostTensor const& s = (*out)[0];
+  ASSERT_TRUE(dimsEqual(s.shape(), makeDims({4, 8}))) << dimsToString(s.shape());
+  HostTensor const* w = passutil::constantData(g->outputs()[0]->producer->inputs[0]->producer->inputs[1]);
+  ASSERT_TRUE(w);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      double want = r->doubleAt(i * 8 + j);
+      for (int64_t k = 0; k < 8; ++k) want += x->doubleAt(k) * w->doubleAt(k * 8 + j);
+      EXPECT_NEAR(s.doubleAt(i * 8 + j), want, 1e-5) << i << "," << j;
+    }
+}
+
+// BERT's residual: the unknown batch dims of the GEMM's output and of the residual are both copied from one input
+// (through an Activation and the GEMM's rows), so they are equal whatever the batch: fused.
+TEST(FuseBiasActivation, ResidualWhoseUnknownDimsHaveOneOrigin) {
+  auto pass = createFuseBiasActivationPass();
+  expectRewrite(*pass,
+                "graph {\n"
+                "  input x: f32[-1,8]\n"
+                "  h: f32[-1,8] = Activation \"act\" (x) {type=1}\n"
+                "  w: f32[8,8] = Constant \"w\" () {data=random(1)}\n"
+                "  y: f32[-1,8] = MatrixMultiply \"fc\" (h, w) {op_a=0, op_b=0}\n"
+                "  s: f32[-1,8] = ElementWise \"add\" (y, h) {op=0}\n"
+                "  output s\n"
+                "}\n",
+                "graph {\n"
+                "  input x: f32[-1,8]\n"
+                "  h: f32[-1,8] = Activation \"act\" (x) {type=1}\n"
+                "  w: f32[8,8] = Constant \"w\" () {data=<f32 x 64>}\n"
+                "  s: f32[-1,8] = MatrixMultiply \"fc\" (h, w, _, h) {op_a=0, op_b=0} @fused=[\"fc\",\"add\"]\n"
+                "  output s\n"
+                "}\n");
+}
+
 TEST(FuseBiasActivation, NoSecondActivation) {
   auto pass = createFuseBiasActivationPass();
   expectNoRewrite(*pass, a("graph {\n"
