@@ -22,7 +22,7 @@ bool isReducedFloat(DataType t) { return t == DataType::kHALF || t == DataType::
 // in any layout when all inputs share the output's shape.
 bool isElementWise(OpType op) {
   return op == OpType::kActivation || op == OpType::kUnary || op == OpType::kElementWise || op == OpType::kCast ||
-         op == OpType::kIdentity;
+         op == OpType::kIdentity || op == OpType::kPointwiseFused;
 }
 
 class Assigner {

@@ -582,6 +582,17 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
     }
     pctx.profileInputs = nullptr;  // points into this block
   }
+  // Pointwise fusion last among the graph rewrites (GPU builds): the epilogue, residual, GELU and attention fusions
+  // above keep their layers, and precision's casts are in place, so they fuse with the rounding they carry.
+  if (gpu && config.optimizationLevel() > 0) {
+    passLog.clear();
+    KILN_ASSIGN_OR_RETURN(bool fusedPointwise, createFusePointwisePass()->run(*g, pctx));
+    if (fusedPointwise) {
+      KILN_RETURN_IF_ERROR(createEliminateDeadLayersPass()->run(*g, pctx).status());
+      KILN_RETURN_IF_ERROR(recomputeStates());
+      for (auto const& l : passLog) verbose(l);
+    }
+  }
   // GPU memory layouts: channels-last where format-aware tactics take it, Reformat layers where layouts meet;
   // the weights' reformats are computed here, once.
   if (gpu && config.optimizationLevel() > 0) {

@@ -40,6 +40,8 @@ bool isComputeOp(OpType op) {
     case OpType::kDequantize:
     case OpType::kDynamicQuantize:
     case OpType::kAttention: return true;
+    // Made after precision assignment (fuse_pointwise), with the types its layers had.
+    case OpType::kPointwiseFused:
     case OpType::kConstant:
     case OpType::kIdentity:
     case OpType::kReformat:
@@ -124,6 +126,7 @@ bool isDataInput(Node const& n, size_t i) {
     case OpType::kPluginV3:
     // q, k, v and the additive mask, as the MatrixMultiply/ElementWise layers it replaces read them.
     case OpType::kAttention:
+    case OpType::kPointwiseFused:
     case OpType::kLoop: return true;
   }
   return true;
@@ -176,6 +179,7 @@ bool followsDataType(OpType op) {
     case OpType::kDequantize:
     case OpType::kDynamicQuantize:
     case OpType::kAttention:
+    case OpType::kPointwiseFused:
     case OpType::kIf:
     case OpType::kLoop:
     // Plugins: the builder negotiates their types with the plugin (builder/plugins.cc).

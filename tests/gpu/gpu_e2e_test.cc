@@ -274,6 +274,92 @@ TEST(GpuModels, BertLayerAttentionRunsAsOneFusedKernel) {
   }
 }
 
+// A chain of six pointwise layers (broadcast bias, scalar constant, GELU, abs, sigmoid, residual subtraction) builds
+// to one PointwiseFused layer named after them (one NVRTC-generated kernel) at level 3, matches the CPU build in fp32
+// and fp16, and replays under CUDA graph capture; level 0 keeps the layers.
+DefineFn pointwiseChain() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    kiln::ITensor* x = n.addInput("x", kiln::DataType::kFLOAT, kiln::Dims{3, {2, 64, 33}});
+    kiln::ITensor* b = n.addInput("b", kiln::DataType::kFLOAT, kiln::Dims{1, {33}});
+    static float const kScale = 0.75f;
+    auto* k = n.addConstant(kiln::Dims{1, {1}}, kiln::Weights{kiln::DataType::kFLOAT, &kScale, 1});
+    auto* add = n.addElementWise(*x, *b, kiln::ElementWiseOperation::kSUM);
+    auto* gelu = n.addActivation(*add->getOutput(0), kiln::ActivationType::kGELU_TANH);
+    auto* mul = n.addElementWise(*gelu->getOutput(0), *k->getOutput(0), kiln::ElementWiseOperation::kPROD);
+    auto* abs = n.addUnary(*mul->getOutput(0), kiln::UnaryOperation::kABS);
+    auto* sig = n.addActivation(*abs->getOutput(0), kiln::ActivationType::kSIGMOID);
+    auto* sub = n.addElementWise(*sig->getOutput(0), *x, kiln::ElementWiseOperation::kSUB);
+    if (!add || !gelu || !mul || !abs || !sig || !sub) return false;
+    add->setName("bias");
+    gelu->setName("gelu");
+    mul->setName("scale");
+    abs->setName("abs");
+    sig->setName("sigmoid");
+    sub->setName("residual");
+    sub->getOutput(0)->setName("y");
+    n.markOutput(*sub->getOutput(0));
+    return true;
+  };
+}
+
+TEST(GpuModels, PointwiseChainBuildsToOneGeneratedKernel) {
+  REQUIRE_GPU();
+  auto x = randomInput("x", kiln::Dims{3, {2, 64, 33}}, 21);
+  auto b = randomInput("b", kiln::Dims{1, {33}}, 22);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, pointwiseChain(), {x, b});
+  for (auto const& c : {Case{"fp32 level 3", {3}, 1e-5}, Case{"fp16 level 3", {3, false, true}, 5e-3},
+                        Case{"fp32 level 0", {0}, 1e-5}}) {
+    SCOPED_TRACE(c.name);
+    GpuBuild bld = c.build;
+    bld.detailed = true;
+    auto plan = buildGpuPlan(logger, pointwiseChain(), bld);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+    std::string const text = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+    if (c.build.level > 0) {
+      // fp16 builds add the precision casts at the network's edges; they fuse into the chain too.
+      EXPECT_EQ(engine->getNbLayers(), 1) << text;
+      EXPECT_EQ(occurrences(text, "\"LayerType\": \"PointwiseFused\""), 1) << text;
+      EXPECT_EQ(occurrences(text, "pointwisefused_cuda_nvrtc"), 1) << text;
+      EXPECT_NE(text.find("PWN("), std::string::npos) << text;
+      for (char const* layer : {"bias", "gelu", "scale", "abs", "sigmoid", "residual"})
+        EXPECT_NE(text.find(layer), std::string::npos) << layer << " is not named in the fused layer\n" << text;
+    } else {
+      EXPECT_EQ(occurrences(text, "\"LayerType\": \"PointwiseFused\""), 0) << text;
+    }
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    DeviceIO io;
+    ASSERT_TRUE(io.bind(*ctx, {x, b})) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+    ASSERT_TRUE(io.fetch(s));
+    double err = compare(io.outputs(), ref);
+    std::printf("%s: norm-relative error %.3g (limit %.3g)\n", c.name, err, c.tolerance);
+    EXPECT_LE(err, c.tolerance);
+    // Captured into a CUDA graph and replayed.
+    ASSERT_TRUE(io.poison());
+    ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    bool enq = ctx->enqueueV3(s);
+    cudaGraph_t g = nullptr;
+    ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+    ASSERT_TRUE(enq) << logger.lastError();
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+    ASSERT_TRUE(io.fetch(s));
+    EXPECT_LE(compare(io.outputs(), ref), c.tolerance);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+  }
+}
+
 // One profile fixing the input's shape (kilnexec/trtexec --shapes): the build specializes to it (the attention
 // reads and writes [B, S, H, D], layout 1, as with the ranged profile, whose -1 batch fuse_attention proves one),
 // while the engine reports the network's -1 dims and checks setInputShape against the profile. Results against the

@@ -64,6 +64,11 @@ std::unique_ptr<Pass> createMergeQkvProjectionsPass();
 /// CPU builds only (PassContext::cpuTarget): x * sigmoid(x) after a Convolution becomes its `cpu_swish`
 /// attribute (the CPU kernels apply it after the activation; the CUDA ones do not read it).
 std::unique_ptr<Pass> createFuseCpuSwishPass();
+/// GPU builds, level >= 1, run once after precision and the attention re-run (build_engine.cc): maximal connected
+/// groups of at least two ElementWise / Unary / Activation / Cast / Select layers on float or bool values, with one
+/// sink and no other value read outside the group or marked as a graph output, become one PointwiseFused node
+/// named "PWN(<layer names>)"; one-element float constants become immediates.
+std::unique_ptr<Pass> createFusePointwisePass();
 /// Runs after tactic selection on CPU builds (it reads Node::tactic): records `format` (a
 /// backends::cpu::ActFormat value: 1 channels-last, 8 / 16 nChw8c / nChw16c; 0 does nothing) as the memory format
 /// of the activations passed only between oneDNN convolutions and poolings.
