@@ -36,6 +36,7 @@
 
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/vector_io.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -775,15 +776,6 @@ std::atomic<int64_t> gRowsPerCta{0};  // setAttentionRowsPerCta's setting; 0: by
 std::atomic<int64_t> gKeySplits{0};   // setAttentionKeySplits' setting; 0: by grid size
 constexpr int64_t kMaxKeySplits = 8;  // the portable cluster size
 
-// The device's SM count, 0 when it cannot be read (the launch that follows then reports the device's error).
-int smCount() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return 0;
-  return sms;
-}
-
 // Query rows per CTA of the fp16/bf16 kernel for `tiles` 64-row tiles per batch entry. A grid of fewer 64-row CTAs
 // than SMs leaves SMs idle, but 16-row CTAs alone do not pay: a warp's own work is the same, and on the H200 BERT
 // batch 1 (12 heads x 2 tiles = 24 CTAs, 2 key tiles) took 6.7 us with 16 rows against 5.6 us with 64. So 16 rows
@@ -796,7 +788,7 @@ int64_t rowsPerCta(AttentionArgs const& a, int64_t tiles) {
   if (forced == kSmallBlockM && a.batchCount > 0x7fffffff / smallTiles) return kBlockM;  // one grid dimension
   if (forced != 0) return forced;
   int64_t const keyTiles = (a.skv + kBlockN - 1) / kBlockN;
-  return keyTiles >= 4 && a.batchCount * tiles < smCount() ? kSmallBlockM : kBlockM;
+  return keyTiles >= 4 && a.batchCount * tiles < vec::multiprocessorCount() ? kSmallBlockM : kBlockM;
 }
 
 // The key split of a launch of `ctas` CTAs (rows rows each): the CTAs of one query tile split its key tiles into
@@ -808,7 +800,7 @@ void chooseKeySplits(AttentionArgs const& a, int64_t ctas, int64_t rows, MmaFlag
   int64_t splits = rows == kSmallBlockM ? gKeySplits.load(std::memory_order_relaxed) : 1;
   if (splits == 0) {
     splits = 1;
-    int64_t const sms = smCount();
+    int64_t const sms = vec::multiprocessorCount();
     if (rows == kSmallBlockM && ctas < sms && keyTiles >= 4)
       splits = std::min({kMaxKeySplits, sms / ctas, keyTiles / 2});
   }

@@ -172,22 +172,6 @@ __global__ void __launch_bounds__(kDwThreads)
   }
 }
 
-// Streaming multiprocessors of the current device (cached per device; 132 if it cannot be asked).
-int multiprocessors() {
-  constexpr int kCached = 16;
-  static std::atomic<int> cache[kCached];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 132;
-  if (device >= 0 && device < kCached) {
-    int v = cache[device].load(std::memory_order_relaxed);
-    if (v > 0) return v;
-  }
-  int sms = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) sms = 132;
-  if (device >= 0 && device < kCached) cache[device].store(sms, std::memory_order_relaxed);
-  return sms;
-}
-
 std::atomic<int> gDwTileForTesting{0};  // setDepthwiseHwcVecTileForTesting
 
 template <typename T>
@@ -225,7 +209,7 @@ bool launchVec(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T*
   if (!depthwise::windowFits(g)) return false;
   if (taps * V * 4 > kDwSmemBytes) return false;
 
-  int const sms = multiprocessors();
+  int const sms = vec::multiprocessorCount();
   int const cv = static_cast<int>(g.c / V);
   // Several pixels per thread (4 at stride 1; 2 at stride 2, whose wider input window costs registers) where that
   // still leaves 16 warps per SM; else one (small layers, batch 1). The generic kernel computes one.
