@@ -483,6 +483,14 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   PrecisionOptions popt;
   popt.flags = config.getFlags();
   popt.stronglyTyped = network.stronglyTyped;
+  // A reduced type is allowed, not required: a layer whose reduced form only reference (CPU: fp64 loops) or
+  // host-fallback (GPU) tactics run keeps float32 where a library tactic runs that.
+  popt.hasLibraryTactic = [&](Node const& n, std::vector<ir::TensorInfo> const& in,
+                              std::vector<ir::TensorInfo> const& out) {
+    for (auto const* t : backends::TacticRegistry::instance().candidates(n, in, out, device, sources))
+      if (t->source != TacticSource::kREFERENCE && !backends::isHostFallback(*t)) return true;
+    return false;
+  };
   KILN_RETURN_IF_ERROR(assignPrecision(*g, popt));
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   KILN_ASSIGN_OR_RETURN(bool castsFolded, foldConstantCasts(*g, eval, env.budget));
