@@ -1,0 +1,208 @@
+// The oneDNN tactics in bf16 (convolution_onednn_direct, matrix_multiply_onednn_gemm, pooling_onednn_direct with
+// bf16 data, fp32 accumulation) against the reference kernels on the same bf16 inputs, over edge shapes, recorded
+// formats, fused bias/residual/activations and threads; the types they refuse; and the builder's question before it
+// casts the weights (bf16 data with the float32 constant weights still in the graph).
+#include <gtest/gtest.h>
+
+#include "backends/cpu/cpu_test_util.h"
+
+namespace kiln {
+namespace {
+
+using namespace cputest;  // NOLINT: test helpers
+using V = std::vector<int64_t>;
+
+constexpr char kConv[] = "convolution_onednn_direct";
+constexpr char kMatMul[] = "matrix_multiply_onednn_gemm";
+constexpr char kPool[] = "pooling_onednn_direct";
+// Both sides round the output to bf16 (8 significant bits) from the same bf16 inputs: they agree except where the fp32
+// and fp64 sums fall on either side of a rounding boundary (norm-relative errors 0 to 5e-6 here, one bf16 step is
+// 4e-3 relative); a wrong layout or weight gives errors near 1.
+constexpr double kTol = 1e-3;
+
+HostTensor bf16(HostTensor const& t) { return convertType(t, DataType::kBF16); }
+HostTensor randomBf16(V const& shape, uint32_t seed) { return bf16(randomTensor(shape, seed)); }
+
+struct ConvCase {
+  V x{}, w{};
+  V strides{}, pads{};
+  int64_t groups = 1;
+  bool bias = false, residual = false;
+  int64_t activation = -1;
+};
+
+ir::Attributes convAttrs(ConvCase const& c) {
+  ir::Attributes a;
+  V kernel(c.w.begin() + 2, c.w.end());
+  size_t ns = kernel.size();
+  a.set("num_output_maps", c.w[0]);
+  a.set("kernel_shape", kernel);
+  a.set("strides", c.strides.empty() ? V(ns, 1) : c.strides);
+  a.set("pads_begin", c.pads.empty() ? V(ns, 0) : c.pads);
+  a.set("pads_end", c.pads.empty() ? V(ns, 0) : c.pads);
+  a.set("dilations", V(ns, 1));
+  a.set("groups", c.groups);
+  a.set("padding_mode", static_cast<int64_t>(PaddingMode::kEXPLICIT_ROUND_DOWN));
+  if (c.activation >= 0) {
+    a.set("activation", c.activation);
+    a.set("act_alpha", 0.0);
+    a.set("act_beta", 0.0);
+  }
+  return a;
+}
+
+std::vector<In> convInputs(ConvCase const& c, DataType t = DataType::kBF16) {
+  auto make = [t](V const& s, uint32_t seed) { return convertType(randomTensor(s, seed), t); };
+  std::vector<In> ins{var(make(c.x, 1)), cst(make(c.w, 2))};
+  if (c.bias || c.residual) ins.push_back(c.bias ? cst(make({c.w[0]}, 3)) : none());
+  if (c.residual) {
+    OneNode n = makeNode(OpType::kConvolution, convAttrs(c), {ins[0], ins[1]});
+    ins.push_back(var(make(dimsToVector(n.out[0].shape), 4)));
+  }
+  return ins;
+}
+
+double runConv(ConvCase const& c, int threads = 1, int64_t format = 0, int outputAt = -1) {
+  std::vector<int64_t> formats;
+  if (format != 0) formats = {format, 0, 0, c.residual ? format : 0};
+  return compareWithReference(kConv, OpType::kConvolution, convAttrs(c), convInputs(c), threads, formats, format,
+                              outputAt);
+}
+
+int64_t const kRelu = static_cast<int64_t>(ActivationType::kRELU);
+
+TEST(OnednnBf16, ConvolutionEdgeShapes) {
+  EXPECT_LT(runConv({{1, 16, 8, 8}, {32, 16, 1, 1}}), kTol);                                 // 1x1
+  EXPECT_LT(runConv({{1, 3, 17, 17}, {8, 3, 7, 7}, {2, 2}, {3, 3}, 1, true, false, kRelu}), kTol);  // stem
+  EXPECT_LT(runConv({{2, 5, 9, 7}, {7, 5, 3, 3}, {}, {1, 1}, 1, true}), kTol);              // odd channels, batch
+  EXPECT_LT(runConv({{1, 32, 10, 10}, {32, 1, 3, 3}, {}, {1, 1}, 32}), kTol);               // depthwise
+  EXPECT_LT(runConv({{1, 12, 6, 6}, {18, 4, 3, 3}, {2, 2}, {1, 1}, 3, true}), kTol);        // groups, stride
+  EXPECT_LT(runConv({{1, 1, 1, 1}, {1, 1, 1, 1}}), kTol);                                   // one element
+  EXPECT_LT(runConv({{1, 4, 5, 6, 7}, {6, 4, 3, 3, 3}, {}, {1, 1, 1}, 1, true}), kTol);     // 3-D
+  EXPECT_LT(runConv({{2, 64, 14, 14}, {64, 64, 3, 3}, {}, {1, 1}, 1, true, true, kRelu}, 2), kTol);  // 2 threads
+}
+
+// The formats the builder records between oneDNN layers (bf16 activations take them as float32 ones do), with the
+// residual in the same format and y over it (outputMayReuseInput).
+TEST(OnednnBf16, ConvolutionFormatsAndResidual) {
+  ConvCase c{{1, 32, 9, 9}, {48, 32, 3, 3}, {}, {1, 1}, 1, true, true, kRelu};
+  for (int64_t f : {0, 1, 8, 16}) {
+    EXPECT_LT(runConv(c, 1, f), kTol) << "format " << f;
+    EXPECT_LT(runConv(c, 2, f, 3), kTol) << "format " << f << ", y over the residual";
+  }
+}
+
+TEST(OnednnBf16, PoolingMaxAndAverage) {
+  auto attrs = [](PoolingType type, V window, V strides, V pads) {
+    ir::Attributes a;
+    a.set("type", static_cast<int64_t>(type));
+    a.set("window", window);
+    a.set("strides", strides);
+    a.set("pads_begin", pads);
+    a.set("pads_end", pads);
+    a.set("padding_mode", static_cast<int64_t>(PaddingMode::kEXPLICIT_ROUND_DOWN));
+    a.set("exclude_padding", int64_t{1});
+    a.set("blend_factor", 0.0);
+    return a;
+  };
+  for (PoolingType type : {PoolingType::kMAX, PoolingType::kAVERAGE}) {
+    EXPECT_LT(compareWithReference(kPool, OpType::kPooling, attrs(type, {3, 3}, {2, 2}, {1, 1}),
+                                   {var(randomBf16({1, 16, 11, 11}, 5))}),
+              kTol);
+    EXPECT_LT(compareWithReference(kPool, OpType::kPooling, attrs(type, {2, 2}, {2, 2}, {0, 0}),
+                                   {var(randomBf16({2, 3, 7, 5}, 6))}, 2),
+              kTol);
+    for (int64_t f : {1, 16})
+      EXPECT_LT(compareWithReference(kPool, OpType::kPooling, attrs(type, {3, 3}, {2, 2}, {1, 1}),
+                                     {var(randomBf16({1, 32, 12, 12}, 7))}, 1, {f}, f),
+                kTol)
+          << "format " << f;
+  }
+}
+
+ir::Attributes mmAttrs(MatrixOperation a, MatrixOperation b, int64_t act = -1) {
+  ir::Attributes r;
+  r.set("op_a", static_cast<int64_t>(a));
+  r.set("op_b", static_cast<int64_t>(b));
+  if (act >= 0) {
+    r.set("activation", act);
+    r.set("act_alpha", 0.0);
+    r.set("act_beta", 0.0);
+  }
+  return r;
+}
+
+constexpr MatrixOperation kN = MatrixOperation::kNONE;
+constexpr MatrixOperation kT = MatrixOperation::kTRANSPOSE;
+
+double runMatMul(V a, V b, MatrixOperation opA = kN, MatrixOperation opB = kN, int threads = 1, bool constB = false) {
+  std::vector<In> ins{var(randomBf16(a, 11)), constB ? cst(randomBf16(b, 12)) : var(randomBf16(b, 12))};
+  return compareWithReference(kMatMul, OpType::kMatrixMultiply, mmAttrs(opA, opB), ins, threads);
+}
+
+TEST(OnednnBf16, MatrixMultiplyShapesTransposesAndBatches) {
+  EXPECT_LT(runMatMul({64, 64}, {64, 64}), kTol);
+  EXPECT_LT(runMatMul({1, 1}, {1, 1}), kTol);
+  EXPECT_LT(runMatMul({257, 7}, {7, 3}), kTol);
+  EXPECT_LT(runMatMul({3, 513}, {513, 129}, kN, kN, 2, true), kTol);
+  EXPECT_LT(runMatMul({9, 5}, {6, 9}, kT, kT), kTol);
+  EXPECT_LT(runMatMul({4, 7, 5}, {5, 3}), kTol);
+  EXPECT_LT(runMatMul({2, 1, 7, 5}, {1, 3, 5, 4}), kTol);
+  EXPECT_LT(runMatMul({1, 33, 40}, {24, 40}, kN, kT, 2, true), kTol);  // BERT's shared, transposed B
+}
+
+// y = act(a b + bias + residual) with a constant B packed once, the collapsed 2-D product and the batched one.
+TEST(OnednnBf16, MatrixMultiplyBiasResidualActivation) {
+  int64_t const gelu = static_cast<int64_t>(ActivationType::kGELU_ERF);
+  In a = var(randomBf16({1, 33, 40}, 31)), b = cst(randomBf16({40, 24}, 32));
+  std::vector<In> ins{a, b, cst(randomBf16({24}, 33)), var(randomBf16({1, 33, 24}, 34))};
+  for (int threads : {1, 2})
+    EXPECT_LT(compareWithReference(kMatMul, OpType::kMatrixMultiply, mmAttrs(kN, kN, gelu), ins, threads), kTol);
+  std::vector<In> batched{var(randomBf16({3, 5, 7}, 35)), var(randomBf16({3, 7, 6}, 36)), cst(randomBf16({6}, 37))};
+  EXPECT_LT(compareWithReference(kMatMul, OpType::kMatrixMultiply, mmAttrs(kN, kN, kRelu), batched), kTol);
+}
+
+// Types are uniform (all bf16 or all float32; fp16 stays on the reference), except that a bf16 convolution takes
+// float32 constant weights: precision assignment asks with the weights still float32, before it casts them.
+TEST(OnednnBf16, TypesTakenAndRefused) {
+  backends::Tactic const* conv = backends::TacticRegistry::instance().find(kConv);
+  ASSERT_NE(conv, nullptr);
+  ConvCase c{{1, 8, 6, 6}, {8, 8, 3, 3}, {}, {1, 1}, 1, true};
+  OneNode f32 = makeNode(OpType::kConvolution, convAttrs(c), convInputs(c, DataType::kFLOAT));
+  auto as = [](std::vector<ir::TensorInfo> v, DataType t) {
+    for (auto& i : v)
+      if (i.shape.nbDims >= 0) i.dtype = t;
+    return v;
+  };
+  EXPECT_TRUE(conv->supports(*f32.node, f32.in, f32.out));
+  EXPECT_TRUE(conv->supports(*f32.node, as(f32.in, DataType::kBF16), as(f32.out, DataType::kBF16)));
+  EXPECT_FALSE(conv->supports(*f32.node, as(f32.in, DataType::kHALF), as(f32.out, DataType::kHALF)));
+  EXPECT_FALSE(conv->supports(*f32.node, as(f32.in, DataType::kBF16), f32.out));  // mixed x and y
+  // Winograd is float32 only.
+  backends::Tactic const* wino = backends::TacticRegistry::instance().find("convolution_onednn_winograd_4x3");
+  ASSERT_NE(wino, nullptr);
+  OneNode b16 = makeNode(OpType::kConvolution, convAttrs(c), convInputs(c));
+  EXPECT_FALSE(wino->supports(*b16.node, b16.in, b16.out));
+
+  OneNode mm = makeNode(OpType::kMatrixMultiply, mmAttrs(kN, kN), {var(randomBf16({2, 4}, 1)), var(randomBf16({4, 3}, 2))});
+  EXPECT_TRUE(tacticSupports(kMatMul, mm));
+  backends::Tactic const* matmul = backends::TacticRegistry::instance().find(kMatMul);
+  EXPECT_FALSE(matmul->supports(*mm.node, mm.in, as(mm.out, DataType::kFLOAT)));
+  EXPECT_FALSE(matmul->supports(*mm.node, as(mm.in, DataType::kHALF), as(mm.out, DataType::kHALF)));
+  OneNode pool = makeNode(OpType::kPooling, [] {
+    ir::Attributes a;
+    a.set("type", static_cast<int64_t>(PoolingType::kMAX));
+    a.set("window", V{2, 2});
+    a.set("strides", V{2, 2});
+    a.set("pads_begin", V{0, 0});
+    a.set("pads_end", V{0, 0});
+    a.set("blend_factor", 0.0);
+    return a;
+  }(), {var(randomBf16({1, 4, 4, 4}, 3))});
+  EXPECT_TRUE(tacticSupports(kPool, pool));
+  EXPECT_FALSE(tacticSupports(kPool, makeNode(pool.node->op, pool.node->attrs,
+                                              {var(convertType(randomTensor({1, 4, 4, 4}, 3), DataType::kHALF))})));
+}
+
+}  // namespace
+}  // namespace kiln
