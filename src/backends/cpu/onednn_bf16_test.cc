@@ -1,8 +1,12 @@
 // The oneDNN tactics in bf16 (convolution_onednn_direct, matrix_multiply_onednn_gemm, pooling_onednn_direct with
-// bf16 data, fp32 accumulation) against the reference kernels on the same bf16 inputs, over edge shapes, recorded
+// bf16 data, fp32 accumulation; shuffle_onednn_reorder moving bf16; cast_onednn_reorder float32 <-> bf16) against the reference kernels on the same bf16 inputs, over edge shapes, recorded
 // formats, fused bias/residual/activations and threads; the types they refuse; and the builder's question before it
 // casts the weights (bf16 data with the float32 constant weights still in the graph).
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <iterator>
 
 #include "backends/cpu/cpu_test_util.h"
 
@@ -202,6 +206,86 @@ TEST(OnednnBf16, TypesTakenAndRefused) {
   EXPECT_TRUE(tacticSupports(kPool, pool));
   EXPECT_FALSE(tacticSupports(kPool, makeNode(pool.node->op, pool.node->attrs,
                                               {var(convertType(randomTensor({1, 4, 4, 4}, 3), DataType::kHALF))})));
+}
+
+// Shuffles move bf16 elements exactly: transposes as reorders, reshapes (and unit-axis moves) as copies, one of them
+// over 32768 elements so that it is copied in chunks on both threads.
+TEST(OnednnBf16, ShuffleMovesBf16Exactly) {
+  struct Case {
+    V x, first, reshape, second;
+  };
+  for (Case c : {Case{{1, 128, 768}, {}, {1, 128, 12, 64}, {0, 2, 1, 3}}, Case{{1, 12, 128, 64}, {0, 2, 1, 3}, {1, 128, 768}, {}},
+                 Case{{2, 3, 4, 5}, {3, 1, 0, 2}, {}, {}}, Case{{2, 3, 4, 5}, {}, {6, 20}, {}}, Case{{7}, {}, {}, {}},
+                 Case{{1, 301, 200}, {1, 0, 2}, {}, {}}}) {
+    ir::Attributes a;
+    if (!c.first.empty()) a.set("first_perm", c.first);
+    if (!c.reshape.empty()) a.set("reshape", c.reshape);
+    if (!c.second.empty()) a.set("second_perm", c.second);
+    a.set("zero_is_placeholder", int64_t{0});
+    EXPECT_EQ(compareWithReference("shuffle_onednn_reorder", OpType::kShuffle, a, {var(randomBf16(c.x, 6))}, 2), 0.0);
+  }
+}
+
+// float32 -> bf16 rounds to nearest even as the reference does (bit for bit, ties, NaN and infinities included;
+// a float32 denormal may become zero, as AVX512-BF16's conversion instruction reads it),
+// bf16 -> float32 is exact; over lengths around oneDNN's vector steps, on one and two threads; fp16 and same-type
+// casts stay on the reference.
+TEST(OnednnBf16, CastRoundsAsTheReference) {
+  auto castTo = [](DataType t) {
+    ir::Attributes a;
+    a.set("to", static_cast<int64_t>(t));
+    return a;
+  };
+  for (int64_t n : {1, 15, 16, 17, 1000, 40000}) {
+    HostTensor x = randomTensor({n}, static_cast<uint32_t>(n));
+    auto* f = static_cast<float*>(x.mutableData());
+    // Ties between two bf16 values (an odd and an even mantissa), signed zero, infinities and a NaN.
+    float const specials[] = {1.00390625f, 1.01171875f, -0.0f, INFINITY, -INFINITY, NAN, 3.0e38f, 1e-40f};
+    for (size_t i = 0; i < std::size(specials) && static_cast<int64_t>(i) < n; ++i) f[i] = specials[i];
+    for (int threads : {1, 2}) {
+      std::vector<In> ins{var(x)};  // node.ptrs point into it
+      OneNode node = makeNode(OpType::kCast, castTo(DataType::kBF16), ins);
+      std::vector<HostTensor> ref{*HostTensor::allocate(DataType::kBF16, x.shape(), "ref")};
+      ASSERT_TRUE(backends::evaluateOnHost(*node.node, node.ptrs, ref).isOk());
+      HostTensor y = *HostTensor::allocate(DataType::kBF16, x.shape(), "y");
+      backends::Tactic const* t = backends::TacticRegistry::instance().find("cast_onednn_reorder");
+      ASSERT_NE(t, nullptr);
+      ASSERT_TRUE(t->supports(*node.node, node.in, node.out));
+      auto k = t->create(*node.node);
+      ASSERT_TRUE(k.isOk()) << k.status().toString();
+      backends::LaunchContext ctx;
+      backends::CpuStream stream;
+      ctx.stream = &stream;
+      std::unique_ptr<ThreadPool> pool;
+      if (threads > 1) {
+        pool = std::make_unique<ThreadPool>(threads);
+        ctx.pool = pool.get();
+      }
+      ctx.inputs.push_back({x.mutableData(), x.dtype(), x.shape()});
+      ctx.outputs.push_back({y.mutableData(), y.dtype(), y.shape()});
+      ASSERT_TRUE((*k)->enqueue(ctx).isOk());
+      auto const* got = static_cast<uint16_t const*>(y.data());
+      auto const* want = static_cast<uint16_t const*>(ref[0].data());
+      for (int64_t i = 0; i < n; ++i) {
+        bool const nan = std::isnan(f[i]);
+        // NaN: any quiet NaN (the payload may differ).
+        if (nan)
+          EXPECT_TRUE(std::isnan(y.doubleAt(i))) << i;
+        else if (std::fpclassify(f[i]) == FP_SUBNORMAL)  // AVX512-BF16's conversion reads denormals as zero
+          EXPECT_TRUE(got[i] == want[i] || y.doubleAt(i) == 0.0) << i;
+        else
+          ASSERT_EQ(got[i], want[i]) << "n " << n << " element " << i << " = " << f[i];
+      }
+    }
+    // And back: bf16 -> float32 is exact.
+    EXPECT_EQ(compareWithReference("cast_onednn_reorder", OpType::kCast, castTo(DataType::kFLOAT),
+                                   {var(randomBf16({n}, 3))}, 2),
+              0.0);
+  }
+  EXPECT_FALSE(tacticSupports("cast_onednn_reorder",
+                              makeNode(OpType::kCast, castTo(DataType::kHALF), {var(randomTensor({4}, 1))})));
+  EXPECT_FALSE(tacticSupports("cast_onednn_reorder",
+                              makeNode(OpType::kCast, castTo(DataType::kFLOAT), {var(randomTensor({4}, 1))})));
 }
 
 }  // namespace
