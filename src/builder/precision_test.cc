@@ -339,13 +339,15 @@ TEST(Precision, LayersWithoutAReducedLibraryTacticKeepFloat32) {
     EXPECT_EQ(g->findNode("flat")->outputs[0]->dtype, DataType::kFLOAT);
     EXPECT_EQ(countOps(*g, ir::OpType::kCast), 3);  // x and w to the reduced type, c back: none at the output
     // Each compute layer is asked in the reduced type; only the one without a reduced tactic in float32 too.
-    std::vector<std::pair<std::string, DataType>> want{{"conv", reduced}, {"relu", reduced}, {"relu", DataType::kFLOAT}};
+    std::vector<std::pair<std::string, DataType>> want{
+        {"conv", reduced}, {"relu", reduced}, {"relu", DataType::kFLOAT}};
     EXPECT_EQ(asked, want);
 
     // No float32 library tactic either: the reduced type, as without the callback.
     auto none = parse(kNet);
-    opt.hasLibraryTactic = [](ir::Node const&, std::vector<ir::TensorInfo> const&,
-                              std::vector<ir::TensorInfo> const&) { return false; };
+    opt.hasLibraryTactic = [](ir::Node const&, std::vector<ir::TensorInfo> const&, std::vector<ir::TensorInfo> const&) {
+      return false;
+    };
     ASSERT_TRUE(assignPrecision(*none, opt).isOk());
     EXPECT_EQ(none->findNode("conv")->outputs[0]->dtype, reduced);
     EXPECT_EQ(none->findNode("relu")->outputs[0]->dtype, reduced);

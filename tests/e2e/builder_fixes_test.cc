@@ -1,6 +1,7 @@
 // Builder rules end to end on the CPU: a residual sum whose operands have independent dynamic batches stays a sum
 // (1 against 4 broadcasts at run time), and an fp16 build whose sum is constrained to fp16 gathers BERT-style
-// embeddings from the table converted at build time (no Cast layer on the rows) with the float32 results within fp16's error.
+// embeddings from the table converted at build time (no Cast layer on the rows) with the float32 results within fp16's
+// error.
 #include <gtest/gtest.h>
 
 #include <memory>

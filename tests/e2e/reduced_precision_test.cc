@@ -72,13 +72,14 @@ TEST(ReducedPrecision, WeightsAreConvertedOnceAtBuildTime) {
 // The layers' precisions and tactics of a CPU build of convNet with the oneDNN sources and `flag`, one line each.
 std::string cpuLayers(kiln::BuilderFlag flag) {
   CapturingLogger logger;
-  auto plan = buildPlan(logger,
-                        [flag](kiln::IBuilder& b, kiln::INetworkDefinition& n, kiln::IBuilderConfig& c) {
-                          c.setFlag(flag);
-                          c.setProfilingVerbosity(kiln::ProfilingVerbosity::kDETAILED);
-                          return convNet()(b, n, c);
-                        },
-                        BuildOptions{0, false});
+  auto plan = buildPlan(
+      logger,
+      [flag](kiln::IBuilder& b, kiln::INetworkDefinition& n, kiln::IBuilderConfig& c) {
+        c.setFlag(flag);
+        c.setProfilingVerbosity(kiln::ProfilingVerbosity::kDETAILED);
+        return convNet()(b, n, c);
+      },
+      BuildOptions{0, false});
   EXPECT_FALSE(plan.empty());
   std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
   auto engine = loadEngine(*rt, plan);

@@ -1,10 +1,10 @@
-// oneDNN Convolution tactics: convolution_onednn_direct (2-D and 3-D fp32 or bf16 convolutions, grouped, strided, dilated,
-// any padding mode) and convolution_onednn_winograd_4x3 / _2x3 (3x3 stride-1 2-D ones through Winograd's F(4x4, 3x3)
-// or F(2x2, 3x3) transforms, candidates the builder times against the direct one), all with fused bias, residual (a
-// sum post-op) and activation (eltwise post-ops). Activations come and go in the formats the builder recorded
-// (cpu_formats_in/out: plain NC(D)HW or a 4-D blocked or channels-last format); the primitive picks its own, and
-// activations are reordered only where the two differ. The constant weights are reordered once into the
-// primitive's format.
+// oneDNN Convolution tactics: convolution_onednn_direct (2-D and 3-D fp32 or bf16 convolutions, grouped, strided,
+// dilated, any padding mode) and convolution_onednn_winograd_4x3 / _2x3 (3x3 stride-1 2-D ones through Winograd's
+// F(4x4, 3x3) or F(2x2, 3x3) transforms, candidates the builder times against the direct one), all with fused bias,
+// residual (a sum post-op) and activation (eltwise post-ops). Activations come and go in the formats the builder
+// recorded (cpu_formats_in/out: plain NC(D)HW or a 4-D blocked or channels-last format); the primitive picks its own,
+// and activations are reordered only where the two differ. The constant weights are reordered once into the primitive's
+// format.
 #include <cstring>
 #include <map>
 #include <memory>
@@ -249,8 +249,9 @@ class OnednnConvKernel final : public Kernel {
       p->srcIn = makeReorder(p->src, pd.src_desc());
       p->dstOut = makeReorder(pd.dst_desc(), p->dst);
       if (cfg_.hasResidual) p->resIn = makeReorder(p->res, pd.dst_desc());
-      p->weights = packed_.get(pd.weights_desc(), memory::desc(weightDims(), *dnnlFloatType(cfg_.weights.dtype()), plainW),
-                               cfg_.weights.data());
+      p->weights =
+          packed_.get(pd.weights_desc(), memory::desc(weightDims(), *dnnlFloatType(cfg_.weights.dtype()), plainW),
+                      cfg_.weights.data());
       return std::shared_ptr<ConvPrimitive const>(std::move(p));
     } catch (dnnl::error const& e) {
       return unsupported(cfg_.who, ": oneDNN could not make the convolution for x ", dimsToString(x), ", y ",
@@ -271,15 +272,12 @@ bool supportsConv(ir::Node const& node, std::vector<TensorInfo> const& in, std::
     return false;
   // One element type throughout: float32, or bf16 (a bf16 build's convolutions; fp32 accumulation).
   DataType dt = out[0].dtype;
-  if (dt != DataType::kFLOAT && dt != DataType::kBF16)
-    return false;
+  if (dt != DataType::kFLOAT && dt != DataType::kBF16) return false;
   for (TensorInfo const& t : in)
-    if (t.shape.nbDims >= 0 && t.dtype != dt)
-      return false;
+    if (t.shape.nbDims >= 0 && t.dtype != dt) return false;
   // bf16 weights, or float32 ones that the weight reorder converts (the builder asks before it casts them).
   HostTensor const* w = constantInput(node, 1);
-  if (!w || (w->dtype() != dt && w->dtype() != DataType::kFLOAT) || w->shape().nbDims != rank)
-    return false;
+  if (!w || (w->dtype() != dt && w->dtype() != DataType::kFLOAT) || w->shape().nbDims != rank) return false;
   int64_t groups = node.attrs.getInt("groups", 1);
   if (groups < 1 || w->shape().d[0] % groups != 0)
     return false;

@@ -105,7 +105,8 @@ class OnednnMatMulKernel final : public Kernel {
         args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), eng, bias->data));
       // The sum post-op adds what dst holds: the residual goes there first. (A binary-add post-op reading the
       // residual in place measured slower on BERT's FFN-out GEMM: 1.027 vs 1.007 of the FFN-in GEMM's time.)
-      if (res && res->data != y.data) std::memcpy(y.data, res->data, static_cast<size_t>(y.count()) * memory::data_type_size(cfg_.dt));
+      if (res && res->data != y.data)
+        std::memcpy(y.data, res->data, static_cast<size_t>(y.count()) * memory::data_type_size(cfg_.dt));
       p->prim.execute(stream, args);
       stream.wait();
     } catch (dnnl::error const& e) {
@@ -208,8 +209,7 @@ bool supportsMatMul(ir::Node const& node, std::vector<TensorInfo> const& in, std
   DataType dt = out[0].dtype;
   if (dt != DataType::kFLOAT && dt != DataType::kBF16) return false;
   for (TensorInfo const& t : in)
-    if (t.shape.nbDims >= 0 && t.dtype != dt)
-      return false;
+    if (t.shape.nbDims >= 0 && t.dtype != dt) return false;
   int64_t opA = node.attrs.getInt("op_a", 0), opB = node.attrs.getInt("op_b", 0);
   auto plainOrT = [](int64_t op) {
     return op == static_cast<int64_t>(MatrixOperation::kNONE) || op == static_cast<int64_t>(MatrixOperation::kTRANSPOSE);
@@ -251,8 +251,7 @@ Tactic matrixMultiplyTactic() {
     std::optional<memory::data_type> dt = y ? dnnlFloatType(y->dtype) : std::nullopt;
     if (!dt) return invalidGraph(node.describe(), ": the oneDNN matrix multiply runs float32 or bf16 only");
     cfg.dt = *dt;
-    if (HostTensor const* b = constantInput(node, 1); b && b->dtype() == y->dtype)
-      cfg.constB = *b;
+    if (HostTensor const* b = constantInput(node, 1); b && b->dtype() == y->dtype) cfg.constB = *b;
     return std::unique_ptr<Kernel>(std::make_unique<OnednnMatMulKernel>(std::move(cfg)));
   };
   return t;

@@ -1,7 +1,8 @@
 // The oneDNN tactics in bf16 (convolution_onednn_direct, matrix_multiply_onednn_gemm, pooling_onednn_direct with
-// bf16 data, fp32 accumulation; shuffle_onednn_reorder moving bf16; cast_onednn_reorder float32 <-> bf16) against the reference kernels on the same bf16 inputs, over edge shapes, recorded
-// formats, fused bias/residual/activations and threads; the types they refuse; and the builder's question before it
-// casts the weights (bf16 data with the float32 constant weights still in the graph).
+// bf16 data, fp32 accumulation; shuffle_onednn_reorder moving bf16; cast_onednn_reorder float32 <-> bf16) against the
+// reference kernels on the same bf16 inputs, over edge shapes, recorded formats, fused bias/residual/activations and
+// threads; the types they refuse; and the builder's question before it casts the weights (bf16 data with the float32
+// constant weights still in the graph).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,13 +77,13 @@ double runConv(ConvCase const& c, int threads = 1, int64_t format = 0, int outpu
 int64_t const kRelu = static_cast<int64_t>(ActivationType::kRELU);
 
 TEST(OnednnBf16, ConvolutionEdgeShapes) {
-  EXPECT_LT(runConv({{1, 16, 8, 8}, {32, 16, 1, 1}}), kTol);                                 // 1x1
+  EXPECT_LT(runConv({{1, 16, 8, 8}, {32, 16, 1, 1}}), kTol);                                        // 1x1
   EXPECT_LT(runConv({{1, 3, 17, 17}, {8, 3, 7, 7}, {2, 2}, {3, 3}, 1, true, false, kRelu}), kTol);  // stem
-  EXPECT_LT(runConv({{2, 5, 9, 7}, {7, 5, 3, 3}, {}, {1, 1}, 1, true}), kTol);              // odd channels, batch
-  EXPECT_LT(runConv({{1, 32, 10, 10}, {32, 1, 3, 3}, {}, {1, 1}, 32}), kTol);               // depthwise
-  EXPECT_LT(runConv({{1, 12, 6, 6}, {18, 4, 3, 3}, {2, 2}, {1, 1}, 3, true}), kTol);        // groups, stride
-  EXPECT_LT(runConv({{1, 1, 1, 1}, {1, 1, 1, 1}}), kTol);                                   // one element
-  EXPECT_LT(runConv({{1, 4, 5, 6, 7}, {6, 4, 3, 3, 3}, {}, {1, 1, 1}, 1, true}), kTol);     // 3-D
+  EXPECT_LT(runConv({{2, 5, 9, 7}, {7, 5, 3, 3}, {}, {1, 1}, 1, true}), kTol);           // odd channels, batch
+  EXPECT_LT(runConv({{1, 32, 10, 10}, {32, 1, 3, 3}, {}, {1, 1}, 32}), kTol);            // depthwise
+  EXPECT_LT(runConv({{1, 12, 6, 6}, {18, 4, 3, 3}, {2, 2}, {1, 1}, 3, true}), kTol);     // groups, stride
+  EXPECT_LT(runConv({{1, 1, 1, 1}, {1, 1, 1, 1}}), kTol);                                // one element
+  EXPECT_LT(runConv({{1, 4, 5, 6, 7}, {6, 4, 3, 3, 3}, {}, {1, 1, 1}, 1, true}), kTol);  // 3-D
   EXPECT_LT(runConv({{2, 64, 14, 14}, {64, 64, 3, 3}, {}, {1, 1}, 1, true, true, kRelu}, 2), kTol);  // 2 threads
 }
 
@@ -188,21 +189,24 @@ TEST(OnednnBf16, TypesTakenAndRefused) {
   OneNode b16 = makeNode(OpType::kConvolution, convAttrs(c), convInputs(c));
   EXPECT_FALSE(wino->supports(*b16.node, b16.in, b16.out));
 
-  OneNode mm = makeNode(OpType::kMatrixMultiply, mmAttrs(kN, kN), {var(randomBf16({2, 4}, 1)), var(randomBf16({4, 3}, 2))});
+  OneNode mm =
+      makeNode(OpType::kMatrixMultiply, mmAttrs(kN, kN), {var(randomBf16({2, 4}, 1)), var(randomBf16({4, 3}, 2))});
   EXPECT_TRUE(tacticSupports(kMatMul, mm));
   backends::Tactic const* matmul = backends::TacticRegistry::instance().find(kMatMul);
   EXPECT_FALSE(matmul->supports(*mm.node, mm.in, as(mm.out, DataType::kFLOAT)));
   EXPECT_FALSE(matmul->supports(*mm.node, as(mm.in, DataType::kHALF), as(mm.out, DataType::kHALF)));
-  OneNode pool = makeNode(OpType::kPooling, [] {
-    ir::Attributes a;
-    a.set("type", static_cast<int64_t>(PoolingType::kMAX));
-    a.set("window", V{2, 2});
-    a.set("strides", V{2, 2});
-    a.set("pads_begin", V{0, 0});
-    a.set("pads_end", V{0, 0});
-    a.set("blend_factor", 0.0);
-    return a;
-  }(), {var(randomBf16({1, 4, 4, 4}, 3))});
+  OneNode pool = makeNode(OpType::kPooling,
+                          [] {
+                            ir::Attributes a;
+                            a.set("type", static_cast<int64_t>(PoolingType::kMAX));
+                            a.set("window", V{2, 2});
+                            a.set("strides", V{2, 2});
+                            a.set("pads_begin", V{0, 0});
+                            a.set("pads_end", V{0, 0});
+                            a.set("blend_factor", 0.0);
+                            return a;
+                          }(),
+                          {var(randomBf16({1, 4, 4, 4}, 3))});
   EXPECT_TRUE(tacticSupports(kPool, pool));
   EXPECT_FALSE(tacticSupports(kPool, makeNode(pool.node->op, pool.node->attrs,
                                               {var(convertType(randomTensor({1, 4, 4, 4}, 3), DataType::kHALF))})));
@@ -214,9 +218,9 @@ TEST(OnednnBf16, ShuffleMovesBf16Exactly) {
   struct Case {
     V x, first, reshape, second;
   };
-  for (Case c : {Case{{1, 128, 768}, {}, {1, 128, 12, 64}, {0, 2, 1, 3}}, Case{{1, 12, 128, 64}, {0, 2, 1, 3}, {1, 128, 768}, {}},
-                 Case{{2, 3, 4, 5}, {3, 1, 0, 2}, {}, {}}, Case{{2, 3, 4, 5}, {}, {6, 20}, {}}, Case{{7}, {}, {}, {}},
-                 Case{{1, 301, 200}, {1, 0, 2}, {}, {}}}) {
+  for (Case c : {Case{{1, 128, 768}, {}, {1, 128, 12, 64}, {0, 2, 1, 3}},
+                 Case{{1, 12, 128, 64}, {0, 2, 1, 3}, {1, 128, 768}, {}}, Case{{2, 3, 4, 5}, {3, 1, 0, 2}, {}, {}},
+                 Case{{2, 3, 4, 5}, {}, {6, 20}, {}}, Case{{7}, {}, {}, {}}, Case{{1, 301, 200}, {1, 0, 2}, {}, {}}}) {
     ir::Attributes a;
     if (!c.first.empty()) a.set("first_perm", c.first);
     if (!c.reshape.empty()) a.set("reshape", c.reshape);

@@ -608,7 +608,8 @@ class ShuffleKernel final : public Kernel {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<ShufflePlan const> p, cache_.get(std::move(key), [&] { return build(x.shape, y.shape); }));
     OmpThreads threads(ctx, x.count());
     if (p->steps.empty()) {
-      if (x.data != y.data) copyOnThreads(x.data, y.data, y.count() * static_cast<int64_t>(memory::data_type_size(dt_)), threads.count());
+      if (x.data != y.data)
+        copyOnThreads(x.data, y.data, y.count() * static_cast<int64_t>(memory::data_type_size(dt_)), threads.count());
       return Status::ok();
     }
     try {

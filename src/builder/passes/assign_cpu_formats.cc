@@ -125,11 +125,13 @@ class AssignCpuFormats final : public Pass {
   }
 
   // A tensor between format-aware layers only: written as a oneDNN layer's output 0, read only in format slots of
-  // such layers, float32 or bf16 (the bf16 convolutions and pooling) [N, C, H, W] with C known and divisible by the block, never a network input or output.
+  // such layers, float32 or bf16 (the bf16 convolutions and pooling) [N, C, H, W] with C known and divisible by the
+  // block, never a network input or output.
   static bool eligible(ir::Graph const& g, ir::Value const& v, int64_t block) {
     if (v.isInput || v.isOutput || !v.producer || !writesFormat(*v.producer)) return false;
     if (v.producer->outputs.empty() || v.producer->outputs[0] != &v) return false;
-    if ((v.dtype != DataType::kFLOAT && v.dtype != DataType::kBF16) || v.shape.nbDims != 4 || v.shape.d[1] <= 0 || v.shape.d[1] % block != 0)
+    if ((v.dtype != DataType::kFLOAT && v.dtype != DataType::kBF16) || v.shape.nbDims != 4 || v.shape.d[1] <= 0 ||
+        v.shape.d[1] % block != 0)
       return false;
     std::vector<ir::Node*> users = g.users(&v);
     if (users.empty()) return false;
