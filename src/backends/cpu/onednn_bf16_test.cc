@@ -1,5 +1,5 @@
 // The oneDNN tactics in bf16 (convolution_onednn_direct, matrix_multiply_onednn_gemm, pooling_onednn_direct with
-// bf16 data, fp32 accumulation; shuffle_onednn_reorder moving bf16; cast_onednn_reorder float32 <-> bf16) against the
+// bf16 data, fp32 accumulation; the pointwise ops; shuffle_onednn_reorder moving bf16; cast_onednn_reorder) against the
 // reference kernels on the same bf16 inputs, over edge shapes, recorded formats, fused bias/residual/activations and
 // threads; the types they refuse; and the builder's question before it casts the weights (bf16 data with the float32
 // constant weights still in the graph).
@@ -290,6 +290,70 @@ TEST(OnednnBf16, CastRoundsAsTheReference) {
                               makeNode(OpType::kCast, castTo(DataType::kHALF), {var(randomTensor({4}, 1))})));
   EXPECT_FALSE(tacticSupports("cast_onednn_reorder",
                               makeNode(OpType::kCast, castTo(DataType::kFLOAT), {var(randomTensor({4}, 1))})));
+}
+
+// Activations and unary ops as one eltwise step in bf16 (chains such as SELU stay float32: oneDNN would round each
+// step); element-wise arithmetic with full, swapped (commutative, a broadcast) and expanded (sub/div, a broadcast)
+// operands, and the 4-D recorded formats.
+TEST(OnednnBf16, PointwiseOps) {
+  auto act = [](ActivationType t, double alpha = 0) {
+    ir::Attributes a;
+    a.set("type", static_cast<int64_t>(t));
+    a.set("alpha", alpha);
+    a.set("beta", 0.0);
+    return a;
+  };
+  for (auto [t, alpha] : {std::pair{ActivationType::kRELU, 0.0}, std::pair{ActivationType::kSIGMOID, 0.0},
+                          std::pair{ActivationType::kTANH, 0.0}, std::pair{ActivationType::kLEAKY_RELU, 0.1},
+                          std::pair{ActivationType::kGELU_ERF, 0.0}}) {
+    EXPECT_LT(compareWithReference("activation_onednn_eltwise", OpType::kActivation, act(t, alpha),
+                                   {var(randomBf16({2, 3, 40000}, 8))}, 2),
+              kTol)
+        << static_cast<int>(t);
+    EXPECT_LT(compareWithReference("activation_onednn_eltwise", OpType::kActivation, act(t, alpha),
+                                   {var(randomBf16({1, 32, 5, 7}, 9))}, 1, {1}, 1),
+              kTol)
+        << static_cast<int>(t) << " channels-last";
+  }
+  EXPECT_FALSE(tacticSupports("activation_onednn_eltwise",
+                              makeNode(OpType::kActivation, act(ActivationType::kSELU, 1.67),
+                                       {var(randomBf16({4, 4}, 1))})));
+  EXPECT_TRUE(tacticSupports("activation_onednn_eltwise",
+                             makeNode(OpType::kActivation, act(ActivationType::kSELU, 1.67),
+                                      {var(randomTensor({4, 4}, 1))})));
+  for (UnaryOperation op : {UnaryOperation::kEXP, UnaryOperation::kABS, UnaryOperation::kNEG}) {
+    ir::Attributes a;
+    a.set("op", static_cast<int64_t>(op));
+    EXPECT_LT(compareWithReference("unary_onednn_eltwise", OpType::kUnary, a, {var(randomBf16({7, 33}, 10))}), kTol)
+        << static_cast<int>(op);
+  }
+  struct Bin {
+    ElementWiseOperation op;
+    V a, b;
+  };
+  using E = ElementWiseOperation;
+  for (Bin c : {Bin{E::kSUM, {2, 3, 5, 7}, {2, 3, 5, 7}}, Bin{E::kPROD, {1, 16, 1, 1}, {2, 16, 6, 6}},
+                Bin{E::kSUB, {16, 1}, {16, 9}}, Bin{E::kDIV, {3, 128, 64}, {64}}, Bin{E::kSUM, {1, 128, 768}, {768}},
+                Bin{E::kPROD, {2, 16, 6, 6}, {2, 16, 1, 1}}}) {
+    ir::Attributes a;
+    a.set("op", static_cast<int64_t>(c.op));
+    // Divisors away from zero, so that the quotients stay in range.
+    HostTensor b = randomBf16(c.b, 12);
+    if (c.op == E::kDIV)
+      for (int64_t i = 0; i < b.count(); ++i)
+        static_cast<uint16_t*>(b.mutableData())[i] |= 0x3f80;  // |b| >= 1
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, a,
+                                   {var(randomBf16(c.a, 11)), var(b)}, 2),
+              kTol)
+        << static_cast<int>(c.op) << " " << dimsToString(makeDims(c.a));
+  }
+  ir::Attributes sum;
+  sum.set("op", static_cast<int64_t>(E::kSUM));
+  for (int64_t f : {1, 16})
+    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, sum,
+                                   {var(randomBf16({1, 32, 7, 7}, 13)), var(randomBf16({1, 32, 7, 7}, 14))}, 1, {f, f}, f),
+              kTol)
+        << "format " << f;
 }
 
 }  // namespace
