@@ -315,12 +315,12 @@ TEST(OnednnBf16, PointwiseOps) {
               kTol)
         << static_cast<int>(t) << " channels-last";
   }
-  EXPECT_FALSE(tacticSupports("activation_onednn_eltwise",
-                              makeNode(OpType::kActivation, act(ActivationType::kSELU, 1.67),
-                                       {var(randomBf16({4, 4}, 1))})));
-  EXPECT_TRUE(tacticSupports("activation_onednn_eltwise",
-                             makeNode(OpType::kActivation, act(ActivationType::kSELU, 1.67),
-                                      {var(randomTensor({4, 4}, 1))})));
+  EXPECT_FALSE(
+      tacticSupports("activation_onednn_eltwise",
+                     makeNode(OpType::kActivation, act(ActivationType::kSELU, 1.67), {var(randomBf16({4, 4}, 1))})));
+  EXPECT_TRUE(
+      tacticSupports("activation_onednn_eltwise",
+                     makeNode(OpType::kActivation, act(ActivationType::kSELU, 1.67), {var(randomTensor({4, 4}, 1))})));
   for (UnaryOperation op : {UnaryOperation::kEXP, UnaryOperation::kABS, UnaryOperation::kNEG}) {
     ir::Attributes a;
     a.set("op", static_cast<int64_t>(op));
@@ -340,8 +340,7 @@ TEST(OnednnBf16, PointwiseOps) {
     // Divisors away from zero, so that the quotients stay in range.
     HostTensor b = randomBf16(c.b, 12);
     if (c.op == E::kDIV)
-      for (int64_t i = 0; i < b.count(); ++i)
-        static_cast<uint16_t*>(b.mutableData())[i] |= 0x3f80;  // |b| >= 1
+      for (int64_t i = 0; i < b.count(); ++i) static_cast<uint16_t*>(b.mutableData())[i] |= 0x3f80;  // |b| >= 1
     EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, a,
                                    {var(randomBf16(c.a, 11)), var(b)}, 2),
               kTol)
@@ -350,9 +349,10 @@ TEST(OnednnBf16, PointwiseOps) {
   ir::Attributes sum;
   sum.set("op", static_cast<int64_t>(E::kSUM));
   for (int64_t f : {1, 16})
-    EXPECT_LT(compareWithReference("elementwise_onednn_binary", OpType::kElementWise, sum,
-                                   {var(randomBf16({1, 32, 7, 7}, 13)), var(randomBf16({1, 32, 7, 7}, 14))}, 1, {f, f}, f),
-              kTol)
+    EXPECT_LT(
+        compareWithReference("elementwise_onednn_binary", OpType::kElementWise, sum,
+                             {var(randomBf16({1, 32, 7, 7}, 13)), var(randomBf16({1, 32, 7, 7}, 14))}, 1, {f, f}, f),
+        kTol)
         << "format " << f;
 }
 

@@ -1,7 +1,7 @@
-// oneDNN pointwise tactics on fp32 or bf16 (bf16: single-step eltwise only): Activation and Unary as eltwise primitives (activation_onednn_eltwise,
-// unary_onednn_eltwise; chains such as SELU run as several in place), ElementWise arithmetic with numpy
-// broadcasting as a binary primitive (elementwise_onednn_binary; the full-shape operand goes first, a
-// broadcast first operand of a non-commutative op is expanded into y first). Activation and ElementWise take
+// oneDNN pointwise tactics on fp32 or bf16 (bf16: single-step eltwise only): Activation and Unary as eltwise primitives
+// (activation_onednn_eltwise, unary_onednn_eltwise; chains such as SELU run as several in place), ElementWise
+// arithmetic with numpy broadcasting as a binary primitive (elementwise_onednn_binary; the full-shape operand goes
+// first, a broadcast first operand of a non-commutative op is expanded into y first). Activation and ElementWise take
 // the 4-D activation formats the builder recorded (cpu_formats_in/out).
 #include <array>
 #include <cstring>
@@ -87,11 +87,9 @@ class EltwiseKernel final : public Kernel {
 
 // Inputs and output all float32, or all bf16.
 bool floatIo(std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out, size_t nIn) {
-  if (in.size() != nIn || out.size() != 1 || !dnnlFloatType(out[0].dtype))
-    return false;
+  if (in.size() != nIn || out.size() != 1 || !dnnlFloatType(out[0].dtype)) return false;
   for (TensorInfo const& t : in)
-    if (t.dtype != out[0].dtype)
-      return false;
+    if (t.dtype != out[0].dtype) return false;
   return true;
 }
 
@@ -299,8 +297,7 @@ KILN_CPU_CLONES void scaleRun(float const* a, float s, float* y, int64_t n) {
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg, std::array<ActFormat, 3> formats,
-               memory::data_type dt)
+  BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg, std::array<ActFormat, 3> formats, memory::data_type dt)
       : who_(std::move(who)), op_(op), alg_(alg), formats_(formats), dt_(dt) {}
 
   Status enqueue(LaunchContext const& ctx) const override {
@@ -375,8 +372,7 @@ class BinaryKernel final : public Kernel {
     if (p->swap)
       std::swap(fa, fb);
     auto desc = [&](memory::dims const& d, ActFormat f) -> Result<memory::desc> {
-      if (f == ActFormat::kPLAIN)
-        return plainDesc(d, dt_);
+      if (f == ActFormat::kPLAIN) return plainDesc(d, dt_);
       return activationDesc(makeDims(std::vector<int64_t>(d.begin(), d.end())), f, dt_);
     };
     try {
