@@ -85,6 +85,9 @@ Tactic castTactic() {
     ir::Value const* y = node.output(0);
     if (!x || !y || !castTypes(x->dtype, y->dtype))
       return invalidGraph(node.describe(), ": the oneDNN cast converts float32 <-> bf16 only");
+    // Element by element: any recorded format works when x and y share it (assign_cpu_formats gives both one).
+    if (nodeFormat(node, "cpu_formats_in", 0) != nodeFormat(node, "cpu_formats_out", 0))
+      return invalidGraph(node.describe(), ": x and y must be in one format");
     return std::unique_ptr<Kernel>(
         std::make_unique<OnednnCastKernel>(node.describe(), *dnnlFloatType(x->dtype), *dnnlFloatType(y->dtype)));
   };

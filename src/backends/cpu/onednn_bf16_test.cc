@@ -286,6 +286,15 @@ TEST(OnednnBf16, CastRoundsAsTheReference) {
                                    {var(randomBf16({n}, 3))}, 2),
               0.0);
   }
+  // In a recorded format shared by x and y (a bf16 region's edge between formatted layers).
+  for (int64_t f : {1, 16}) {
+    EXPECT_EQ(compareWithReference("cast_onednn_reorder", OpType::kCast, castTo(DataType::kFLOAT),
+                                   {var(randomBf16({1, 32, 5, 7}, 4))}, 1, {f}, f),
+              0.0);
+    EXPECT_EQ(compareWithReference("cast_onednn_reorder", OpType::kCast, castTo(DataType::kBF16),
+                                   {var(randomTensor({1, 32, 5, 7}, 5))}, 1, {f}, f),
+              0.0);
+  }
   EXPECT_FALSE(tacticSupports("cast_onednn_reorder",
                               makeNode(OpType::kCast, castTo(DataType::kHALF), {var(randomTensor({4}, 1))})));
   EXPECT_FALSE(tacticSupports("cast_onednn_reorder",

@@ -20,6 +20,7 @@ constexpr char kPoolTactic[] = "pooling_onednn_direct";
 constexpr char kActivationTactic[] = "activation_onednn_eltwise";
 constexpr char kBinaryTactic[] = "elementwise_onednn_binary";
 constexpr char kReduceTactic[] = "reduce_onednn";
+constexpr char kCastTactic[] = "cast_onednn_reorder";
 
 // Layers whose oneDNN kernel reads (some inputs) in a recorded format.
 bool isFormatAware(ir::Node const& n) {
@@ -30,6 +31,9 @@ bool isFormatAware(ir::Node const& n) {
   if (n.tactic == kActivationTactic) return n.op == ir::OpType::kActivation;
   if (n.tactic == kBinaryTactic) return n.op == ir::OpType::kElementWise;
   if (n.tactic == kReduceTactic) return n.op == ir::OpType::kReduce;
+  // float32 <-> bf16 element by element: a bf16 region's edge keeps the format (EfficientNet's bf16 convolution
+  // -> Cast -> float32 global pooling would otherwise leave every such convolution's output plain).
+  if (n.tactic == kCastTactic) return n.op == ir::OpType::kCast;
   return false;
 }
 
@@ -49,11 +53,11 @@ bool formatSlot(ir::Node const& n, size_t i) {
   return i == 0;
 }
 
-// Tensors of a node that must share one format (pooling and activation: x and y; element-wise: y and its
+// Tensors of a node that must share one format (pooling, activation and cast: x and y; element-wise: y and its
 // full-shape operands); empty when the node's kernel converts between formats (convolution, reduce).
 std::vector<ir::Value const*> sameFormatGroup(ir::Node const& n) {
   std::vector<ir::Value const*> g;
-  if (n.op == ir::OpType::kPooling || n.op == ir::OpType::kActivation) {
+  if (n.op == ir::OpType::kPooling || n.op == ir::OpType::kActivation || n.op == ir::OpType::kCast) {
     if (!n.inputs.empty() && n.inputs[0] && !n.outputs.empty()) g = {n.inputs[0], n.outputs[0]};
   } else if (n.op == ir::OpType::kElementWise && !n.outputs.empty()) {
     g.push_back(n.outputs[0]);
