@@ -1,4 +1,4 @@
-// Chooses the memory format of 4-D float32 activations between oneDNN CPU layers (after tactic selection): a
+// Chooses the memory format of 4-D float32/bf16 activations between oneDNN CPU layers (after tactic selection): a
 // tensor that a oneDNN convolution, pooling, activation or element-wise op writes and that only such layers (or a
 // oneDNN reduce) read, in slots that take formats, stays in the format oneDNN's convolutions prefer (channels-
 // last or nChw16c) instead of plain NCHW, so consecutive layers pass it on without reorders (EfficientNet's
