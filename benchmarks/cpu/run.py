@@ -125,9 +125,10 @@ def run_call(cmd, timeout, log_path):
     return True, p.stdout, ""
 
 
-def kiln_cmd(a, model_path, shape, iters, warmup_ms, times_path):
+def kiln_cmd(a, model_path, shape, iters, warmup_ms, times_path, bf16=False):
     return [a.kilnexec, f"--onnx={model_path}", "--backend=cpu", f"--threads={a.threads}", f"--shapes={shape}",
-            f"--warmUp={warmup_ms}", f"--iterations={iters}", "--duration=0", f"--exportTimes={times_path}"]
+            f"--warmUp={warmup_ms}", f"--iterations={iters}", "--duration=0", f"--exportTimes={times_path}"] + \
+        (["--bf16"] if bf16 else [])
 
 
 def ort_cmd(a, model_path, shape, warmup, iters):
@@ -156,15 +157,21 @@ def render(a, meta, results):
         f"optimizations), models exported by torch {meta.get('torch') or '?'} (opset 17, random weights, dynamic "
         f"batch). Kiln: median latencyMs of kilnexec --exportTimes; ORT: median of timed session.run calls after "
         f"{meta['ort_warmup']} warm-ups. Kiln/ORT = Kiln ms / ORT ms (target <= 1.0). "
-        f"Mode: {'quick' if a.quick else 'full'}.",
+        + ("Kiln bf16: the same with kilnexec --bf16 (the builder keeps float32 where bf16 has no library kernel); "
+           "ORT stays float32. " if a.precision == "both" else "")
+        + f"Mode: {'quick' if a.quick else 'full'}.",
         "",
-        "| Model | Batch | Kiln ms | ORT ms | Kiln/ORT | Kiln runs | ORT runs | Notes |",
-        "|---|---|---|---|---|---|---|---|",
     ]
+    bf16 = a.precision == "both"
+    lines += ["| Model | Batch | Kiln ms | ORT ms | Kiln/ORT | " + ("Kiln bf16 ms | bf16/ORT | " if bf16 else "")
+              + "Kiln runs | ORT runs | Notes |",
+              "|---|---|---|---|---|" + ("---|---|" if bf16 else "") + "---|---|---|"]
     for r in results:
         ratio = f"{r['kiln_ms'] / r['ort_ms']:.2f}" if r.get("kiln_ms") and r.get("ort_ms") else "—"
+        ratio16 = f"{r['kiln_bf16_ms'] / r['ort_ms']:.2f}" if r.get("kiln_bf16_ms") and r.get("ort_ms") else "—"
         lines.append(f"| {LABELS[r['model']]} | {r['batch']} | {fmt_ms(r.get('kiln_ms'))} | {fmt_ms(r.get('ort_ms'))} "
-                     f"| {ratio} | {r.get('kiln_runs') or '—'} | {r.get('ort_runs') or '—'} "
+                     f"| {ratio} | " + (f"{fmt_ms(r.get('kiln_bf16_ms'))} | {ratio16} | " if bf16 else "")
+                     + f"{r.get('kiln_runs') or '—'} | {r.get('ort_runs') or '—'} "
                      f"| {'; '.join(r['notes'])} |")
     return "\n".join(lines) + "\n"
 
@@ -189,6 +196,8 @@ def main():
     ap.add_argument("--kiln-timeout", type=float, default=300, help="limit of one kilnexec call (s)")
     ap.add_argument("--ort-timeout", type=float, default=120, help="limit of one ORT call (s)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--precision", choices=["fp32", "both"], default="fp32",
+                    help="both: also run Kiln with --bf16 (kBF16) on each row, in its own column (ORT stays fp32)")
     ap.add_argument("--iterations", type=int, default=None, help="Kiln iterations (default 20, quick 10)")
     ap.add_argument("--slow-iterations", type=int, default=None,
                     help="Kiln iterations of the slow rows (default 20, quick 2): " + " ".join(sorted(SLOW_ROWS)))
@@ -230,6 +239,9 @@ def main():
             w = 0 if rid in SLOW_ROWS else kiln_warmup_ms
             print(f"# {rid}")
             print(shlex.join(kiln_cmd(a, path, shape, n, w, os.path.join(a.workdir, rid + ".times.json"))))
+            if a.precision == "both":
+                print(shlex.join(kiln_cmd(a, path, shape, n, w, os.path.join(a.workdir, rid + "_bf16.times.json"),
+                                          bf16=True)))
             print(shlex.join(ort_cmd(a, path, shape, ort_warmup, ort_iters)))
         print()
         print(render(a, meta, []), end="")
@@ -300,29 +312,36 @@ def main():
                               f"x {b / prior[-1]['batch']:g}), 2 inferences do not fit the "
                               f"{min(a.kiln_timeout, budget.left()):.0f} s timeout")
         else:
-            times_path = os.path.join(a.workdir, rid + ".times.json")
-            if os.path.exists(times_path):
-                os.remove(times_path)
-            timeout = min(a.kiln_timeout, budget.left())
-            log(f"{rid}: Kiln {n} iterations (timeout {timeout:.0f} s)")
-            ok, _, err = run_call(kiln_cmd(a, info["model"], shape, n, kiln_warmup_ms, times_path),
-                                  timeout, os.path.join(logs, f"{rid}.kiln.log"))
-            if ok:
-                try:
-                    with open(times_path) as f:
-                        entries = json.load(f)
-                    times = [t["latencyMs"] for t in entries]
-                    r["kiln_ms"], r["kiln_runs"] = statistics.median(times), len(times)
-                    r["kiln_compute_ms"] = statistics.median(t["computeMs"] for t in entries)
-                except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError) as e:
-                    r["notes"].append(f"kiln: unreadable times ({e})")
-            else:
-                r["notes"].append(f"kiln: {err}")
+            for bf16 in ([False, True] if a.precision == "both" else [False]):
+                key, tag = ("kiln_bf16", "_bf16") if bf16 else ("kiln", "")
+                times_path = os.path.join(a.workdir, rid + tag + ".times.json")
+                if os.path.exists(times_path):
+                    os.remove(times_path)
+                timeout = min(a.kiln_timeout, budget.left())
+                if timeout < 10:
+                    r["notes"].append(f"{key}: skipped (budget)")
+                    continue
+                log(f"{rid}: Kiln{' bf16' if bf16 else ''} {n} iterations (timeout {timeout:.0f} s)")
+                ok, _, err = run_call(kiln_cmd(a, info["model"], shape, n, kiln_warmup_ms, times_path, bf16),
+                                      timeout, os.path.join(logs, f"{rid}{tag}.kiln.log"))
+                if ok:
+                    try:
+                        with open(times_path) as f:
+                            entries = json.load(f)
+                        times = [t["latencyMs"] for t in entries]
+                        r[key + "_ms"], r[key + "_runs"] = statistics.median(times), len(times)
+                        r[key + "_compute_ms"] = statistics.median(t["computeMs"] for t in entries)
+                    except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError) as e:
+                        r["notes"].append(f"{key}: unreadable times ({e})")
+                else:
+                    r["notes"].append(f"{key}: {err}")
         if slow and r.get("kiln_runs"):
             r["notes"].append(f"slow row: Kiln {r['kiln_runs']} iterations")
         if m == "bert_enc":
             r["notes"].append(f"{exporter.ENC_LAYERS} of BERT-base's 12 layers, float input [N,128,768]")
-        log(f"{rid}: Kiln {fmt_ms(r.get('kiln_ms'))} ms, ORT {fmt_ms(r.get('ort_ms'))} ms"
+        log(f"{rid}: Kiln {fmt_ms(r.get('kiln_ms'))} ms"
+            + (f", Kiln bf16 {fmt_ms(r.get('kiln_bf16_ms'))} ms" if a.precision == "both" else "")
+            + f", ORT {fmt_ms(r.get('ort_ms'))} ms"
             + (f" ({'; '.join(r['notes'])})" if r["notes"] else ""))
         write_report(a, meta, results)
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "ir/shape_inference.h"
 
@@ -190,9 +191,12 @@ bool followsDataType(OpType op) {
   return false;
 }
 
+// Compute layers that keep float32 in a reduced-precision build (no library tactic in the reduced type).
+using NodeSet = std::set<Node const*>;
+
 // True when `v` is read only in `reduced`: by float compute layers that run in it (no per-layer precision of
-// another type) as data, or by Casts to it; neither a network output nor given an output type.
-bool readOnlyIn(ir::Graph const& g, Value const* v, DataType reduced) {
+// another type, not kept in float32) as data, or by Casts to it; neither a network output nor given an output type.
+bool readOnlyIn(ir::Graph const& g, Value const* v, DataType reduced, NodeSet const& keepFloat) {
   if (v->isOutput || v->requestedType) return false;
   std::vector<Node*> const users = g.users(v);
   if (users.empty()) return false;
@@ -203,7 +207,7 @@ bool readOnlyIn(ir::Graph const& g, Value const* v, DataType reduced) {
         return false;
       continue;
     }
-    if (!isComputeOp(u->op) || (u->precision && *u->precision != reduced)) return false;
+    if (!isComputeOp(u->op) || (u->precision && *u->precision != reduced) || keepFloat.count(u)) return false;
     for (size_t i = 0; i < u->inputs.size(); ++i)
       if (u->inputs[i] == v && !isDataInput(*u, i)) return false;
   }
@@ -214,12 +218,36 @@ bool readOnlyIn(ir::Graph const& g, Value const* v, DataType reduced) {
 // the reduced type: gathering from the table converted to that type gives the same values as converting the
 // gathered rows, so the table is converted once at build time (its Cast folds with the other constant weights,
 // as TensorRT stores constant weights under FP16) instead of gathering float32 and casting on every run.
-bool gathersForReducedReaders(ir::Graph const& g, Node const& n, DataType reduced) {
+bool gathersForReducedReaders(ir::Graph const& g, Node const& n, DataType reduced, NodeSet const& keepFloat) {
   if (n.op != OpType::kGather || n.precision || n.outputs.size() != 1 || n.inputs.empty()) return false;
   Value const* table = n.inputs[0];
   if (!table || table->dtype != DataType::kFLOAT || !table->producer || table->producer->op != OpType::kConstant)
     return false;
-  return readOnlyIn(g, n.outputs[0], reduced);
+  return readOnlyIn(g, n.outputs[0], reduced, keepFloat);
+}
+
+// The types `n` would run with in `type`: its float data inputs and float outputs in `type`, the rest as they are.
+void trialInfos(Node const& n, DataType type, std::vector<ir::TensorInfo>& in, std::vector<ir::TensorInfo>& out) {
+  in.clear();
+  out.clear();
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    ir::TensorInfo t;
+    t.shape.nbDims = -1;
+    if (Value const* v = n.inputs[i]) {
+      t.shape = v->shape;
+      t.dtype = isDataInput(n, i) && isFloat3(v->dtype) ? type : v->dtype;
+    }
+    in.push_back(t);
+  }
+  for (Value const* v : n.outputs) {
+    ir::TensorInfo t;
+    t.shape.nbDims = -1;
+    if (v) {
+      t.shape = v->shape;
+      t.dtype = isFloat3(v->dtype) ? type : v->dtype;
+    }
+    out.push_back(t);
+  }
 }
 
 class Rewriter {
@@ -279,6 +307,24 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
       n->inputs[i] = c->outputs[0];
     }
   }
+  // Layers the reduced type would leave to reference tactics while float32 has a library one keep float32 (as
+  // if given that precision, so readers such as the embedding Gather's see it). Decided up front: a layer's
+  // choice does not depend on its neighbours', since every layer's inputs are cast to what it runs in.
+  NodeSet keepFloat;
+  if ((fp16 || bf16) && opt.hasLibraryTactic) {
+    std::vector<ir::TensorInfo> in, out;
+    for (Node* n : order) {
+      if (!isComputeOp(n->op) || n->precision) continue;
+      bool floatOp = false;
+      for (size_t i = 0; i < n->inputs.size(); ++i)
+        if (n->inputs[i] && isDataInput(*n, i) && isFloat3(n->inputs[i]->dtype)) floatOp = true;
+      if (!floatOp) continue;
+      trialInfos(*n, reduced, in, out);
+      if (opt.hasLibraryTactic(*n, in, out)) continue;
+      trialInfos(*n, DataType::kFLOAT, in, out);
+      if (opt.hasLibraryTactic(*n, in, out)) keepFloat.insert(n);
+    }
+  }
   std::vector<Node*> unusedCasts;
   for (Node* n : order) {
     if (!isComputeOp(n->op)) {
@@ -287,7 +333,7 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
       // reduced activations, a select between them) gets its inputs cast to one type: the layer's precision,
       // else the build's reduced type.
       if (!followsDataType(n->op)) continue;
-      if ((fp16 || bf16) && gathersForReducedReaders(g, *n, reduced)) {
+      if ((fp16 || bf16) && gathersForReducedReaders(g, *n, reduced, keepFloat)) {
         n->inputs[0] = rw.castTo(n->inputs[0], reduced);
         // Casts of the gathered rows to the reduced type now convert nothing: their readers read the rows.
         for (Node* u : g.users(n->outputs[0]))
@@ -322,6 +368,7 @@ Status assignPrecision(ir::Graph& g, PrecisionOptions const& opt) {
       if (n->inputs[i] && isDataInput(*n, i) && isFloat3(n->inputs[i]->dtype)) floatOp = true;
     if (!floatOp) continue;
     DataType target = n->precision ? *n->precision : ((fp16 || bf16) ? reduced : DataType::kFLOAT);
+    if (!n->precision && keepFloat.count(n)) target = DataType::kFLOAT;
     if (!isFloat3(target)) continue;
     for (size_t i = 0; i < n->inputs.size(); ++i) {
       Value* in = n->inputs[i];

@@ -310,5 +310,64 @@ TEST(Precision, EmbeddingGatherKeepsFloat32TablesWhereRowsAreReadInFloat32) {
   }
 }
 
+// A reduced type is allowed, not required: with hasLibraryTactic (the builder asks its tactic registry), a layer
+// whose reduced form only reference tactics run while its float32 form has a library one keeps float32; the others
+// move, casts sit only where the types change, and a layer given a precision keeps it whatever the tactics.
+TEST(Precision, LayersWithoutAReducedLibraryTacticKeepFloat32) {
+  for (BuilderFlag flag : {BuilderFlag::kFP16, BuilderFlag::kBF16}) {
+    DataType reduced = flag == BuilderFlag::kFP16 ? DataType::kHALF : DataType::kBF16;
+    // The convolution has a library tactic in both types, the ReLU in float32 only.
+    std::vector<std::pair<std::string, DataType>> asked;
+    PrecisionOptions opt;
+    opt.flags = 1u << static_cast<uint32_t>(flag);
+    opt.hasLibraryTactic = [&](ir::Node const& n, std::vector<ir::TensorInfo> const& in,
+                               std::vector<ir::TensorInfo> const& out) {
+      EXPECT_FALSE(in.empty());
+      EXPECT_EQ(in[0].dtype, out[0].dtype) << n.name;
+      if (n.op == ir::OpType::kConvolution) {
+        EXPECT_EQ(in[1].dtype, in[0].dtype);  // the weights are data: asked in the same type
+        EXPECT_EQ(in[2].shape.nbDims, -1);    // absent bias
+      }
+      asked.emplace_back(n.name, in[0].dtype);
+      return n.op == ir::OpType::kConvolution || in[0].dtype == DataType::kFLOAT;
+    };
+    auto g = parse(kNet);
+    ASSERT_TRUE(assignPrecision(*g, opt).isOk());
+    EXPECT_EQ(g->findNode("conv")->outputs[0]->dtype, reduced);
+    EXPECT_EQ(g->findNode("relu")->outputs[0]->dtype, DataType::kFLOAT);
+    EXPECT_EQ(g->findNode("relu")->inputs[0]->producer->op, ir::OpType::kCast);
+    EXPECT_EQ(g->findNode("flat")->outputs[0]->dtype, DataType::kFLOAT);
+    EXPECT_EQ(countOps(*g, ir::OpType::kCast), 3);  // x and w to the reduced type, c back: none at the output
+    // Each compute layer is asked in the reduced type; only the one without a reduced tactic in float32 too.
+    std::vector<std::pair<std::string, DataType>> want{
+        {"conv", reduced}, {"relu", reduced}, {"relu", DataType::kFLOAT}};
+    EXPECT_EQ(asked, want);
+
+    // No float32 library tactic either: the reduced type, as without the callback.
+    auto none = parse(kNet);
+    opt.hasLibraryTactic = [](ir::Node const&, std::vector<ir::TensorInfo> const&, std::vector<ir::TensorInfo> const&) {
+      return false;
+    };
+    ASSERT_TRUE(assignPrecision(*none, opt).isOk());
+    EXPECT_EQ(none->findNode("conv")->outputs[0]->dtype, reduced);
+    EXPECT_EQ(none->findNode("relu")->outputs[0]->dtype, reduced);
+
+    // A layer given the reduced precision keeps it: the callback is not asked about it.
+    auto pinned = parse(kNet);
+    pinned->findNode("conv")->precision = reduced;
+    pinned->findNode("relu")->precision = reduced;
+    asked.clear();
+    opt.hasLibraryTactic = [&](ir::Node const& n, std::vector<ir::TensorInfo> const& in,
+                               std::vector<ir::TensorInfo> const&) {
+      asked.emplace_back(n.name, in[0].dtype);
+      return in[0].dtype == DataType::kFLOAT;
+    };
+    ASSERT_TRUE(assignPrecision(*pinned, opt).isOk());
+    EXPECT_EQ(pinned->findNode("conv")->outputs[0]->dtype, reduced);
+    EXPECT_EQ(pinned->findNode("relu")->outputs[0]->dtype, reduced);
+    EXPECT_TRUE(asked.empty());
+  }
+}
+
 }  // namespace
 }  // namespace kiln::builder

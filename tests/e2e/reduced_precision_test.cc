@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "e2e/e2e_util.h"
@@ -66,6 +67,42 @@ TEST(ReducedPrecision, WeightsAreConvertedOnceAtBuildTime) {
     std::vector<double> r(ref[0].data.begin(), ref[0].data.end());
     EXPECT_LT(normRelError(out[0].data, r), flag == kiln::BuilderFlag::kFP16 ? 5e-3 : 2e-2);
   }
+}
+
+// The layers' precisions and tactics of a CPU build of convNet with the oneDNN sources and `flag`, one line each.
+std::string cpuLayers(kiln::BuilderFlag flag) {
+  CapturingLogger logger;
+  auto plan = buildPlan(
+      logger,
+      [flag](kiln::IBuilder& b, kiln::INetworkDefinition& n, kiln::IBuilderConfig& c) {
+        c.setFlag(flag);
+        c.setProfilingVerbosity(kiln::ProfilingVerbosity::kDETAILED);
+        return convNet()(b, n, c);
+      },
+      BuildOptions{0, false});
+  EXPECT_FALSE(plan.empty());
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  if (!engine) return {};
+  std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+  std::string layers;
+  for (int32_t i = 0; i < engine->getNbLayers(); ++i)
+    layers += std::string(inspector->getLayerInformation(i, kiln::LayerInformationFormat::kONELINE)) + "\n";
+  return layers;
+}
+
+// On the CPU a reduced type is taken where a library tactic runs it: kBF16 runs the convolution in bf16 on oneDNN
+// (casts at the network's float32 edges); kFP16 has no fp16 library convolution there, so the layer keeps float32
+// and the engine holds no Cast, instead of running the fp64 reference loops in fp16.
+TEST(ReducedPrecision, CpuTakesAReducedTypeOnlyWhereALibraryTacticRunsIt) {
+  std::string bf16 = cpuLayers(kiln::BuilderFlag::kBF16);
+  EXPECT_NE(bf16.find("conv [Convolution] tactic=convolution_onednn_direct precision=bfloat16"), std::string::npos)
+      << bf16;
+  EXPECT_NE(bf16.find("[Cast]"), std::string::npos) << bf16;
+  std::string fp16 = cpuLayers(kiln::BuilderFlag::kFP16);
+  EXPECT_NE(fp16.find("conv [Convolution] tactic=convolution_onednn_direct precision=float32"), std::string::npos)
+      << fp16;
+  EXPECT_EQ(fp16.find("[Cast]"), std::string::npos) << fp16;
 }
 
 }  // namespace

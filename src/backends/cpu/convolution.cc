@@ -1,14 +1,15 @@
-// oneDNN Convolution tactics: convolution_onednn_direct (2-D and 3-D fp32 convolutions, grouped, strided, dilated,
-// any padding mode) and convolution_onednn_winograd_4x3 / _2x3 (3x3 stride-1 2-D ones through Winograd's F(4x4, 3x3)
-// or F(2x2, 3x3) transforms, candidates the builder times against the direct one), all with fused bias, residual (a
-// sum post-op) and activation (eltwise post-ops). Activations come and go in the formats the builder recorded
-// (cpu_formats_in/out: plain NC(D)HW or a 4-D blocked or channels-last format); the primitive picks its own, and
-// activations are reordered only where the two differ. The constant weights are reordered once into the
-// primitive's format.
+// oneDNN Convolution tactics: convolution_onednn_direct (2-D and 3-D fp32 or bf16 convolutions, grouped, strided,
+// dilated, any padding mode) and convolution_onednn_winograd_4x3 / _2x3 (3x3 stride-1 2-D ones through Winograd's
+// F(4x4, 3x3) or F(2x2, 3x3) transforms, candidates the builder times against the direct one), all with fused bias,
+// residual (a sum post-op) and activation (eltwise post-ops). Activations come and go in the formats the builder
+// recorded (cpu_formats_in/out: plain NC(D)HW or a 4-D blocked or channels-last format); the primitive picks its own,
+// and activations are reordered only where the two differ. The constant weights are reordered once into the primitive's
+// format.
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,13 @@ struct ConvConfig {
   // convolution_direct, or convolution_winograd (the Winograd tactics: activations in the primitive's blocked
   // format, reordered from and to the recorded ones where they differ).
   dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
+  // Element type of x, w, y, bias and residual: f32, or bf16 (oneDNN accumulates in fp32; Winograd is f32 only).
+  memory::data_type dt = memory::data_type::f32;
   // Winograd: the oneDNN implementation to take, by a part of its name ("wino_2x3": F(2x2, 3x3); "wino_4x3":
   // F(4x4, 3x3)); oneDNN lists both where both apply, and which is faster depends on the shape.
   std::string winogradImpl;
   ActFormat srcFormat = ActFormat::kPLAIN, resFormat = ActFormat::kPLAIN, dstFormat = ActFormat::kPLAIN;
-  HostTensor weights;  // the Constant's data, [K, C/groups, k...] float32
+  HostTensor weights;  // the Constant's data, [K, C/groups, k...] in `dt` or float32 (converted when reordered)
 };
 
 // One primitive for one pair of activation shapes and one OpenMP thread count.
@@ -112,7 +115,7 @@ class OnednnConvKernel final : public Kernel {
       if (bias)
         args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), eng, bias->data));
       p->prim.execute(stream, args);
-      if (cfg_.swish && ownSwishFor(volume(y.shape))) {
+      if (ownSwish(volume(y.shape))) {
         stream.wait();
         swishInPlace(static_cast<float*>(dst), static_cast<int64_t>(dstMd.get_size() / sizeof(float)), threads.count());
       }
@@ -153,10 +156,10 @@ class OnednnConvKernel final : public Kernel {
       padL.push_back(pl);
       padR.push_back(pr);
     }
-    auto f32 = memory::data_type::f32;
+    auto f32 = cfg_.dt;  // (or bf16)
     try {
-      KILN_ASSIGN_OR_RETURN(memory::desc srcIs, activationDesc(x, cfg_.srcFormat));
-      KILN_ASSIGN_OR_RETURN(memory::desc dstIs, activationDesc(y, cfg_.dstFormat));
+      KILN_ASSIGN_OR_RETURN(memory::desc srcIs, activationDesc(x, cfg_.srcFormat, cfg_.dt));
+      KILN_ASSIGN_OR_RETURN(memory::desc dstIs, activationDesc(y, cfg_.dstFormat, cfg_.dt));
       // Recorded formats in memory; the primitive chooses its own (format any) for 2-D convolutions where the
       // recorded one is plain. A recorded non-plain format is what the builder chose for this primitive: asked for
       // as it is, except by Winograd, whose kernels take nChw16c only (any lets oneDNN say which).
@@ -165,7 +168,7 @@ class OnednnConvKernel final : public Kernel {
       // scaled tanh; the tests show it): those run on plain activations, reordered where recorded otherwise.
       dnnl::post_ops probe;
       appendActivation(probe, cfg_.activation, cfg_.alpha, cfg_.beta);
-      bool ownSwish = cfg_.swish && ownSwishFor(volume(y));
+      bool ownSwish = this->ownSwish(volume(y));
       if (cfg_.swish && !ownSwish) probe.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
       bool plainOnly = !winograd && probe.len() > 2;
       memory::desc srcPlain(toDnnl(x), f32, ns == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw);
@@ -209,6 +212,11 @@ class OnednnConvKernel final : public Kernel {
   }
 
  private:
+  // cpu_swish as Kiln's own fp32 loop after the primitive (else oneDNN's post-op; always for bf16 outputs).
+  bool ownSwish(int64_t outputs) const {
+    return cfg_.swish && cfg_.dt == memory::data_type::f32 && ownSwishFor(outputs);
+  }
+
   // oneDNN's weight dims: [K, C/groups, k...], with a leading groups dim when grouped.
   memory::dims weightDims() const {
     Dims const& w = cfg_.weights.shape();
@@ -233,16 +241,17 @@ class OnednnConvKernel final : public Kernel {
                                         : (grouped ? memory::format_tag::goidhw : memory::format_tag::oidhw);
     try {
       auto p = std::make_shared<ConvPrimitive>();
-      KILN_ASSIGN_OR_RETURN(p->src, activationDesc(x, cfg_.srcFormat));
-      KILN_ASSIGN_OR_RETURN(p->dst, activationDesc(y, cfg_.dstFormat));
-      KILN_ASSIGN_OR_RETURN(p->res, activationDesc(y, cfg_.resFormat));
+      KILN_ASSIGN_OR_RETURN(p->src, activationDesc(x, cfg_.srcFormat, cfg_.dt));
+      KILN_ASSIGN_OR_RETURN(p->dst, activationDesc(y, cfg_.dstFormat, cfg_.dt));
+      KILN_ASSIGN_OR_RETURN(p->res, activationDesc(y, cfg_.resFormat, cfg_.dt));
       p->pd = pd;
       p->prim = dnnl::convolution_forward(pd);
       p->srcIn = makeReorder(p->src, pd.src_desc());
       p->dstOut = makeReorder(pd.dst_desc(), p->dst);
       if (cfg_.hasResidual) p->resIn = makeReorder(p->res, pd.dst_desc());
-      p->weights = packed_.get(pd.weights_desc(), memory::desc(weightDims(), memory::data_type::f32, plainW),
-                               cfg_.weights.data());
+      p->weights =
+          packed_.get(pd.weights_desc(), memory::desc(weightDims(), *dnnlFloatType(cfg_.weights.dtype()), plainW),
+                      cfg_.weights.data());
       return std::shared_ptr<ConvPrimitive const>(std::move(p));
     } catch (dnnl::error const& e) {
       return unsupported(cfg_.who, ": oneDNN could not make the convolution for x ", dimsToString(x), ", y ",
@@ -261,14 +270,14 @@ bool supportsConv(ir::Node const& node, std::vector<TensorInfo> const& in, std::
   int32_t rank = in[0].shape.nbDims;
   if (rank != 4 && rank != 5)
     return false;
+  // One element type throughout: float32, or bf16 (a bf16 build's convolutions; fp32 accumulation).
+  DataType dt = out[0].dtype;
+  if (dt != DataType::kFLOAT && dt != DataType::kBF16) return false;
   for (TensorInfo const& t : in)
-    if (t.shape.nbDims >= 0 && t.dtype != DataType::kFLOAT)
-      return false;
-  if (out[0].dtype != DataType::kFLOAT)
-    return false;
+    if (t.shape.nbDims >= 0 && t.dtype != dt) return false;
+  // bf16 weights, or float32 ones that the weight reorder converts (the builder asks before it casts them).
   HostTensor const* w = constantInput(node, 1);
-  if (!w || w->dtype() != DataType::kFLOAT || w->shape().nbDims != rank)
-    return false;
+  if (!w || (w->dtype() != dt && w->dtype() != DataType::kFLOAT) || w->shape().nbDims != rank) return false;
   int64_t groups = node.attrs.getInt("groups", 1);
   if (groups < 1 || w->shape().d[0] % groups != 0)
     return false;
@@ -283,8 +292,10 @@ bool supportsConv(ir::Node const& node, std::vector<TensorInfo> const& in, std::
 // The kernel's configuration from the node's attributes and constant weights.
 Result<ConvConfig> readConfig(ir::Node const& node, dnnl::algorithm algorithm) {
   HostTensor const* w = constantInput(node, 1);
-  if (!w || w->dtype() != DataType::kFLOAT)
-    return invalidGraph(node.describe(), ": the oneDNN convolution needs constant float32 weights");
+  ir::Value const* x = node.input(0);
+  std::optional<memory::data_type> dt = x ? dnnlFloatType(x->dtype) : std::nullopt;
+  if (!w || !dt || !dnnlFloatType(w->dtype()))
+    return invalidGraph(node.describe(), ": the oneDNN convolution needs float32 or bf16 data and constant weights");
   int32_t ns = w->shape().nbDims - 2;
   if (ns != 2 && ns != 3)
     return invalidGraph(node.describe(), ": the oneDNN convolution runs 2-D and 3-D windows only");
@@ -293,6 +304,7 @@ Result<ConvConfig> readConfig(ir::Node const& node, dnnl::algorithm algorithm) {
   ConvConfig cfg;
   cfg.who = node.describe();
   cfg.algorithm = algorithm;
+  cfg.dt = *dt;
   KILN_ASSIGN_OR_RETURN(cfg.window, ir::readWindowParams(node, "kernel_shape", ns, true, fallback));
   for (int32_t i = 0; i < ns; ++i)
     if (cfg.window.kernel[i] != w->shape().d[2 + i])
@@ -351,7 +363,8 @@ Tactic convolutionTactic() {
 // 14x14; 9.4 MB against 0.4 MB of activations) 0.72 -> 0.96 ms, where the isolated timing favoured Winograd.
 bool supportsWinograd(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out,
                       char const* impl, int64_t tile) {
-  if (!supportsConv(node, in, out) || in[0].shape.nbDims != 4 || node.attrs.getInt("groups", 1) != 1)
+  if (!supportsConv(node, in, out) || in[0].dtype != DataType::kFLOAT || in[0].shape.nbDims != 4 ||
+      node.attrs.getInt("groups", 1) != 1)
     return false;
   if (!dimsKnown(in[0].shape) || !dimsKnown(out[0].shape) || volume(in[0].shape) == 0 || volume(out[0].shape) == 0)
     return false;

@@ -83,6 +83,13 @@ inline bool tacticSupports(std::string const& tactic, OneNode const& n) {
   return t && t->supports(*n.node, n.in, n.out);
 }
 
+/// `t`'s values in `type` (rounded to nearest even where `type` is narrower), e.g. bf16 inputs for a bf16 tactic.
+inline HostTensor convertType(HostTensor const& t, DataType type) {
+  std::vector<double> v(static_cast<size_t>(t.count()));
+  for (int64_t i = 0; i < t.count(); ++i) v[static_cast<size_t>(i)] = t.doubleAt(i);
+  return HostTensor::fromVector(type, t.shape(), v);
+}
+
 /// Element offset of (n, c, h, w) of a [N, C, H, W] tensor stored in activation format `format` (0 plain, 1
 /// channels-last, 8/16 nChw8c/nChw16c), written out here independently of oneDNN.
 inline int64_t formatOffset(Dims const& s, int64_t format, int64_t n, int64_t c, int64_t h, int64_t w) {
@@ -94,21 +101,22 @@ inline int64_t formatOffset(Dims const& s, int64_t format, int64_t n, int64_t c,
   return ((n * C + c) * H + h) * W + w;
 }
 
-/// A float32 [N, C, H, W] tensor rearranged from plain into `format` (toFormat) or back (fromFormat).
+/// A [N, C, H, W] tensor (any element type) rearranged from plain into `format` (toFormat) or back (fromFormat).
 inline HostTensor convertFormat(HostTensor const& t, int64_t format, bool toFormat) {
   HostTensor r = *HostTensor::allocate(t.dtype(), t.shape(), "formatted");
   Dims const& s = t.shape();
-  auto const* src = static_cast<float const*>(t.data());
-  auto* dst = static_cast<float*>(r.mutableData());
+  size_t const e = dataTypeSize(t.dtype());
+  auto const* src = static_cast<unsigned char const*>(t.data());
+  auto* dst = static_cast<unsigned char*>(r.mutableData());
   for (int64_t n = 0; n < s.d[0]; ++n)
     for (int64_t c = 0; c < s.d[1]; ++c)
       for (int64_t h = 0; h < s.d[2]; ++h)
         for (int64_t w = 0; w < s.d[3]; ++w) {
           int64_t plain = formatOffset(s, 0, n, c, h, w), f = formatOffset(s, format, n, c, h, w);
           if (toFormat)
-            dst[f] = src[plain];
+            std::memcpy(dst + f * e, src + plain * e, e);
           else
-            dst[plain] = src[f];
+            std::memcpy(dst + plain * e, src + f * e, e);
         }
   return r;
 }

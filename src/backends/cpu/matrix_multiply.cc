@@ -1,4 +1,4 @@
-// oneDNN MatrixMultiply tactic (matrix_multiply_onednn_gemm): fp32 batched products with kNONE / kTRANSPOSE
+// oneDNN MatrixMultiply tactic (matrix_multiply_onednn_gemm): fp32 or bf16 batched products with kNONE / kTRANSPOSE
 // operands (transposes as strides), numpy batch broadcast, a fused bias broadcast to the output, a fused residual
 // (sum post-op) and the fused activation as eltwise post-ops. Vector operands (kVECTOR) are left to the reference. A
 // product whose B is shared by every batch runs as one 2-D product over the batch's rows (A and y are row-major), and a
@@ -24,7 +24,9 @@ struct MatMulConfig {
   int64_t activation = -1;
   float alpha = 0, beta = 0;
   bool hasResidual = false;          // input 3, added before the activation (oneDNN's sum post-op)
-  std::optional<HostTensor> constB;  // B when it is a Constant (float32)
+  std::optional<HostTensor> constB;  // B when it is a Constant (in `dt`)
+  // Element type of A, B, bias, residual and y: f32, or bf16 (oneDNN accumulates in fp32).
+  memory::data_type dt = memory::data_type::f32;
 };
 
 struct MatMulPrimitive {
@@ -103,7 +105,8 @@ class OnednnMatMulKernel final : public Kernel {
         args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), eng, bias->data));
       // The sum post-op adds what dst holds: the residual goes there first. (A binary-add post-op reading the
       // residual in place measured slower on BERT's FFN-out GEMM: 1.027 vs 1.007 of the FFN-in GEMM's time.)
-      if (res && res->data != y.data) std::memcpy(y.data, res->data, static_cast<size_t>(y.count()) * sizeof(float));
+      if (res && res->data != y.data)
+        std::memcpy(y.data, res->data, static_cast<size_t>(y.count()) * memory::data_type_size(cfg_.dt));
       p->prim.execute(stream, args);
       stream.wait();
     } catch (dnnl::error const& e) {
@@ -135,7 +138,7 @@ class OnednnMatMulKernel final : public Kernel {
       std::swap(as[ry - 1], as[ry - 2]);
     if (cfg_.transB)
       std::swap(bs[ry - 1], bs[ry - 2]);
-    auto f32 = memory::data_type::f32;
+    auto f32 = cfg_.dt;  // (or bf16)
     memory::dims biasDims;
     if (bias) {
       biasDims = padded(*bias, ry);
@@ -201,10 +204,12 @@ class OnednnMatMulKernel final : public Kernel {
 };
 
 bool supportsMatMul(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-  if (in.size() < 2 || in.size() > 4 || out.size() != 1 || out[0].dtype != DataType::kFLOAT) return false;
+  // One element type throughout: float32, or bf16 (a bf16 build's products; fp32 accumulation).
+  if (in.size() < 2 || in.size() > 4 || out.size() != 1) return false;
+  DataType dt = out[0].dtype;
+  if (dt != DataType::kFLOAT && dt != DataType::kBF16) return false;
   for (TensorInfo const& t : in)
-    if (t.shape.nbDims >= 0 && t.dtype != DataType::kFLOAT)
-      return false;
+    if (t.shape.nbDims >= 0 && t.dtype != dt) return false;
   int64_t opA = node.attrs.getInt("op_a", 0), opB = node.attrs.getInt("op_b", 0);
   auto plainOrT = [](int64_t op) {
     return op == static_cast<int64_t>(MatrixOperation::kNONE) || op == static_cast<int64_t>(MatrixOperation::kTRANSPOSE);
@@ -242,8 +247,11 @@ Tactic matrixMultiplyTactic() {
     cfg.hasResidual = node.input(3) != nullptr;
     if (!activationSupported(node))
       return invalidGraph(node.describe(), ": activation ", cfg.activation, " has no oneDNN post-op");
-    if (HostTensor const* b = constantInput(node, 1); b && b->dtype() == DataType::kFLOAT)
-      cfg.constB = *b;
+    ir::Value const* y = node.output(0);
+    std::optional<memory::data_type> dt = y ? dnnlFloatType(y->dtype) : std::nullopt;
+    if (!dt) return invalidGraph(node.describe(), ": the oneDNN matrix multiply runs float32 or bf16 only");
+    cfg.dt = *dt;
+    if (HostTensor const* b = constantInput(node, 1); b && b->dtype() == y->dtype) cfg.constB = *b;
     return std::unique_ptr<Kernel>(std::make_unique<OnednnMatMulKernel>(std::move(cfg)));
   };
   return t;

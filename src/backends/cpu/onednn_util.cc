@@ -148,9 +148,8 @@ ActFormat nodeFormat(ir::Node const& node, char const* key, size_t i) {
   return static_cast<ActFormat>(v[i]);
 }
 
-Result<dnnl::memory::desc> activationDesc(Dims const& d, ActFormat f) {
+Result<dnnl::memory::desc> activationDesc(Dims const& d, ActFormat f, dnnl::memory::data_type dt) {
   using tag = dnnl::memory::format_tag;
-  auto f32 = dnnl::memory::data_type::f32;
   if (f == ActFormat::kPLAIN) {
     if (d.nbDims < 1 || d.nbDims > 6)
       return unsupported("a plain activation of rank ", d.nbDims);
@@ -160,19 +159,19 @@ Result<dnnl::memory::desc> activationDesc(Dims const& d, ActFormat f) {
             : d.nbDims == 4 ? tag::abcd
             : d.nbDims == 5 ? tag::abcde
                             : tag::abcdef;
-    return dnnl::memory::desc(toDnnl(d), f32, t);
+    return dnnl::memory::desc(toDnnl(d), dt, t);
   }
   if (d.nbDims != 4)
     return unsupported("activation format ", static_cast<int64_t>(f), " needs rank 4, not ", d.nbDims);
   switch (f) {
     case ActFormat::kNHWC:
-      return dnnl::memory::desc(toDnnl(d), f32, tag::nhwc);
+      return dnnl::memory::desc(toDnnl(d), dt, tag::nhwc);
     case ActFormat::kNCHW8C:
     case ActFormat::kNCHW16C: {
       int64_t block = static_cast<int64_t>(f);
       if (d.d[1] % block != 0)
         return unsupported("activation format nChw", block, "c needs C divisible by ", block, ", not ", d.d[1]);
-      return dnnl::memory::desc(toDnnl(d), f32, f == ActFormat::kNCHW8C ? tag::nChw8c : tag::nChw16c);
+      return dnnl::memory::desc(toDnnl(d), dt, f == ActFormat::kNCHW8C ? tag::nChw8c : tag::nChw16c);
     }
     case ActFormat::kPLAIN:
       break;
@@ -232,6 +231,12 @@ int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_
   if (in + padBegin + pr - dk < 0 || (in + padBegin + pr - dk) / stride + 1 != out)
     pr = (out - 1) * stride + dk - in - padBegin;
   return pr < 0 ? -1 : pr;
+}
+
+std::optional<dnnl::memory::data_type> dnnlFloatType(DataType t) {
+  if (t == DataType::kFLOAT) return dnnl::memory::data_type::f32;
+  if (t == DataType::kBF16) return dnnl::memory::data_type::bf16;
+  return std::nullopt;
 }
 
 dnnl::memory::dims toDnnl(Dims const& d) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -129,9 +130,10 @@ bool validActFormat(int64_t v);
 /// The format attribute `key` ("cpu_formats_in" / "cpu_formats_out") of `node` gives entry `i`: plain when absent.
 ActFormat nodeFormat(ir::Node const& node, char const* key, size_t i);
 
-/// The oneDNN memory descriptor of a float32 activation of shape `d` in format `f` (rank 4 for the non-plain
-/// formats; a blocked format needs C divisible by its block).
-Result<dnnl::memory::desc> activationDesc(Dims const& d, ActFormat f);
+/// The oneDNN memory descriptor of an activation of shape `d` and element type `dt` (float32 unless given) in
+/// format `f` (rank 4 for the non-plain formats; a blocked format needs C divisible by its block).
+Result<dnnl::memory::desc> activationDesc(Dims const& d, ActFormat f,
+                                          dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 
 /// The activation format oneDNN's fp32 convolutions prefer on this CPU (asked once from a sample 3x3
 /// convolution; oneDNN 2.6 answers channels-last on AVX-512 machines); kPLAIN when the answer is none of
@@ -149,6 +151,9 @@ void runReorder(dnnl::reorder const* r, dnnl::memory::desc const& from, void con
 /// + 1: TensorRT's padEnd, or more when the output size was rounded up (the extra reads zeros, as in the
 /// reference); -1 when that would need negative padding.
 int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_t padBegin, int64_t padEnd);
+
+/// oneDNN's element type for a Kiln float type: f32 or bf16 (the types the oneDNN tactics run); nullopt otherwise.
+std::optional<dnnl::memory::data_type> dnnlFloatType(DataType t);
 
 /// oneDNN dims of a Kiln shape.
 dnnl::memory::dims toDnnl(Dims const& d);

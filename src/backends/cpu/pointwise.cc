@@ -1,7 +1,7 @@
-// oneDNN pointwise tactics on fp32: Activation and Unary as eltwise primitives (activation_onednn_eltwise,
-// unary_onednn_eltwise; chains such as SELU run as several in place), ElementWise arithmetic with numpy
-// broadcasting as a binary primitive (elementwise_onednn_binary; the full-shape operand goes first, a
-// broadcast first operand of a non-commutative op is expanded into y first). Activation and ElementWise take
+// oneDNN pointwise tactics on fp32 or bf16 (bf16: single-step eltwise only): Activation and Unary as eltwise primitives
+// (activation_onednn_eltwise, unary_onednn_eltwise; chains such as SELU run as several in place), ElementWise
+// arithmetic with numpy broadcasting as a binary primitive (elementwise_onednn_binary; the full-shape operand goes
+// first, a broadcast first operand of a non-commutative op is expanded into y first). Activation and ElementWise take
 // the 4-D activation formats the builder recorded (cpu_formats_in/out).
 #include <array>
 #include <cstring>
@@ -31,7 +31,8 @@ struct EltwisePrimitives {
 // Runs a chain of eltwise steps (x -> y, then in place on y) over `count` elements.
 class EltwiseKernel final : public Kernel {
  public:
-  EltwiseKernel(std::string who, std::vector<EltwiseStep> steps) : who_(std::move(who)), steps_(std::move(steps)) {}
+  EltwiseKernel(std::string who, std::vector<EltwiseStep> steps, memory::data_type dt)
+      : who_(std::move(who)), steps_(std::move(steps)), dt_(dt) {}
 
   Status enqueue(LaunchContext const& ctx) const override {
     TensorView const& x = ctx.inputs[0];
@@ -64,7 +65,7 @@ class EltwiseKernel final : public Kernel {
   Result<std::shared_ptr<EltwisePrimitives const>> build(int64_t count) const {
     try {
       auto p = std::make_shared<EltwisePrimitives>();
-      memory::desc md({count}, memory::data_type::f32, memory::format_tag::a);
+      memory::desc md({count}, dt_, memory::format_tag::a);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       for (EltwiseStep const& s : steps_) {
@@ -80,16 +81,30 @@ class EltwiseKernel final : public Kernel {
 
   std::string who_;
   std::vector<EltwiseStep> steps_;
+  memory::data_type dt_;  // of x and y: f32, or bf16 (one step; computed in fp32, rounded once)
   PrimitiveCache<EltwisePrimitives> cache_;
 };
 
+// Inputs and output all float32, or all bf16.
 bool floatIo(std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out, size_t nIn) {
-  if (in.size() != nIn || out.size() != 1 || out[0].dtype != DataType::kFLOAT)
-    return false;
+  if (in.size() != nIn || out.size() != 1 || !dnnlFloatType(out[0].dtype)) return false;
   for (TensorInfo const& t : in)
-    if (t.dtype != DataType::kFLOAT)
-      return false;
+    if (t.dtype != out[0].dtype) return false;
   return true;
+}
+
+// An eltwise chain runs in bf16 only as one step: oneDNN rounds each step's output to bf16, where the reference
+// (and the float32 chain) rounds once.
+bool eltwiseTypeOk(std::vector<TensorInfo> const& out, std::vector<EltwiseStep> const& steps) {
+  return out[0].dtype == DataType::kFLOAT || steps.size() == 1;
+}
+
+// The node's element type for oneDNN (its output's), or an error naming the node.
+Result<memory::data_type> nodeType(ir::Node const& node) {
+  ir::Value const* y = node.output(0);
+  std::optional<memory::data_type> dt = y ? dnnlFloatType(y->dtype) : std::nullopt;
+  if (!dt) return invalidGraph(node.describe(), ": the oneDNN kernel runs float32 or bf16 only");
+  return *dt;
 }
 
 // An Activation's formula as eltwise steps (the post-op list of appendActivation), or nullopt.
@@ -165,7 +180,9 @@ Tactic activationTactic() {
   t.source = TacticSource::kONEDNN;
   t.priority = 10;
   t.supports = [](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-    return floatIo(in, out, 1) && activationSteps(node).has_value();
+    if (!floatIo(in, out, 1)) return false;
+    auto steps = activationSteps(node);
+    return steps && eltwiseTypeOk(out, *steps);
   };
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
     auto steps = activationSteps(node);
@@ -174,7 +191,8 @@ Tactic activationTactic() {
     // Element by element: any recorded format works when x and y share it.
     if (nodeFormat(node, "cpu_formats_in", 0) != nodeFormat(node, "cpu_formats_out", 0))
       return invalidGraph(node.describe(), ": x and y must be in one format");
-    return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(node.describe(), std::move(*steps)));
+    KILN_ASSIGN_OR_RETURN(memory::data_type dt, nodeType(node));
+    return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(node.describe(), std::move(*steps), dt));
   };
   return t;
 }
@@ -189,13 +207,16 @@ Tactic unaryTactic() {
   t.source = TacticSource::kONEDNN;
   t.priority = 10;
   t.supports = [](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-    return floatIo(in, out, 1) && unarySteps(node).has_value();
+    if (!floatIo(in, out, 1)) return false;
+    auto steps = unarySteps(node);
+    return steps && eltwiseTypeOk(out, *steps);
   };
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
     auto steps = unarySteps(node);
     if (!steps)
       return invalidGraph(node.describe(), ": unary op ", node.attrs.getInt("op", -1), " has no oneDNN eltwise");
-    return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(node.describe(), std::move(*steps)));
+    KILN_ASSIGN_OR_RETURN(memory::data_type dt, nodeType(node));
+    return std::unique_ptr<Kernel>(std::make_unique<EltwiseKernel>(node.describe(), std::move(*steps), dt));
   };
   return t;
 }
@@ -248,11 +269,11 @@ memory::dims padTo(Dims const& d, int32_t rank) {
   return r;
 }
 
-memory::desc plainDesc(memory::dims const& d) {
+memory::desc plainDesc(memory::dims const& d, memory::data_type dt) {
   memory::dims strides(d.size(), 1);
   for (size_t i = d.size(); i-- > 1;)
     strides[i - 1] = strides[i] * d[i];
-  return memory::desc(d, memory::data_type::f32, strides);
+  return memory::desc(d, dt, strides);
 }
 
 struct BinaryPrimitive {
@@ -276,8 +297,8 @@ KILN_CPU_CLONES void scaleRun(float const* a, float s, float* y, int64_t n) {
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg, std::array<ActFormat, 3> formats)
-      : who_(std::move(who)), op_(op), alg_(alg), formats_(formats) {}
+  BinaryKernel(std::string who, int64_t op, dnnl::algorithm alg, std::array<ActFormat, 3> formats, memory::data_type dt)
+      : who_(std::move(who)), op_(op), alg_(alg), formats_(formats), dt_(dt) {}
 
   Status enqueue(LaunchContext const& ctx) const override {
     TensorView const& a = ctx.inputs[0];
@@ -289,7 +310,9 @@ class BinaryKernel final : public Kernel {
     if (a.shape.nbDims > rank || b.shape.nbDims > rank || rank > 12 || rank < 1)
       return invalidArgument(who_, ": a ", dimsToString(a.shape), " and b ", dimsToString(b.shape),
                              " do not broadcast to y ", dimsToString(y.shape));
-    if (op_ == static_cast<int64_t>(ElementWiseOperation::kPROD) && scalePerChannel(ctx)) return Status::ok();
+    if (op_ == static_cast<int64_t>(ElementWiseOperation::kPROD) && dt_ == memory::data_type::f32 &&
+        scalePerChannel(ctx))
+      return Status::ok();
     OmpThreads threads(ctx, y.count());
     std::vector<int64_t> key = dimsToVector(a.shape);
     key.push_back(-1);
@@ -307,7 +330,7 @@ class BinaryKernel final : public Kernel {
       void* src0 = p->swap ? b.data : a.data;
       void* src1 = p->swap ? a.data : b.data;
       if (p->expand) {
-        std::memset(y.data, 0, static_cast<size_t>(y.count()) * sizeof(float));
+        std::memset(y.data, 0, static_cast<size_t>(y.count()) * memory::data_type_size(dt_));
         memory::desc sp = p->expandPd.scratchpad_desc();
         p->expandPrim.execute(stream, {{DNNL_ARG_SRC_0, memory(p->expandPd.src0_desc(), eng, y.data)},
                                        {DNNL_ARG_SRC_1, memory(p->expandPd.src1_desc(), eng, a.data)},
@@ -349,9 +372,8 @@ class BinaryKernel final : public Kernel {
     if (p->swap)
       std::swap(fa, fb);
     auto desc = [&](memory::dims const& d, ActFormat f) -> Result<memory::desc> {
-      if (f == ActFormat::kPLAIN)
-        return plainDesc(d);
-      return activationDesc(makeDims(std::vector<int64_t>(d.begin(), d.end())), f);
+      if (f == ActFormat::kPLAIN) return plainDesc(d, dt_);
+      return activationDesc(makeDims(std::vector<int64_t>(d.begin(), d.end())), f, dt_);
     };
     try {
       dnnl::primitive_attr attr;
@@ -359,7 +381,7 @@ class BinaryKernel final : public Kernel {
       KILN_ASSIGN_OR_RETURN(memory::desc ym, desc(yd, formats_[2]));
       if (p->expand) {
         p->expandPd = dnnl::binary::primitive_desc(
-            dnnl::binary::desc(dnnl::algorithm::binary_add, ym, plainDesc(ad), ym), attr, engine());
+            dnnl::binary::desc(dnnl::algorithm::binary_add, ym, plainDesc(ad, dt_), ym), attr, engine());
         p->expandPrim = dnnl::binary(p->expandPd);
         ad = yd;
       }
@@ -440,6 +462,7 @@ class BinaryKernel final : public Kernel {
   int64_t op_;
   dnnl::algorithm alg_;
   std::array<ActFormat, 3> formats_;
+  memory::data_type dt_;  // of a, b and y: f32 or bf16 (computed in fp32, rounded once)
   PrimitiveCache<BinaryPrimitive> cache_;
 };
 
@@ -466,7 +489,8 @@ Tactic elementWiseTactic() {
       return invalidGraph(node.describe(), ": elementwise op ", op, " has no oneDNN binary");
     std::array<ActFormat, 3> formats{nodeFormat(node, "cpu_formats_in", 0), nodeFormat(node, "cpu_formats_in", 1),
                                      nodeFormat(node, "cpu_formats_out", 0)};
-    return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(node.describe(), op, *alg, formats));
+    KILN_ASSIGN_OR_RETURN(memory::data_type dt, nodeType(node));
+    return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(node.describe(), op, *alg, formats, dt));
   };
   return t;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "backends/cpu/onednn_util.h"
@@ -22,6 +23,7 @@ struct PoolConfig {
   PoolingType type = PoolingType::kMAX;
   bool excludePadding = true;
   ActFormat format = ActFormat::kPLAIN;  // of x and y
+  memory::data_type dt = memory::data_type::f32;  // of x and y: f32 or bf16 (averages accumulate in fp32)
 };
 
 struct PoolGeometry {
@@ -106,8 +108,8 @@ class OnednnPoolKernel final : public Kernel {
     dnnl::algorithm alg = cfg_.type == PoolingType::kMAX ? dnnl::algorithm::pooling_max
                           : cfg_.excludePadding          ? dnnl::algorithm::pooling_avg_exclude_padding
                                                          : dnnl::algorithm::pooling_avg_include_padding;
-    KILN_ASSIGN_OR_RETURN(memory::desc xMd, activationDesc(x, cfg_.format));
-    KILN_ASSIGN_OR_RETURN(memory::desc yMd, activationDesc(y, cfg_.format));
+    KILN_ASSIGN_OR_RETURN(memory::desc xMd, activationDesc(x, cfg_.format, cfg_.dt));
+    KILN_ASSIGN_OR_RETURN(memory::desc yMd, activationDesc(y, cfg_.format, cfg_.dt));
     try {
       dnnl::engine& eng = engine();
       dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, xMd, yMd, g.strides, g.kernel, g.padL,
@@ -134,6 +136,10 @@ Result<PoolConfig> readConfig(ir::Node const& node, int32_t ns) {
     return unsupported(node.describe(), ": the oneDNN pooling runs max and average pooling only");
   cfg.type = static_cast<PoolingType>(type);
   cfg.excludePadding = node.attrs.getInt("exclude_padding", 1) != 0;
+  ir::Value const* x = node.input(0);
+  std::optional<memory::data_type> dt = x ? dnnlFloatType(x->dtype) : std::nullopt;
+  if (!dt) return unsupported(node.describe(), ": the oneDNN pooling runs float32 and bf16 only");
+  cfg.dt = *dt;
   cfg.format = nodeFormat(node, "cpu_formats_in", 0);
   if (cfg.format != nodeFormat(node, "cpu_formats_out", 0))
     return unsupported(node.describe(), ": the oneDNN pooling needs x and y in the same format");
@@ -143,7 +149,8 @@ Result<PoolConfig> readConfig(ir::Node const& node, int32_t ns) {
 }
 
 bool supportsPool(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-  if (in.size() != 1 || out.size() != 1 || in[0].dtype != DataType::kFLOAT || out[0].dtype != DataType::kFLOAT)
+  if (in.size() != 1 || out.size() != 1 || in[0].dtype != out[0].dtype ||
+      (in[0].dtype != DataType::kFLOAT && in[0].dtype != DataType::kBF16))
     return false;
   int32_t rank = in[0].shape.nbDims;
   if (rank != 4 && rank != 5)

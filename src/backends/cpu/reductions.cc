@@ -1,7 +1,7 @@
 // oneDNN tactics on fp32 for the ops that reduce or move along axes: SoftMax over one axis (softmax_onednn),
 // layer normalization over the last axis with scale and bias (normalization_onednn_layer), Reduce sum/mean/max/
 // min/product over static axes (reduce_onednn), and Shuffle's transpose-reshape-transpose as at most two reorders
-// (shuffle_onednn_reorder; a pure reshape is one copy).
+// (shuffle_onednn_reorder, float32 or bf16; a pure reshape is one copy).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -17,11 +17,11 @@ namespace {
 using dnnl::memory;
 using ir::OpType;
 
-memory::desc plainDesc(memory::dims const& d) {
+memory::desc plainDesc(memory::dims const& d, memory::data_type dt = memory::data_type::f32) {
   memory::dims strides(d.size(), 1);
   for (size_t i = d.size(); i-- > 1;)
     strides[i - 1] = strides[i] * d[i];
-  return memory::desc(d, memory::data_type::f32, strides);
+  return memory::desc(d, dt, strides);
 }
 
 bool floatIo(std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out, size_t nIn) {
@@ -516,7 +516,7 @@ KILN_REGISTER_TACTIC(reduceTactic);
 
 // A transpose of a row-major tensor `in` by `perm` (output dim i is input dim perm[i]) as a oneDNN reorder
 // source: the output dims over the input's strides.
-memory::desc transposedSource(memory::dims const& in, std::vector<int64_t> const& perm) {
+memory::desc transposedSource(memory::dims const& in, std::vector<int64_t> const& perm, memory::data_type dt) {
   memory::dims strides(in.size(), 1);
   for (size_t i = in.size(); i-- > 1;)
     strides[i - 1] = strides[i] * in[i];
@@ -525,7 +525,7 @@ memory::desc transposedSource(memory::dims const& in, std::vector<int64_t> const
     od[i] = in[static_cast<size_t>(perm[i])];
     os[i] = strides[static_cast<size_t>(perm[i])];
   }
-  return memory::desc(od, memory::data_type::f32, os);
+  return memory::desc(od, dt, os);
 }
 
 bool isIdentity(std::vector<int64_t> const& perm) {
@@ -561,20 +561,20 @@ bool movesOnlyUnitAxes(memory::dims const& dims, std::vector<int64_t> const& per
   return true;
 }
 
-// memcpy of n floats in chunks on `threads` OpenMP threads: a tensor coming from memory or L3 copies at twice one
+// memcpy of n bytes in chunks on `threads` OpenMP threads: a tensor coming from memory or L3 copies at twice one
 // core's bandwidth (ViT's 197 x 768 batch-first transposes at batch 1: 0.036 ms single-threaded in the network
 // against 0.029 ms for oneDNN's two-thread reorder).
 void copyOnThreads(void const* x, void* y, int64_t n, int threads) {
-  constexpr int64_t kChunk = 16384;
+  constexpr int64_t kChunk = 16384 * sizeof(float);
   int64_t const chunks = (n + kChunk - 1) / kChunk;
-  auto const* src = static_cast<float const*>(x);
-  auto* dst = static_cast<float*>(y);
+  auto const* src = static_cast<char const*>(x);
+  auto* dst = static_cast<char*>(y);
 #ifdef _OPENMP  // -fopenmp (GCC builds); elsewhere the loop runs on the calling thread
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
 #endif
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t const begin = c * kChunk;
-    std::memcpy(dst + begin, src + begin, static_cast<size_t>(std::min(kChunk, n - begin)) * sizeof(float));
+    std::memcpy(dst + begin, src + begin, static_cast<size_t>(std::min(kChunk, n - begin)));
   }
 }
 
@@ -586,8 +586,8 @@ struct ShufflePlan {
 
 class ShuffleKernel final : public Kernel {
  public:
-  ShuffleKernel(std::string who, std::vector<int64_t> first, std::vector<int64_t> second)
-      : who_(std::move(who)), first_(std::move(first)), second_(std::move(second)) {}
+  ShuffleKernel(std::string who, std::vector<int64_t> first, std::vector<int64_t> second, memory::data_type dt)
+      : who_(std::move(who)), first_(std::move(first)), second_(std::move(second)), dt_(dt) {}
 
   Status enqueue(LaunchContext const& ctx) const override {
     TensorView const& x = ctx.inputs[0];
@@ -608,7 +608,8 @@ class ShuffleKernel final : public Kernel {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<ShufflePlan const> p, cache_.get(std::move(key), [&] { return build(x.shape, y.shape); }));
     OmpThreads threads(ctx, x.count());
     if (p->steps.empty()) {
-      if (x.data != y.data) copyOnThreads(x.data, y.data, y.count(), threads.count());
+      if (x.data != y.data)
+        copyOnThreads(x.data, y.data, y.count() * static_cast<int64_t>(memory::data_type_size(dt_)), threads.count());
       return Status::ok();
     }
     try {
@@ -634,8 +635,8 @@ class ShuffleKernel final : public Kernel {
       memory::dims xd = toDnnl(x);
       // Permutations that move only unit axes take no step (a pure reshape: one copy, or none in place).
       if (!first_.empty() && !isIdentity(first_) && !movesOnlyUnitAxes(xd, first_)) {
-        memory::desc from = transposedSource(xd, first_);
-        p->steps.push_back({from, plainDesc(from.dims())});
+        memory::desc from = transposedSource(xd, first_, dt_);
+        p->steps.push_back({from, plainDesc(from.dims(), dt_)});
       }
       if (!second_.empty() && !isIdentity(second_)) {
         // The reshaped dims r are y before the second transpose: r[second[i]] = y[i].
@@ -643,8 +644,8 @@ class ShuffleKernel final : public Kernel {
         for (int32_t i = 0; i < y.nbDims; ++i)
           r[static_cast<size_t>(second_[i])] = y.d[i];
         if (!movesOnlyUnitAxes(r, second_)) {
-          memory::desc from = transposedSource(r, second_);
-          p->steps.push_back({from, plainDesc(toDnnl(y))});
+          memory::desc from = transposedSource(r, second_, dt_);
+          p->steps.push_back({from, plainDesc(toDnnl(y), dt_)});
         }
       }
       for (auto const& [from, to] : p->steps)
@@ -658,6 +659,7 @@ class ShuffleKernel final : public Kernel {
 
   std::string who_;
   std::vector<int64_t> first_, second_;
+  memory::data_type dt_;  // f32 or bf16: the reorders move elements of either
   PrimitiveCache<ShufflePlan> cache_;
 };
 
@@ -669,15 +671,17 @@ Tactic shuffleTactic() {
   t.source = TacticSource::kONEDNN;
   t.priority = 10;
   t.supports = [](ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-    if (in.empty() || out.size() != 1 || in[0].dtype != DataType::kFLOAT || out[0].dtype != DataType::kFLOAT)
-      return false;
+    if (in.empty() || out.size() != 1 || in[0].dtype != out[0].dtype || !dnnlFloatType(in[0].dtype)) return false;
     return in[0].shape.nbDims <= 12 && out[0].shape.nbDims <= 12 &&
            validPerm(node.attrs.getInts("first_perm"), in[0].shape.nbDims) &&
            validPerm(node.attrs.getInts("second_perm"), out[0].shape.nbDims);
   };
   t.create = [](ir::Node const& node) -> Result<std::unique_ptr<Kernel>> {
+    ir::Value const* x = node.input(0);
+    std::optional<memory::data_type> dt = x ? dnnlFloatType(x->dtype) : std::nullopt;
+    if (!dt) return invalidGraph(node.describe(), ": the oneDNN shuffle moves float32 or bf16 elements only");
     return std::unique_ptr<Kernel>(std::make_unique<ShuffleKernel>(node.describe(), node.attrs.getInts("first_perm"),
-                                                                   node.attrs.getInts("second_perm")));
+                                                                   node.attrs.getInts("second_perm"), *dt));
   };
   return t;
 }

@@ -1,4 +1,4 @@
-// Chooses the memory format of 4-D float32 activations between oneDNN CPU layers (after tactic selection): a
+// Chooses the memory format of 4-D float32/bf16 activations between oneDNN CPU layers (after tactic selection): a
 // tensor that a oneDNN convolution, pooling, activation or element-wise op writes and that only such layers (or a
 // oneDNN reduce) read, in slots that take formats, stays in the format oneDNN's convolutions prefer (channels-
 // last or nChw16c) instead of plain NCHW, so consecutive layers pass it on without reorders (EfficientNet's
@@ -20,6 +20,7 @@ constexpr char kPoolTactic[] = "pooling_onednn_direct";
 constexpr char kActivationTactic[] = "activation_onednn_eltwise";
 constexpr char kBinaryTactic[] = "elementwise_onednn_binary";
 constexpr char kReduceTactic[] = "reduce_onednn";
+constexpr char kCastTactic[] = "cast_onednn_reorder";
 
 // Layers whose oneDNN kernel reads (some inputs) in a recorded format.
 bool isFormatAware(ir::Node const& n) {
@@ -30,6 +31,9 @@ bool isFormatAware(ir::Node const& n) {
   if (n.tactic == kActivationTactic) return n.op == ir::OpType::kActivation;
   if (n.tactic == kBinaryTactic) return n.op == ir::OpType::kElementWise;
   if (n.tactic == kReduceTactic) return n.op == ir::OpType::kReduce;
+  // float32 <-> bf16 element by element: a bf16 region's edge keeps the format (EfficientNet's bf16 convolution
+  // -> Cast -> float32 global pooling would otherwise leave every such convolution's output plain).
+  if (n.tactic == kCastTactic) return n.op == ir::OpType::kCast;
   return false;
 }
 
@@ -49,11 +53,11 @@ bool formatSlot(ir::Node const& n, size_t i) {
   return i == 0;
 }
 
-// Tensors of a node that must share one format (pooling and activation: x and y; element-wise: y and its
+// Tensors of a node that must share one format (pooling, activation and cast: x and y; element-wise: y and its
 // full-shape operands); empty when the node's kernel converts between formats (convolution, reduce).
 std::vector<ir::Value const*> sameFormatGroup(ir::Node const& n) {
   std::vector<ir::Value const*> g;
-  if (n.op == ir::OpType::kPooling || n.op == ir::OpType::kActivation) {
+  if (n.op == ir::OpType::kPooling || n.op == ir::OpType::kActivation || n.op == ir::OpType::kCast) {
     if (!n.inputs.empty() && n.inputs[0] && !n.outputs.empty()) g = {n.inputs[0], n.outputs[0]};
   } else if (n.op == ir::OpType::kElementWise && !n.outputs.empty()) {
     g.push_back(n.outputs[0]);
@@ -125,11 +129,13 @@ class AssignCpuFormats final : public Pass {
   }
 
   // A tensor between format-aware layers only: written as a oneDNN layer's output 0, read only in format slots of
-  // such layers, float32 [N, C, H, W] with C known and divisible by the block, never a network input or output.
+  // such layers, float32 or bf16 (the bf16 convolutions and pooling) [N, C, H, W] with C known and divisible by the
+  // block, never a network input or output.
   static bool eligible(ir::Graph const& g, ir::Value const& v, int64_t block) {
     if (v.isInput || v.isOutput || !v.producer || !writesFormat(*v.producer)) return false;
     if (v.producer->outputs.empty() || v.producer->outputs[0] != &v) return false;
-    if (v.dtype != DataType::kFLOAT || v.shape.nbDims != 4 || v.shape.d[1] <= 0 || v.shape.d[1] % block != 0)
+    if ((v.dtype != DataType::kFLOAT && v.dtype != DataType::kBF16) || v.shape.nbDims != 4 || v.shape.d[1] <= 0 ||
+        v.shape.d[1] % block != 0)
       return false;
     std::vector<ir::Node*> users = g.users(&v);
     if (users.empty()) return false;

@@ -163,5 +163,47 @@ TEST(AssignCpuFormats, SwishAndSqueezeExcitation) {
   EXPECT_FALSE(node(*g, "se_sig")->attrs.has("cpu_formats_in"));
 }
 
+// A bf16 region (a kBF16 build): bf16 tensors between oneDNN layers take the format as float32 ones do, and the
+// oneDNN Casts at the region's edge keep it (x and y in one format), so a bf16 convolution feeding a float32 global
+// pooling through a Cast still writes channels-last; a reference Cast stays plain.
+TEST(AssignCpuFormats, Bf16RegionsAndTheirCasts) {
+  std::string c = kConv;
+  auto g = testing::parseInferred(
+      "graph {\n"
+      "  input x: bf16[1,16,8,8]\n"
+      "  w1: bf16[16,16,3,3] = Constant \"w1\" () {data=random(1)}\n"
+      "  w2: bf16[16,16,3,3] = Constant \"w2\" () {data=random(2)}\n"
+      "  y: bf16[1,16,8,8] = Convolution \"conv1\" (x, w1) {" + c + "}\n"
+      "  y2: bf16[1,16,8,8] = Convolution \"conv2\" (y, w2) {" + c + "}\n"
+      "  f: f32[1,16,8,8] = Cast \"to_f32\" (y2) {to=0}\n"
+      "  r: f32[1,16,1,1] = Reduce \"gap\" (f) {op=4, axes=[2,3], keep_dims=1}\n"
+      "  output r\n"
+      "}\n");
+  ASSERT_TRUE(g);
+  for (auto const& n : g->nodes()) {
+    if (n->op == ir::OpType::kConvolution) n->tactic = "convolution_onednn_direct";
+    if (n->op == ir::OpType::kCast) n->tactic = "cast_onednn_reorder";
+    if (n->op == ir::OpType::kReduce) n->tactic = "reduce_onednn";
+  }
+  EXPECT_TRUE(testing::runPass(*createAssignCpuFormatsPass(1), *g));
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(formats(node(*g, "conv1"), "cpu_formats_out"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "conv2"), "cpu_formats_in"), (V{1, 0}));
+  EXPECT_EQ(formats(node(*g, "conv2"), "cpu_formats_out"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "to_f32"), "cpu_formats_in"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "to_f32"), "cpu_formats_out"), (V{1}));
+  EXPECT_EQ(formats(node(*g, "gap"), "cpu_formats_in"), (V{1}));
+
+  // The reference Cast reads plain data only: conv2 writes plain.
+  node(*g, "to_f32")->tactic = "cast_reference";
+  for (auto const& n : g->nodes()) {
+    n->attrs.erase("cpu_formats_in");
+    n->attrs.erase("cpu_formats_out");
+  }
+  EXPECT_TRUE(testing::runPass(*createAssignCpuFormatsPass(1), *g));
+  EXPECT_EQ(formats(node(*g, "conv2"), "cpu_formats_out"), (V{0}));
+  EXPECT_FALSE(node(*g, "to_f32")->attrs.has("cpu_formats_in"));
+}
+
 }  // namespace
 }  // namespace kiln::builder
