@@ -484,27 +484,31 @@ Result<plan::PlanInfo> buildPlanInfo(NetworkView const& network, BuilderConfigIm
   PrecisionOptions popt;
   popt.flags = config.getFlags();
   popt.stronglyTyped = network.stronglyTyped;
-  // A reduced type is allowed, not required: a layer whose reduced form only reference (CPU: fp64 loops) or
-  // host-fallback (GPU) tactics run keeps float32 where a library tactic runs that. The tactics are asked with the
-  // first profile's opt shapes, the concrete shapes tactic selection asks them with (dynamic dims are -1 here).
-  KILN_RETURN_IF_ERROR(g->renumber());
+  // A reduced type is allowed, not required: on CPU builds a layer whose reduced form only reference (fp64 loops) or
+  // host-fallback tactics run keeps float32 where a library tactic runs that. The tactics are asked with the first
+  // profile's opt shapes, the concrete shapes tactic selection asks them with (dynamic dims are -1 here). GPU builds
+  // keep the earlier assignment (every reduced-precision layer as the flags allow) until this rule has been run
+  // on the device: the CUDA tactics take fp16/bf16 nearly everywhere.
   std::optional<ir::ShapeState> optShapes;
-  if (!profiles.empty()) {
-    Result<ir::ShapeState> st = shapesAt(*g, profiles[0], 1, eval);
-    if (st) optShapes = std::move(st).value();
-  }
-  popt.hasLibraryTactic = [&](Node const& n, std::vector<ir::TensorInfo> in, std::vector<ir::TensorInfo> out) {
-    auto concrete = [&](std::vector<Value*> const& vs, std::vector<ir::TensorInfo>& infos) {
-      for (size_t i = 0; optShapes && i < vs.size() && i < infos.size(); ++i)
-        if (vs[i] && static_cast<size_t>(vs[i]->id) < optShapes->info.size())
-          infos[i].shape = optShapes->info[vs[i]->id].shape;
+  if (device == DeviceType::kCPU) {
+    KILN_RETURN_IF_ERROR(g->renumber());
+    if (!profiles.empty()) {
+      Result<ir::ShapeState> st = shapesAt(*g, profiles[0], 1, eval);
+      if (st) optShapes = std::move(st).value();
+    }
+    popt.hasLibraryTactic = [&](Node const& n, std::vector<ir::TensorInfo> in, std::vector<ir::TensorInfo> out) {
+      auto concrete = [&](std::vector<Value*> const& vs, std::vector<ir::TensorInfo>& infos) {
+        for (size_t i = 0; optShapes && i < vs.size() && i < infos.size(); ++i)
+          if (vs[i] && static_cast<size_t>(vs[i]->id) < optShapes->info.size())
+            infos[i].shape = optShapes->info[vs[i]->id].shape;
+      };
+      concrete(n.inputs, in);
+      concrete(n.outputs, out);
+      for (auto const* t : backends::TacticRegistry::instance().candidates(n, in, out, device, sources))
+        if (t->source != TacticSource::kREFERENCE && !backends::isHostFallback(*t)) return true;
+      return false;
     };
-    concrete(n.inputs, in);
-    concrete(n.outputs, out);
-    for (auto const* t : backends::TacticRegistry::instance().candidates(n, in, out, device, sources))
-      if (t->source != TacticSource::kREFERENCE && !backends::isHostFallback(*t)) return true;
-    return false;
-  };
+  }
   KILN_RETURN_IF_ERROR(assignPrecision(*g, popt));
   KILN_RETURN_IF_ERROR(ir::inferGraphInPlace(*g, &eval));
   KILN_ASSIGN_OR_RETURN(bool castsFolded, foldConstantCasts(*g, eval, env.budget));
