@@ -348,10 +348,10 @@ Tactic convolutionTactic() {
 // kMaxWinogradWeightRatio times the elements of the activations the layer reads and writes: in a network they come
 // from L3 or memory on every run. The builder times candidates with the cores' caches evicted (cpuEvictCaches),
 // which sees most of that; the limit keeps out what it still misjudged. Measured on ResNet-50 batch 1 (2 AVX-512
-// cores, profile medians): layer1's 3x3 (C = 64, 56x56; 0.4x) 0.66 -> 0.54-0.58 ms with F(4x4, 3x3); layer2's
-// (C = 128, 28x28; 2.9x) 0.75 -> 0.70 ms; layer3's (C = 256, 14x14) 0.77-0.79 -> 0.60-0.67 ms with F(2x2, 3x3)
-// (10.5x) but 0.72 -> 0.96 ms with F(4x4, 3x3) (23.5x); layer4's (C = 512, 7x7; 84x) F(2x2, 3x3), picked by the
-// timing, ran 1.15 -> 1.17-1.22 ms.
+// cores, profile medians): layer1's 3x3 (C = 64, 56x56; 0.4x) 0.66-0.70 -> 0.54-0.63 ms with F(4x4, 3x3); with
+// F(2x2, 3x3) layer2's (C = 128, 28x28; 1.3x) 0.70-0.72 -> 0.57-0.64 ms and layer3's (C = 256, 14x14; 10.5x)
+// 0.73-0.75 -> 0.56-0.62 ms, but layer3's F(4x4, 3x3) (23.5x) 0.72 -> 0.96 ms and layer4's F(2x2, 3x3) (C = 512,
+// 7x7; 84x), which the evicted timing still picked, 1.15 -> 1.17-1.22 ms.
 constexpr int64_t kMaxWinogradWeightRatio = 12;
 
 bool supportsWinograd(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out,
