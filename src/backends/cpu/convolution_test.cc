@@ -370,13 +370,10 @@ void activationsAndRefusals(char const* wino) {
   EXPECT_FALSE(winogradSupports(heavy, wino)) << wino;
   EXPECT_TRUE(tacticSupports(kTactic, makeNode(OpType::kConvolution, convAttrs(heavy), convInputs(heavy))));
   // ResNet-50's layer3 (256 channels at 14x14): F(2x2, 3x3)'s weights are 10.5 times the activations (taken),
-  // F(4x4, 3x3)'s 23.5 times (refused).
+  // F(4x4, 3x3)'s 23.5 times (refused). Not run here: the fp64 reference of 115M products is too slow for the
+  // sanitized unit tier; ResNetShapesFormatsAndResidual checks the kernels' results.
   Case layer3{.x = {1, 256, 14, 14}, .w = {256, 256, 3, 3}, .padsBegin = {1, 1}, .padsEnd = {1, 1}};
-  bool f2x3 = std::string(wino) == "convolution_onednn_winograd_2x3";
-  EXPECT_EQ(winogradSupports(layer3, wino), f2x3) << wino;
-  if (f2x3) {
-    EXPECT_LT(run(layer3, 2, wino), kTol) << wino;
-  }
+  EXPECT_EQ(winogradSupports(layer3, wino), std::string(wino) == "convolution_onednn_winograd_2x3") << wino;
   // Not a 3x3 stride-1 ungrouped undilated 2-D window: left to the direct tactic.
   Case strided = relu;
   strided.strides = {2, 2};
