@@ -156,5 +156,6 @@ namespace kiln::backends {
 // cpu/onednn_util.cc).
 int64_t cpuPreferredActivationFormat() { return 0; }
 bool cpuFusedAttentionFast() { return false; }
+void cpuEvictCaches(int) {}
 }  // namespace kiln::backends
 #endif

@@ -194,9 +194,15 @@ void storeFromDouble(backends::TensorView const& v, int64_t i, double x) {
   });
 }
 
+// Reads every cache line of [p, p + bytes), so that the next kernel finds it in cache.
+void touch(void const* p, size_t bytes) {
+  auto const* b = static_cast<unsigned char const volatile*>(p);
+  for (size_t i = 0; i < bytes; i += 64) (void)b[i];
+}
+
 // Times one kernel on random inputs (CPU target): median of a few runs after a warm-up, in milliseconds. A
-// candidate whose first run after the warm-up takes over twice the best time so far (`best`, 0: none yet) is not
-// timed further (that time is returned), and timing stops after 100 ms, so slow candidates cost little (the
+// candidate whose first two runs after the warm-up both take over twice the best time so far (`best`, 0: none yet)
+// is not timed further (the faster of the two is returned), and timing stops after 100 ms, so slow candidates cost little (the
 // reference kernels are not timed at all once a library tactic ran the node). The
 // kernel runs on `pool` (null: one thread), the builder's maxThreads as the engine will run it: the oneDNN kernels
 // build their primitives for that thread count when created, and which is fastest (Winograd or direct) and
@@ -245,15 +251,26 @@ Result<double> timeTactic(backends::Tactic const& t, Node const& n, ir::ShapeSta
   std::vector<double> times;
   double spent = 0;
   for (int i = 0; i < std::max(1, iterations) + 1; ++i) {
+    // In a network every other layer runs between two runs of this one: its weights come from L3 or memory, its
+    // input from the layer just before. So the caches are evicted before each timed run and the inputs read back
+    // in (layers bound by their weights, as ResNet-50's layer3 and layer4 at batch 1, were judged with them hot
+    // in L2 otherwise).
+    if (i > 0) {
+      backends::cpuEvictCaches(pool ? pool->threads() : 1);
+      for (HostTensor const& h : ins) touch(h.data(), h.bytes());
+    }
     auto t0 = std::chrono::steady_clock::now();
     Status s = k->enqueue(ctx);
     auto t1 = std::chrono::steady_clock::now();
     if (!s.isOk()) return s;
     double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     spent += ms;
-    // Judged on the first run after the warm-up: a first run also pays one-time costs (page faults on scratch
-    // memory a kernel touches first, e.g. Winograd's transformed tiles: 5 ms against 1 ms later on this VM).
-    if (i == 1 && best > 0 && ms > 2 * best) return ms;
+    // Judged on the two runs after the warm-up (a first run also pays one-time costs: page faults on scratch memory
+    // a kernel touches first, e.g. Winograd's transformed tiles, 5 ms against 1 ms later on this VM), the faster of
+    // the two: on a busy machine one preempted run could take a candidate out (one build of five on this VM kept
+    // ResNet-50's layer3 3x3 convolutions direct, 0.69-0.77 ms in timing, against F(2x2, 3x3)'s 0.43-0.52 ms in
+    // the other four; the five layers share one timing-cache entry, so one timing decides them all).
+    if (i == 2 && best > 0 && std::min(ms, times[0]) > 2 * best) return std::min(ms, times[0]);
     if (i > 0) times.push_back(ms);
     if (i > 0 && spent > 100) break;
   }

@@ -356,11 +356,16 @@ Tactic convolutionTactic() {
 // Winograd: 2-D, ungrouped, 3x3, stride 1, no dilation, known shapes, and the named oneDNN implementation for them
 // (oneDNN 2.6 has them for AVX-512 only, channels in and out in multiples of 16, at most a sum and one eltwise
 // post-op), so that create() cannot fail on the shapes the builder times. And only where the transformed weights
-// (`tile`^2 / 9 times the direct ones: 4x for F(4x4, 3x3), 16/9 for F(2x2, 3x3)) are no larger than the
-// activations the layer reads and writes: in a network they come from memory on every run, which the builder's
-// isolated timing (weights hot in cache) does not see. Measured on ResNet-50 batch 1 (2 AVX-512 cores): layer1's
-// 3x3 (C = 64, 56x56; 0.6 MB of transformed weights) 0.66 -> 0.54-0.58 ms with F(4x4, 3x3), but layer3's (C = 256,
-// 14x14; 9.4 MB against 0.4 MB of activations) 0.72 -> 0.96 ms, where the isolated timing favoured Winograd.
+// (`tile`^2 / 9 times the direct ones: 4x for F(4x4, 3x3), 16/9 for F(2x2, 3x3)) hold at most
+// kMaxWinogradWeightRatio times the elements of the activations the layer reads and writes: in a network they come
+// from L3 or memory on every run. The builder times candidates with the cores' caches evicted (cpuEvictCaches),
+// which sees most of that; the limit keeps out what it still misjudged. Measured on ResNet-50 batch 1 (2 AVX-512
+// cores, profile medians): layer1's 3x3 (C = 64, 56x56; 0.4x) 0.66-0.70 -> 0.54-0.63 ms with F(4x4, 3x3); with
+// F(2x2, 3x3) layer2's (C = 128, 28x28; 1.3x) 0.70-0.72 -> 0.57-0.64 ms and layer3's (C = 256, 14x14; 10.5x)
+// 0.73-0.75 -> 0.56-0.62 ms, but layer3's F(4x4, 3x3) (23.5x) 0.72 -> 0.96 ms and layer4's F(2x2, 3x3) (C = 512,
+// 7x7; 84x), which the evicted timing still picked, 1.15 -> 1.17-1.22 ms.
+constexpr int64_t kMaxWinogradWeightRatio = 12;
+
 bool supportsWinograd(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out,
                       char const* impl, int64_t tile) {
   if (!supportsConv(node, in, out) || in[0].dtype != DataType::kFLOAT || in[0].shape.nbDims != 4 ||
@@ -371,8 +376,9 @@ bool supportsWinograd(ir::Node const& node, std::vector<TensorInfo> const& in, s
   HostTensor const* w = constantInput(node, 1);
   if (w->shape().d[2] != 3 || w->shape().d[3] != 3)
     return false;
-  if (w->shape().d[0] * w->shape().d[1] * tile * tile > volume(in[0].shape) + volume(out[0].shape))
-    return false;  // transformed weights larger than the activations (elements, all float32)
+  int64_t activations = volume(in[0].shape) + volume(out[0].shape);
+  if (w->shape().d[0] * w->shape().d[1] * tile * tile > kMaxWinogradWeightRatio * activations)
+    return false;  // transformed weights too large for the activations (elements, all float32)
   Result<ConvConfig> cfg = readConfig(node, dnnl::algorithm::convolution_winograd);
   if (!cfg)
     return false;

@@ -3,7 +3,10 @@
 #include "backends/cpu_format.h"
 
 #include <omp.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -250,4 +253,20 @@ dnnl::memory::dims toDnnl(Dims const& d) {
 
 namespace kiln::backends {
 int64_t cpuPreferredActivationFormat() { return static_cast<int64_t>(cpu::preferredConvFormat()); }
+
+void cpuEvictCaches(int threads) {
+  static size_t const bytes = [] {
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return 2 * static_cast<size_t>(l2 > 0 ? l2 : long{2} << 20);
+  }();
+  // A new value each time, so that no write is a no-op.
+  static std::atomic<unsigned> round{0};
+  int value = static_cast<int>(++round & 0xff);
+#pragma omp parallel num_threads(std::max(1, threads))
+  {
+    thread_local std::vector<unsigned char> buffer;
+    buffer.resize(bytes);
+    std::memset(buffer.data(), value, bytes);
+  }
+}
 }  // namespace kiln::backends
