@@ -779,9 +779,10 @@ constexpr int64_t kMaxKeySplits = 8;  // the portable cluster size
 // Query rows per CTA of the fp16/bf16 kernel for `tiles` 64-row tiles per batch entry. A grid of fewer 64-row CTAs
 // than SMs leaves SMs idle, but 16-row CTAs alone do not pay: a warp's own work is the same, and on the H200 BERT
 // batch 1 (12 heads x 2 tiles = 24 CTAs, 2 key tiles) took 6.7 us with 16 rows against 5.6 us with 64. So 16 rows
-// only where the keys are long enough to be split across CTAs too (chooseKeySplits: at least 4 key tiles), which
-// is what fills the SMs (16 queries over 4,096 keys: 0.116 ms unsplit, 0.021 ms in 8 runs). Otherwise 64 rows,
-// whose 4 warps share each k/v tile load.
+// only with at least 4 key tiles, the keys chooseKeySplits may split across CTAs when even the 16-row CTAs leave
+// SMs idle, which is what fills them (16 queries over 4,096 keys: 0.116 ms unsplit, 0.021 ms in 8 runs); where the
+// 16-row CTAs alone fill the SMs, they run unsplit (not measured against 64 rows). Otherwise 64 rows, whose 4
+// warps share each k/v tile load.
 int64_t rowsPerCta(AttentionArgs const& a, int64_t tiles) {
   int64_t const forced = gRowsPerCta.load(std::memory_order_relaxed);
   int64_t const smallTiles = (a.sq + kSmallBlockM - 1) / kSmallBlockM;
