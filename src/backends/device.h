@@ -49,8 +49,10 @@ class DeviceBackend {
 
   /// Device memory from a stream-ordered pool (cudaMallocAsync on `stream`; null stream: synchronous).
   virtual Result<void*> allocate(size_t bytes, void* stream) = 0;
-  /// Returns memory from allocate(): ordered after the work queued on `stream`; without a stream, once the device
-  /// has finished all queued work (the memory may be in use on any stream).
+  /// Returns memory from allocate(): ordered after the work queued on `stream`. Without a stream, the caller has
+  /// waited for every stream that used the memory; work queued without a stream (the legacy default stream:
+  /// uploads, fills) is waited for here. Never a device-wide wait: that would break a graph capture running in
+  /// another thread.
   virtual void release(void* ptr, void* stream) = 0;
   /// Asynchronous copy on `stream` (host memory may be pageable: then the copy is synchronous for the host).
   virtual Status copy(void* dst, void const* src, size_t bytes, CopyKind kind, void* stream) = 0;

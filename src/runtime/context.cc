@@ -415,6 +415,7 @@ class ContextImpl final : public IExecutionContext {
     if (core_->device) {
       backends::DeviceBuffer& d = dynDeviceBuffers_[v->id];
       if (d.data() && d.size() >= bytes) return Status::ok();
+      if (d.data()) KILN_RETURN_IF_ERROR(waitBeforeReplacing("data-dependent tensor '" + v->name + "'"));
       KILN_ASSIGN_OR_RETURN(d, backends::DeviceBuffer::allocate(core_->device, bytes, "data-dependent tensor"));
       return Status::ok();
     }
@@ -478,6 +479,16 @@ class ContextImpl final : public IExecutionContext {
     doneRecorded_ = true;
     doneStream_ = stream_;
     return Status::ok();
+  }
+
+  // A device buffer sized while running is about to be replaced by a larger one: the layers queued before this
+  // one on the stream (this run's, and earlier runs') may still use it, so the stream is waited for before the
+  // old buffer goes back. Under a graph capture that cannot be done: the growth must happen in a run before.
+  Status waitBeforeReplacing(std::string const& what) {
+    if (core_->device->isCapturing(stream_))
+      return unsupported("the ", what, " needs a larger device buffer during a CUDA graph capture: run the context ",
+                         "once outside the capture with these shapes first");
+    return core_->device->synchronize(stream_).withContext(strCat("growing the ", what));
   }
 
   void waitForQueuedWork() noexcept {
@@ -658,6 +669,7 @@ class ContextImpl final : public IExecutionContext {
         for (auto const& t : ctx.outputs) outs.push_back({t.dtype, t.shape});
         size_t ws = dataDependent ? 0 : core_->kernels[nodeId]->workspaceSize(ins, outs);
         if (ws > dynDeviceWorkspace_.size()) {
+          if (dynDeviceWorkspace_.data()) KILN_RETURN_IF_ERROR(waitBeforeReplacing("layer workspace"));
           KILN_ASSIGN_OR_RETURN(dynDeviceWorkspace_, backends::DeviceBuffer::allocate(core_->device, ws, "layer workspace"));
         }
         ctx.workspace = ws ? dynDeviceWorkspace_.data() : nullptr;

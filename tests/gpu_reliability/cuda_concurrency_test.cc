@@ -165,7 +165,11 @@ TEST(CudaConcurrency, ContextsOfSeveralThreadsSharingOneStream) {
   stress(false, true, "fp32 one shared stream");
 }
 
-// Each thread captures its context's enqueue into a CUDA graph and replays it with new inputs.
+// Each thread captures its context's enqueue into a CUDA graph and replays it with new inputs. Every thread's
+// first run (outside a capture) finishes before any thread begins its capture: a first run loads the modules of
+// the library kernels it uses (cuDNN, cuBLASLt, lazily, CUDA_MODULE_LOADING=LAZY being CUDA's default), and a
+// module load may synchronize the context, which invalidates a capture in progress in another thread (seen on the
+// H200 as cudaErrorStreamCaptureInvalidated in one thread's capture). docs/reliability.md says so for users.
 TEST(CudaConcurrency, GraphReplayFromSeveralThreads) {
   KILN_REQUIRE_GPU();
   CapturingLogger logger;
@@ -179,6 +183,7 @@ TEST(CudaConcurrency, GraphReplayFromSeveralThreads) {
   Totals totals;
   std::vector<std::string> errors(kThreads);
   std::vector<std::thread> threads;
+  std::atomic<int> firstRunsDone{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
@@ -189,6 +194,8 @@ TEST(CudaConcurrency, GraphReplayFromSeveralThreads) {
       bool ok = ctx && io.bind(*ctx, {in[t][0][0]}) &&
                 cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess && ctx->enqueueV3(s) &&
                 cudaStreamSynchronize(s) == cudaSuccess;  // per-shape state outside the capture
+      firstRunsDone.fetch_add(1);
+      while (firstRunsDone.load() < kThreads) std::this_thread::yield();
       if (ok) {
         ok = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
         bool const enq = ok && ctx->enqueueV3(s);

@@ -275,9 +275,11 @@ class CudaBackend final : public backends::DeviceBackend {
       trackedFreeAsync(ptr, static_cast<cudaStream_t>(stream));
       return;
     }
-    // Without a stream the memory may still be in use on any stream. cudaFree does not wait for work on memory
-    // from cudaMallocAsync (which allocate() returns), and the pool may unmap it at once: wait for the device.
-    if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+    // cudaFree does not wait for work on memory from cudaMallocAsync (which allocate() returns), and the pool may
+    // unmap it at once. Callers wait for their own streams first (contexts for their queued runs, the builder for
+    // its timing stream); what was queued without a stream (constant uploads, fills) is waited for here. Not
+    // cudaDeviceSynchronize: it would wait on a stream another thread is capturing and invalidate that capture.
+    if (cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) (void)cudaGetLastError();
     trackedFree(ptr);
   }
   Status copy(void* dst, void const* src, size_t bytes, backends::CopyKind kind, void* stream) override {
