@@ -39,7 +39,9 @@ class Assigner {
       if (wantsHwc(*n, hwcInputs) && supportedAsHwc(*n)) {
         n->attrs.setInt("format", static_cast<int64_t>(TensorFormat::kHWC));
         for (size_t i : hwcInputs) n->inputs[i] = convert(n->inputs[i], TensorFormat::kHWC);
-        for (Value* v : n->outputs) format_[v] = TensorFormat::kHWC;
+        // A channels-last reduction over both spatial axes (GlobalAveragePool) writes bytes that are its output's
+        // linear layout as well (H = W = 1 or gone): consumers read it as kLINEAR with no Reformat.
+        for (Value* v : n->outputs) format_[v] = n->op == OpType::kReduce ? TensorFormat::kLINEAR : TensorFormat::kHWC;
         ++assigned;
         continue;
       }
@@ -107,6 +109,12 @@ class Assigner {
       return true;
     }
     if (n.op == OpType::kPooling) {
+      hwcInputs.push_back(0);
+      return true;
+    }
+    if (n.op == OpType::kReduce) {
+      // Only where the input already is channels-last (the tactic checks the axes): no layout change starts here.
+      if (formatOf(const_cast<Value*>(x)) != TensorFormat::kHWC) return false;
       hwcInputs.push_back(0);
       return true;
     }

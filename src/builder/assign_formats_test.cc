@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backends/backend.h"
 #include "ir/text.h"
 
@@ -23,6 +25,11 @@ bool registerStandIns() {
     t.source = TacticSource::kKILN;
     t.formatAware = aware;
     t.supports = [op](ir::Node const& n, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+      if (op == OpType::kReduce) {  // as reduce_cuda_rows: channels-last only over both spatial axes
+        std::vector<int64_t> axes = n.attrs.getInts("axes");
+        bool both = std::count(axes.begin(), axes.end(), 2) + std::count(axes.begin(), axes.end(), 3) == 2;
+        return backends::nodeFormat(n) == TensorFormat::kLINEAR || both;
+      }
       return op != OpType::kElementWise && op != OpType::kActivation ? true : backends::elementWiseLayoutOk(n, in, out);
     };
     t.create = [](ir::Node const&) -> Result<std::unique_ptr<backends::Kernel>> { return unsupported("stand-in"); };
@@ -32,6 +39,7 @@ bool registerStandIns() {
   add("activation_test_hwc", OpType::kActivation, true);
   add("elementwise_test_hwc", OpType::kElementWise, true);
   add("pooling_test_linear", OpType::kPooling, false);
+  add("reduce_test_hwc", OpType::kReduce, true);
   return true;
 }
 bool const kRegistered = registerStandIns();
@@ -123,6 +131,35 @@ TEST(AssignFormats, ConvolutionChainsRunChannelsLast) {
   EXPECT_EQ(s->producer->attrs.getInt("to", -1), 0);
   EXPECT_EQ(a.g->findNode("pool")->input(0), s);
   EXPECT_EQ(a.g->findNode("addbias")->input(0), s);
+  EXPECT_TRUE(a.g->topoOrder().isOk());
+}
+
+// GlobalAveragePool (a Reduce over H and W) after a channels-last convolution reads it where it is, and its
+// [N, C, 1, 1] output (the same bytes in both layouts) goes on as row-major: no Reformat either side. A reduction
+// over W alone reads row-major through a Reformat.
+TEST(AssignFormats, SpatialReductionReadsChannelsLastAndWritesRowMajor) {
+  std::string const text =
+      "graph {\n"
+      "  input x: f16[2,8,4,4]\n"
+      "  w1: f16[8,8,1,1] = Constant \"w1\" () {data=random(1)}\n"
+      "  c1: f16[2,8,4,4] = Convolution \"conv1\" (x, w1, _) {" + std::string(kConv) + "}\n"
+      "  g: f16[2,8,1,1] = Reduce \"gap\" (c1) {axes=[2,3], keep_dims=1, op=4}\n"
+      "  r: f16[2,8,1,1] = Activation \"relu\" (g) {type=0}\n"
+      "  m: f16[2,8,4,1] = Reduce \"wmean\" (c1) {axes=[3], keep_dims=1, op=4}\n"
+      "  output r\n"
+      "  output m\n"
+      "}\n";
+  Assigned a = assign(text);
+  ASSERT_TRUE(a.g);
+  int64_t const hwc = static_cast<int64_t>(TensorFormat::kHWC);
+  EXPECT_EQ(formatOf(*a.g, "conv1"), hwc);
+  EXPECT_EQ(formatOf(*a.g, "gap"), hwc);
+  EXPECT_EQ(a.g->findNode("gap")->input(0)->name, "c1");   // no Reformat before it
+  EXPECT_EQ(formatOf(*a.g, "relu"), 0);                    // its input counts as row-major
+  EXPECT_EQ(a.g->findNode("relu")->input(0)->name, "g");   // and no Reformat after it
+  EXPECT_TRUE(reformatsOf(*a.g, "g").empty());
+  EXPECT_EQ(formatOf(*a.g, "wmean"), 0);                   // W alone: row-major, through c1's one Reformat
+  EXPECT_EQ(reformatsOf(*a.g, "c1").size(), 1u);
   EXPECT_TRUE(a.g->topoOrder().isOk());
 }
 

@@ -1,6 +1,8 @@
 // Reduce on the GPU (sum, product, max, min, average over any set of axes, keep_dims or not): float types in fp32
 // math, int32/int64 exact, bool max/min. The axes come from the attribute or from a constant axes input; axes
-// known only on the device at run time are left to the host fallback.
+// known only on the device at run time are left to the host fallback. Channels-last (kHWC) 4-D input is taken when
+// both spatial axes are reduced (GlobalAveragePool after the last convolution): the output then has the same bytes
+// in either layout, and one thread per (n, c) output reads the channels of a pixel side by side (coalesced).
 #include <optional>
 #include <vector>
 
@@ -22,10 +24,22 @@ std::optional<std::vector<int64_t>> reduceAxes(ir::Node const& node) {
   return node.attrs.getInts("axes");
 }
 
+// True when `axes` (of a rank-`rank` tensor) include both spatial axes of a 4-D NCHW tensor.
+bool reducesBothSpatialAxes(std::vector<int64_t> const& axes, int32_t rank) {
+  if (rank != 4) return false;
+  bool h = false, w = false;
+  for (int64_t a : axes) {
+    int64_t n = a < 0 ? a + rank : a;
+    h = h || n == 2;
+    w = w || n == 3;
+  }
+  return h && w;
+}
+
 class ReduceKernel final : public backends::Kernel {
  public:
-  ReduceKernel(std::string who, int32_t op, std::vector<int64_t> axes)
-      : who_(std::move(who)), op_(op), axes_(std::move(axes)) {}
+  ReduceKernel(std::string who, int32_t op, std::vector<int64_t> axes, bool hwc)
+      : who_(std::move(who)), op_(op), axes_(std::move(axes)), hwc_(hwc) {}
 
   Status enqueue(backends::LaunchContext const& ctx) const override {
     auto const& x = ctx.inputs[0];
@@ -38,6 +52,13 @@ class ReduceKernel final : public backends::Kernel {
       reduced[axis] = true;
     }
     std::vector<int64_t> strides = rowMajorStrides(x.shape);
+    if (hwc_) {
+      // Logical [N, C, H, W] stored as [N, H, W, C]; the output (both spatial axes reduced) is the same either way.
+      if (rank != 4 || !reduced[2] || !reduced[3])
+        return invalidArgument(who_, ": channels-last input needs a 4-D reduction over both spatial axes");
+      int64_t const c = x.shape.d[1], h = x.shape.d[2], w = x.shape.d[3];
+      strides = {h * w * c, 1, w * c, c};
+    }
     int64_t const* sp[1] = {strides.data()};
     StridedSpace outer = makeSpace(rank, x.shape.d, reduced, false, 1, sp);
     StridedSpace inner = makeSpace(rank, x.shape.d, reduced, true, 1, sp);
@@ -54,6 +75,7 @@ class ReduceKernel final : public backends::Kernel {
   std::string who_;
   int32_t op_;
   std::vector<int64_t> axes_;
+  bool hwc_;
 };
 
 backends::Tactic makeReduce() {
@@ -61,10 +83,15 @@ backends::Tactic makeReduce() {
   t.name = "reduce_cuda_rows";
   t.op = ir::OpType::kReduce;
   t.source = TacticSource::kKILN;
+  t.formatAware = true;
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
     if (in.empty() || in.size() > 2 || out.size() != 1 || in[0].dtype != out[0].dtype) return false;
     if (in[0].shape.nbDims > Dims::MAX_DIMS) return false;
-    if (!reduceAxes(node)) return false;
+    auto axes = reduceAxes(node);
+    if (!axes) return false;
+    TensorFormat f = backends::nodeFormat(node);
+    if (f != TensorFormat::kLINEAR && (f != TensorFormat::kHWC || !reducesBothSpatialAxes(*axes, in[0].shape.nbDims)))
+      return false;
     int64_t op = node.attrs.getInt("op", 0);
     if (op < 0 || op >= EnumMax<ReduceOperation>()) return false;
     DataType dt = in[0].dtype;
@@ -77,7 +104,8 @@ backends::Tactic makeReduce() {
     if (!axes) return unsupported(node.describe(), ": the axes input is not a constant");
     int64_t op = node.attrs.getInt("op", 0);
     if (op < 0 || op >= EnumMax<ReduceOperation>()) return invalidGraph(node.describe(), ": unknown reduce op ", op);
-    return std::unique_ptr<backends::Kernel>(new ReduceKernel(node.describe(), static_cast<int32_t>(op), *axes));
+    bool hwc = backends::nodeFormat(node) == TensorFormat::kHWC;
+    return std::unique_ptr<backends::Kernel>(new ReduceKernel(node.describe(), static_cast<int32_t>(op), *axes, hwc));
   };
   return t;
 }

@@ -35,6 +35,27 @@ TEST(CudaReduce, EveryOpDtypeAndAxes) {
         }
 }
 
+// Channels-last input (GlobalAveragePool after a channels-last convolution): both spatial axes reduced, with or
+// without the batch / channel axes, keep_dims or not; the output has the same bytes in either layout.
+TEST(CudaReduce, ChannelsLastOverBothSpatialAxes) {
+  KILN_REQUIRE_GPU();
+  std::vector<std::vector<int64_t>> axesList = {{2, 3}, {-1, -2}, {1, 2, 3}, {0, 2, 3}};
+  for (DataType t : {DataType::kHALF, DataType::kBF16, DataType::kFLOAT})
+    for (ReduceOperation op : {ReduceOperation::kAVG, ReduceOperation::kMAX, ReduceOperation::kSUM})
+      for (auto const& axes : axesList)
+        for (bool keep : {false, true}) {
+          SCOPED_TRACE(strCat(dataTypeName(t), " op ", static_cast<int>(op), " axes ", axes.size(), " keep ", keep));
+          expectMatchesReference(
+              {ir::OpType::kReduce, reduceAttrs(op, axes, keep), {var(input(t, {3, 37, 7, 5}, op, 9))}, 1, true});
+        }
+  // ResNet-50's last pooling at batch 2: 2048 channels of 7 x 7.
+  expectMatchesReference({ir::OpType::kReduce,
+                          reduceAttrs(ReduceOperation::kAVG, {2, 3}, true),
+                          {var(input(DataType::kHALF, {2, 2048, 7, 7}, ReduceOperation::kAVG, 10))},
+                          1,
+                          true});
+}
+
 TEST(CudaReduce, BoolMaxMin) {
   KILN_REQUIRE_GPU();
   for (ReduceOperation op : {ReduceOperation::kMAX, ReduceOperation::kMIN})

@@ -1,6 +1,6 @@
 // Reformat on the GPU: the same logical tensor between two memory layouts (any 1/2/4/8-byte type). kLINEAR <->
-// kHWC of a 4-D tensor (the channels-last moves inside GPU engines) is one strided copy walking the output in its
-// memory order; every other pair (kDHWC and the vectorized kCHW2/4/16/32, kHWC8/16, kDHWC8, kCDHW32 at network
+// kHWC of a 4-D tensor (the channels-last moves inside GPU engines) is a batched transpose of the [C, H*W] planes
+// (the strided copy where the tiled grid would not fit); every other pair (kDHWC and the vectorized kCHW2/4/16/32, kHWC8/16, kDHWC8, kCDHW32 at network
 // I/O) runs the position-decoding kernel of reformat.cu, which writes padding channels as zeros.
 #include "backends/cuda/copy_host.h"
 #include "backends/cuda/reformat_kernels.h"
@@ -59,6 +59,14 @@ class ReformatKernel final : public backends::Kernel {
 
   Status linearHwc4d(void const* in, void* out, DataType t, Dims const& shape, cudaStream_t stream) const {
     int64_t n = shape.d[0], c = shape.d[1], h = shape.d[2], w = shape.d[3];
+    // A batched transpose of [C, H*W] planes: coalesced on both sides (the strided copy below decodes 64-bit
+    // coordinates per element: ResNet-50's 256 x 3 x 224 x 224 fp16 input took it 0.23 ms, ~0.7 TB/s).
+    int64_t const rows = to_ == TensorFormat::kHWC ? c : h * w, cols = to_ == TensorFormat::kHWC ? h * w : c;
+    if (batchedTransposeFits(n, rows, cols)) {
+      KILN_CUDA_RETURN_IF_ERROR(
+          launchBatchedTranspose(in, out, static_cast<int32_t>(dataTypeSize(t)), n, rows, cols, stream), what_);
+      return Status::ok();
+    }
     CopyPlan p;
     p.rank = 4;
     if (to_ == TensorFormat::kHWC) {

@@ -32,4 +32,13 @@ struct ReformatPlan {
 /// is 0; cudaErrorInvalidValue for another element size).
 cudaError_t launchReformat(void const* in, void* out, int32_t elemSize, ReformatPlan const& plan, cudaStream_t stream);
 
+/// True when launchBatchedTranspose takes these sizes (the tiled form's grid limits).
+bool batchedTransposeFits(int64_t n, int64_t r, int64_t s);
+
+/// Batched 2-D transpose of elements of `elemSize` bytes: in [n][r][s] -> out [n][s][r] (NCHW -> NHWC is r = C,
+/// s = H * W; NHWC -> NCHW is r = H * W, s = C). Shared-memory tiles, or one thread per element of the long side
+/// when a side is at most 8 long. Returns the launch error.
+cudaError_t launchBatchedTranspose(void const* in, void* out, int32_t elemSize, int64_t n, int64_t r, int64_t s,
+                                   cudaStream_t stream);
+
 }  // namespace kiln::cuda

@@ -118,6 +118,27 @@ TEST(CudaReformat, LargeTensorAndEmptyTensor) {
   EXPECT_TRUE(runOnDevice(*to8, DataType::kHALF, empty, {}, 0).empty());
 }
 
+// kLINEAR <-> kHWC as a batched transpose: partial 32 x 32 tiles, a short side of 1-8 on either side (the
+// one-thread-per-element form), ResNet's 3-channel input, every element size.
+TEST(CudaReformat, LinearChannelsLastTransposeShapes) {
+  KILN_REQUIRE_GPU();
+  std::vector<std::vector<int64_t>> shapes = {{3, 70, 9, 11}, {2, 3, 224, 224}, {2, 64, 1, 5},  {1, 8, 33, 1},
+                                              {2, 9, 3, 3},   {1, 1, 40, 40},   {4, 33, 32, 1}, {1, 1000, 1, 1}};
+  for (DataType t : {DataType::kINT8, DataType::kHALF, DataType::kFLOAT, DataType::kINT64})
+    for (auto const& sv : shapes) {
+      Dims shape = makeDims(sv);
+      size_t bytes = static_cast<size_t>(volume(shape)) * dataTypeSize(t);
+      std::vector<uint8_t> in(bytes);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 29 + 3);
+      for (bool toHwc : {true, false}) {
+        SCOPED_TRACE(strCat(dataTypeName(t), " ", dimsToString(shape), toHwc ? " to kHWC" : " to kLINEAR"));
+        auto n = toHwc ? reformatNode(TensorFormat::kLINEAR, TensorFormat::kHWC)
+                       : reformatNode(TensorFormat::kHWC, TensorFormat::kLINEAR);
+        ASSERT_EQ(runOnDevice(*n, t, shape, in, bytes), runOnHost("reformat_reference", *n, t, shape, in, bytes));
+      }
+    }
+}
+
 TEST(CudaReformat, RefusesDlaFormats) {
   KILN_REQUIRE_GPU();
   ir::TensorInfo info{DataType::kHALF, makeDims({1, 3, 4, 4})};
