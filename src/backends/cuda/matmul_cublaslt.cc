@@ -27,7 +27,7 @@ constexpr size_t kWorkspaceCap = size_t{32} << 20;
 constexpr size_t kWorkspaceAlign = 256;
 constexpr int64_t kMaxBatchPerCall = 65535;  // batches per cuBLASLt call; more are split into several calls
 constexpr int kHeuristicResults = 8;
-constexpr size_t kMaxPlans = 512;  // cached shapes per kernel before the cache starts over
+constexpr size_t kMaxPlans = 512;       // cached shapes per kernel before the cache starts over
 constexpr int64_t kChunkRowStep = 128;  // chunk rows are whole GEMM tiles (cuBLASLt's tiles are 64-256 rows)
 
 std::atomic<int64_t> l2ChunkBudgetOverride{0};
@@ -392,8 +392,7 @@ class LtKernel final : public backends::Kernel {
  private:
   // The workspace heuristic result #algoIndex_ (or #0) of this call shape needs at 256-byte alignment, with the
   // slack for aligning it; the cap when the plan cannot be made.
-  size_t workspaceFor(Shape const& s, CallShape const& c, DataType dtype, EpilogueSplit const& e,
-                      int64_t count) const {
+  size_t workspaceFor(Shape const& s, CallShape const& c, DataType dtype, EpilogueSplit const& e, int64_t count) const {
     PlanKey key = keyOf(s, c, dtype, e, count, 256, 256, 256, 256, kWorkspaceCap, 256);
     auto plan = planFor(key, reinterpret_cast<void const*>(kWorkspaceAlign));
     if (!plan.isOk()) return kWorkspaceCap + kWorkspaceAlign;
@@ -429,8 +428,9 @@ class LtKernel final : public backends::Kernel {
     full.m = rows;
     last.m = lastRows;
     auto wsBytes = static_cast<int64_t>(wsSize);
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Plan> fullPlan,
-                          planFor(keyOf(s, full, y.dtype, e, 1, alignA, alignB, alignY, alignBias, wsBytes, alignC), bias));
+    KILN_ASSIGN_OR_RETURN(
+        std::shared_ptr<Plan> fullPlan,
+        planFor(keyOf(s, full, y.dtype, e, 1, alignA, alignB, alignY, alignBias, wsBytes, alignC), bias));
     std::shared_ptr<Plan> lastPlan = fullPlan;
     if (lastRows != rows) {
       KILN_ASSIGN_OR_RETURN(
@@ -454,10 +454,10 @@ class LtKernel final : public backends::Kernel {
           KILN_CUBLAS_RETURN_IF_ERROR(
               cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
               "cuBLASLt bias pointer");
-        KILN_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(handle, plan.desc, &one, pb, plan.layoutA, a, plan.layoutB, beta,
-                                                   cc, plan.layoutD, yy, plan.layoutD, &plan.algos[ai].algo, ws,
-                                                   wsSize, stream),
-                                    at_.who + ": cublasLtMatmul (chunk " + std::to_string(i) + ")");
+        KILN_CUBLAS_RETURN_IF_ERROR(
+            cublasLtMatmul(handle, plan.desc, &one, pb, plan.layoutA, a, plan.layoutB, beta, cc, plan.layoutD, yy,
+                           plan.layoutD, &plan.algos[ai].algo, ws, wsSize, stream),
+            at_.who + ": cublasLtMatmul (chunk " + std::to_string(i) + ")");
       }
       if (!launchMatmulEpilogue(yy, static_cast<int32_t>(y.dtype), r * s.p.n, ep, stream))
         return unsupported(at_.who, ": no epilogue kernel for ", dataTypeName(y.dtype));

@@ -42,7 +42,7 @@ class ScopedBudget {
 // ---- The planner (host only: runs everywhere). ----
 
 TEST(CudaMatmulL2Chunk, ChunkRowsExamples) {
-  EXPECT_EQ(l2ChunkRows(1000, 10, 10000), 0);  // fits exactly
+  EXPECT_EQ(l2ChunkRows(1000, 10, 10000), 0);   // fits exactly
   EXPECT_EQ(l2ChunkRows(1000, 10, 9999), 512);  // 2 chunks of 500, rounded up to 128 rows
   EXPECT_EQ(l2ChunkRows(128, 1 << 20, 1), 0);   // one tile of rows is never split
   EXPECT_EQ(l2ChunkRows(129, 100, 100), 128);   // a row over budget: chunks of one tile, the last of 1 row
@@ -108,8 +108,8 @@ struct Case {
 };
 
 std::vector<TacticResult> runCase(DataType t, Case const& c, uint32_t seed) {
-  SCOPED_TRACE(strCat(dataTypeName(t), " a ", dimsToString(makeDims(c.a)), " b ", dimsToString(makeDims(c.b)),
-                      " op ", c.opA, "/", c.opB, " bias ", c.bias ? dimsToString(makeDims(*c.bias)) : "none",
+  SCOPED_TRACE(strCat(dataTypeName(t), " a ", dimsToString(makeDims(c.a)), " b ", dimsToString(makeDims(c.b)), " op ",
+                      c.opA, "/", c.opB, " bias ", c.bias ? dimsToString(makeDims(*c.bias)) : "none",
                       c.residual ? " residual" : "", " act ", static_cast<int>(c.act)));
   ir::Attributes at = attrs({{"op_a", int64_t{c.opA}},
                              {"op_b", int64_t{c.opB}},
