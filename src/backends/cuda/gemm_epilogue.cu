@@ -34,10 +34,19 @@ struct Params {
   float alpha, beta;
 };
 
+// GELU erf as x * (1 + erf(x / sqrt 2)) / 2 here, where dev::activate (the generic kernels, fp64) takes erfc(-x /
+// sqrt 2): erff is a short polynomial, erfcf adds a division and an exp, and after a GEMM this pass must stay
+// memory-bound (chunked from L2, all the more). The sum cancels for x < -3 (|GELU| < 0.004): there the result keeps
+// an absolute error of about 1e-7 * |x| (erff's ulp at -1, halved and scaled by x), large relative to GELU's tiny
+// values but far below the rounding of the O(1) outputs, and of the next GEMM's sums, that matter.
+__device__ __forceinline__ float geluErf(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+
 template <int kAct>
 __device__ __forceinline__ float activation(float v, Params const& p) {
   if constexpr (kAct == kRuntimeActivation) {
     if (p.activation >= 0) v = dev::activate<float>(p.activation, v, p.alpha, p.beta);
+  } else if constexpr (kAct == 12) {  // kGELU_ERF
+    v = geluErf(v);
   } else if constexpr (kAct >= 0) {
     v = dev::activate<float>(kAct, v, p.alpha, p.beta);
   }

@@ -1,8 +1,9 @@
 // gpu tests of the vectorized GEMM epilogue (gemm_epilogue.cu) called directly: both bias maps, the residual (apart
 // and in y's own memory), compiled-in and run-time activations, the scalar tail, both grid sizings, against host
-// math; and its refusals, which need no device.
+// math; the compiled-in GELU erf's error bound; and its refusals, which need no device.
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -152,6 +153,35 @@ TEST(CudaGemmEpilogue, BiasMapsResidualActivationsAndTail) {
         ASSERT_TRUE(four && one);
         EXPECT_EQ(std::memcmp(four->data(), one->data(), four->bytes()), 0) << "the grid sizings disagree";
       }
+    }
+  }
+}
+
+// The compiled-in GELU erf (x (1 + erf(x / sqrt 2)) / 2 through erff) element by element over [-10, 10] in fp32,
+// against the formula in double: a relative error of a few ulps where the sum does not cancel, and below -3, where
+// it does, an absolute error of erff's ulp at -1 scaled by |x| / 2 (no NaN, no sign flip); the tail included.
+TEST(CudaGemmEpilogue, GeluErfErrorBound) {
+  KILN_REQUIRE_GPU();
+  int64_t const count = 20001;  // 0.001 apart, not whole vectors
+  std::vector<float> x(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) x[static_cast<size_t>(i)] = -10.f + 0.001f * static_cast<float>(i);
+  void* dy = nullptr;
+  ASSERT_EQ(cudaMalloc(&dy, x.size() * 4), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dy, x.data(), x.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  GemmEpilogue e;
+  e.activation = static_cast<int32_t>(ActivationType::kGELU_ERF);
+  ASSERT_TRUE(cuda::launchGemmEpilogue(dy, code(DataType::kFLOAT), count, e, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> got(x.size());
+  ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(dy);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double const v = x[i];
+    double const want = backends::reference::applyActivation(ActivationType::kGELU_ERF, v, 0, 0);
+    double const err = std::fabs(static_cast<double>(got[i]) - want);
+    ASSERT_LE(err, 1e-7 * std::fabs(v) + 5e-7 * std::fabs(want)) << "x " << v << " got " << got[i] << " want " << want;
+    if (want != 0 && got[i] != 0) {
+      EXPECT_EQ(got[i] < 0, want < 0) << "x " << v;
     }
   }
 }

@@ -94,6 +94,20 @@ class LtGemmRunner {
   std::unique_ptr<Cache> cache_;
 };
 
+/// L2-resident chunking (the `matrixmultiply_cublaslt_l2chunk_algo*` tactics): an output larger than this many
+/// bytes, followed by the pointwise pass, runs as row chunks of GEMM then pass, so that the pass reads each chunk
+/// from L2. The override of setL2ChunkBudget when set, else a third of the current device's L2 (cached per device);
+/// 0 when the device cannot be asked (nothing is chunked then).
+int64_t l2ChunkBudget();
+
+/// Test hook: forces l2ChunkBudget() to `bytes` (0: the device's third of L2 again); returns the previous override.
+int64_t setL2ChunkBudget(int64_t bytes);
+
+/// Rows per chunk for an output of `m` rows of `rowBytes` bytes under `budget` bytes: the fewest chunks that each
+/// fit the budget, their rows evened out and rounded up to a multiple of 128 (a GEMM tile's rows; at least 128).
+/// 0 when the output needs no split: it fits the budget, m is at most 128, or one chunk would cover all m rows.
+int64_t l2ChunkRows(int64_t m, int64_t rowBytes, int64_t budget);
+
 /// Enqueues the whole node on the tiled kernel (bias, residual and activation fused). y must not be empty.
 Status runSimt(Shape const& s, Attrs const& at, backends::LaunchContext const& ctx);
 

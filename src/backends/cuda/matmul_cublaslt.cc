@@ -1,12 +1,14 @@
 // MatrixMultiply on cuBLASLt: tactics matrixmultiply_cublaslt_algo{0,1,2} (heuristic result #i, the builder
 // keeps the fastest), fp32 (TF32 only when allowed) / fp16 / bf16 with fp32 accumulation, strided batches with
 // broadcast operands, bias/ReLU/GELU epilogues fused where cuBLASLt has them, the rest in a pointwise pass; a
-// residual (input 3) is cuBLASLt's C with beta = 1; and LtGemmRunner, the same plans for ops that are a GEMM in
-// disguise (pointwise convolutions).
+// residual (input 3) is cuBLASLt's C with beta = 1; their _l2chunk variants, which run a GEMM followed by that pass as
+// L2-sized row chunks; and LtGemmRunner, the same plans for ops that are a GEMM in disguise (pointwise convolutions).
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,7 +27,33 @@ constexpr size_t kWorkspaceCap = size_t{32} << 20;
 constexpr size_t kWorkspaceAlign = 256;
 constexpr int64_t kMaxBatchPerCall = 65535;  // batches per cuBLASLt call; more are split into several calls
 constexpr int kHeuristicResults = 8;
-constexpr size_t kMaxPlans = 512;  // cached shapes per kernel before the cache starts over
+constexpr size_t kMaxPlans = 512;       // cached shapes per kernel before the cache starts over
+constexpr int64_t kChunkRowStep = 128;  // chunk rows are whole GEMM tiles (cuBLASLt's tiles are 64-256 rows)
+
+std::atomic<int64_t> l2ChunkBudgetOverride{0};
+
+// The current device's L2 in bytes, cached per device (the attribute is asked once, never on the enqueue path
+// after the first call); 0 when there is no device to ask.
+int64_t l2CacheBytes() {
+  constexpr int kCached = 16;
+  static std::atomic<int64_t> cache[kCached];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();  // no device: not an error of any later launch
+    return 0;
+  }
+  if (device >= 0 && device < kCached) {
+    int64_t v = cache[device].load(std::memory_order_relaxed);
+    if (v > 0) return v;
+  }
+  int bytes = 0;
+  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess || bytes <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (device >= 0 && device < kCached) cache[device].store(bytes, std::memory_order_relaxed);
+  return bytes;
+}
 
 // Row-major y = a * b is column-major y^T = b^T * a^T: cuBLASLt's A is our b and its B our a; D is n x m.
 struct PlanKey {
@@ -234,9 +262,22 @@ CallShape callShapeOf(Shape const& s) {
   return c;
 }
 
+// Rows per chunk where the _l2chunk variant splits this launch, 0 where it runs whole. Split are single GEMMs (no
+// batch dim left after folding a shared b into the rows; batched products keep one strided-batch call) of an a
+// that is not transposed (a chunk of rows is then a contiguous [rows, K] block, as y's and the residual's are)
+// whose pointwise pass is the activation alone: the pass then computes the same function of each element wherever
+// the chunk starts. A bias in that pass (one not along y's rows, which cuBLASLt adds itself) maps y's whole index,
+// so such launches, like those without a pass, run whole.
+int64_t chunkRowsOf(Shape const& s, CallShape const& c, EpilogueSplit const& e, int64_t elementBytes, int64_t budget) {
+  if (!e.postActivation || e.postBias || s.transA || c.innerCount != 1) return 0;
+  for (int32_t d = 0; d < s.batch.rank; ++d)
+    if (d != c.inner && s.batch.dims[d] != 1) return 0;
+  return l2ChunkRows(c.m, s.p.n * elementBytes, budget);
+}
+
 class LtKernel final : public backends::Kernel {
  public:
-  LtKernel(Attrs at, int algoIndex) : at_(std::move(at)), algoIndex_(algoIndex) {}
+  LtKernel(Attrs at, int algoIndex, bool l2Chunk) : at_(std::move(at)), algoIndex_(algoIndex), l2Chunk_(l2Chunk) {}
 
   size_t workspaceSize(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) const override {
     bool known = out.size() == 1 && dimsKnown(out[0].shape) && in.size() >= 2;
@@ -250,14 +291,14 @@ class LtKernel final : public backends::Kernel {
     // alignments) asks the heuristic again within what it got.
     CallShape c = callShapeOf(*s);
     EpilogueSplit e = splitEpilogue(at_, *s, out[0].dtype, hasBias, hasResidual);
-    PlanKey key =
-        keyOf(*s, c, out[0].dtype, e, std::min(c.innerCount, kMaxBatchPerCall), 256, 256, 256, 256, kWorkspaceCap, 256);
-    auto plan = planFor(key, reinterpret_cast<void const*>(kWorkspaceAlign));
-    if (!plan.isOk()) return kWorkspaceCap + kWorkspaceAlign;
-    std::vector<cublasLtMatmulHeuristicResult_t> const& algos = (*plan)->algos;
-    if (algos.empty()) return 0;
-    size_t i = static_cast<size_t>(algoIndex_) < algos.size() ? static_cast<size_t>(algoIndex_) : 0;
-    return algos[i].workspaceSize == 0 ? 0 : algos[i].workspaceSize + kWorkspaceAlign;
+    int64_t es = static_cast<int64_t>(dataTypeSize(out[0].dtype));
+    int64_t rows = l2Chunk_ ? chunkRowsOf(*s, c, e, es, l2ChunkBudget()) : 0;
+    if (rows == 0) return workspaceFor(*s, c, out[0].dtype, e, std::min(c.innerCount, kMaxBatchPerCall));
+    // Chunked: the full chunks' plan and the last chunk's (fewer rows); one workspace serves both, in turn.
+    CallShape full = c, last = c;
+    full.m = rows;
+    last.m = c.m - (c.m - 1) / rows * rows;
+    return std::max(workspaceFor(*s, full, out[0].dtype, e, 1), workspaceFor(*s, last, out[0].dtype, e, 1));
   }
 
   Status enqueue(backends::LaunchContext const& ctx) const override {
@@ -296,6 +337,10 @@ class LtKernel final : public backends::Kernel {
 
     KILN_ASSIGN_OR_RETURN(cublasLtHandle_t handle, cublasLt());
     cudaStream_t stream = streamOf(ctx);
+    if (int64_t rows = l2Chunk_ ? chunkRowsOf(s, c, e, es, l2ChunkBudget()) : 0; rows > 0) {
+      KILN_ASSIGN_OR_RETURN(bool ran, enqueueChunked(ctx, s, c, e, rows, ws, wsSize, handle, stream));
+      if (ran) return Status::ok();
+    }
     // Outer loop: every batch dim but the strided one.
     int64_t outer = 1;
     for (int32_t d = 0; d < b.rank; ++d)
@@ -345,6 +390,82 @@ class LtKernel final : public backends::Kernel {
   }
 
  private:
+  // The workspace heuristic result #algoIndex_ (or #0) of this call shape needs at 256-byte alignment, with the
+  // slack for aligning it; the cap when the plan cannot be made.
+  size_t workspaceFor(Shape const& s, CallShape const& c, DataType dtype, EpilogueSplit const& e, int64_t count) const {
+    PlanKey key = keyOf(s, c, dtype, e, count, 256, 256, 256, 256, kWorkspaceCap, 256);
+    auto plan = planFor(key, reinterpret_cast<void const*>(kWorkspaceAlign));
+    if (!plan.isOk()) return kWorkspaceCap + kWorkspaceAlign;
+    std::vector<cublasLtMatmulHeuristicResult_t> const& algos = (*plan)->algos;
+    if (algos.empty()) return 0;
+    size_t i = static_cast<size_t>(algoIndex_) < algos.size() ? static_cast<size_t>(algoIndex_) : 0;
+    return algos[i].workspaceSize == 0 ? 0 : algos[i].workspaceSize + kWorkspaceAlign;
+  }
+
+  // One GEMM (chunkRowsOf > 0: one matrix, a not transposed) as chunks of `rows` rows (the last one fewer), each
+  // GEMM followed on the stream by the pointwise pass over the rows it wrote: y's chunk is still in L2 when the
+  // pass reads it, so HBM sees y written once instead of written, read and written again. The plans are those of
+  // the chunk shapes (cuBLASLt's heuristic asked for `rows` and for the last chunk's rows, once, as for any shape);
+  // the alignments cover every chunk's offset. Returns false, having enqueued nothing, when cuBLASLt has no
+  // algorithm for a chunk shape (the caller runs the launch whole).
+  Result<bool> enqueueChunked(backends::LaunchContext const& ctx, Shape const& s, CallShape const& c,
+                              EpilogueSplit const& e, int64_t rows, void* ws, size_t wsSize, cublasLtHandle_t handle,
+                              cudaStream_t stream) const {
+    TensorView const& y = ctx.outputs[0];
+    int64_t const es = static_cast<int64_t>(dataTypeSize(y.dtype));
+    void const* bias = ctx.inputs.size() > 2 ? ctx.inputs[2].data : nullptr;
+    void const* residual = residualOf(ctx);
+    void const* pa = ctx.inputs[0].data;
+    void const* pb = ctx.inputs[1].data;
+    int64_t const aStep = rows * s.p.k * es, yStep = rows * s.p.n * es;
+    int64_t const alignA = alignmentOf(pa, {aStep}), alignB = alignmentOf(pb, {});
+    int64_t const alignY = alignmentOf(y.data, {yStep});
+    int64_t const alignC = residual ? alignmentOf(residual, {yStep}) : alignY;
+    int64_t const alignBias = e.lt & CUBLASLT_EPILOGUE_BIAS ? alignmentOf(bias, {}) : 256;
+    int64_t const chunks = (c.m + rows - 1) / rows;
+    int64_t const lastRows = c.m - (chunks - 1) * rows;
+    CallShape full = c, last = c;
+    full.m = rows;
+    last.m = lastRows;
+    auto wsBytes = static_cast<int64_t>(wsSize);
+    KILN_ASSIGN_OR_RETURN(
+        std::shared_ptr<Plan> fullPlan,
+        planFor(keyOf(s, full, y.dtype, e, 1, alignA, alignB, alignY, alignBias, wsBytes, alignC), bias));
+    std::shared_ptr<Plan> lastPlan = fullPlan;
+    if (lastRows != rows) {
+      KILN_ASSIGN_OR_RETURN(
+          lastPlan, planFor(keyOf(s, last, y.dtype, e, 1, alignA, alignB, alignY, alignBias, wsBytes, alignC), bias));
+    }
+    if (fullPlan->algos.empty() || lastPlan->algos.empty()) return false;
+    // Only the activation is left for the pass (chunkRowsOf): the same element-wise pass over any run of rows.
+    MatmulEpilogue const ep = epilogueFor(s, at_, nullptr, false, true);
+    float const one = 1.0f, zero = 0.0f;
+    float const* beta = residual ? &one : &zero;
+    for (int64_t i = 0; i < chunks; ++i) {
+      int64_t const r = i + 1 < chunks ? rows : lastRows;
+      Plan& plan = r == rows ? *fullPlan : *lastPlan;
+      size_t ai = static_cast<size_t>(algoIndex_) < plan.algos.size() ? static_cast<size_t>(algoIndex_) : 0;
+      auto const* a = static_cast<char const*>(pa) + i * aStep;
+      auto* yy = static_cast<char*>(y.data) + i * yStep;
+      void const* cc = residual ? static_cast<char const*>(residual) + i * yStep : yy;
+      {
+        std::lock_guard<std::mutex> lock(plan.mu);
+        if (e.lt & CUBLASLT_EPILOGUE_BIAS)
+          KILN_CUBLAS_RETURN_IF_ERROR(
+              cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+              "cuBLASLt bias pointer");
+        KILN_CUBLAS_RETURN_IF_ERROR(
+            cublasLtMatmul(handle, plan.desc, &one, pb, plan.layoutA, a, plan.layoutB, beta, cc, plan.layoutD, yy,
+                           plan.layoutD, &plan.algos[ai].algo, ws, wsSize, stream),
+            at_.who + ": cublasLtMatmul (chunk " + std::to_string(i) + ")");
+      }
+      if (!launchMatmulEpilogue(yy, static_cast<int32_t>(y.dtype), r * s.p.n, ep, stream))
+        return unsupported(at_.who, ": no epilogue kernel for ", dataTypeName(y.dtype));
+      KILN_RETURN_IF_ERROR(launchStatus(at_.who + ": matmul epilogue kernel"));
+    }
+    return true;
+  }
+
   PlanKey keyOf(Shape const& s, CallShape const& c, DataType dtype, EpilogueSplit const& e, int64_t count,
                 int64_t alignA, int64_t alignB, int64_t alignY, int64_t alignBias, int64_t workspace,
                 int64_t alignC) const {
@@ -377,10 +498,48 @@ class LtKernel final : public backends::Kernel {
 
   Attrs at_;
   int algoIndex_;
+  bool l2Chunk_;  // the _l2chunk variant: split launches that chunkRowsOf admits
   mutable PlanCache plans_;
 };
 
+// Whether the _l2chunk variant would split this node's launches: always where a shape is not known yet (the launch
+// decides, and runs whole where chunkRowsOf says 0), else where chunkRowsOf does under the current budget. Elsewhere
+// it would only repeat the plain tactic's timing, so it is not offered.
+bool l2ChunkMaySplit(ir::Node const& n, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+  auto at = readAttrs(n);
+  if (!at.isOk()) return false;
+  bool known = dimsKnown(out[0].shape);
+  for (auto const& i : in) known = known && (i.shape.nbDims < 0 || dimsKnown(i.shape));
+  if (!known) return true;
+  bool hasBias = in.size() > 2 && in[2].shape.nbDims >= 0;
+  bool hasResidual = in.size() > 3 && in[3].shape.nbDims >= 0;
+  auto s = analyze(*at, in[0].shape, in[1].shape, hasBias ? &in[2].shape : nullptr, out[0].shape);
+  if (!s.isOk() || volume(out[0].shape) == 0 || s->p.k == 0) return false;
+  EpilogueSplit e = splitEpilogue(*at, *s, out[0].dtype, hasBias, hasResidual);
+  int64_t es = static_cast<int64_t>(dataTypeSize(out[0].dtype));
+  return chunkRowsOf(*s, callShapeOf(*s), e, es, l2ChunkBudget()) > 0;
+}
+
 }  // namespace
+
+int64_t l2ChunkBudget() {
+  int64_t forced = l2ChunkBudgetOverride.load(std::memory_order_relaxed);
+  return forced > 0 ? forced : l2CacheBytes() / 3;
+}
+
+int64_t setL2ChunkBudget(int64_t bytes) {
+  return l2ChunkBudgetOverride.exchange(bytes > 0 ? bytes : 0, std::memory_order_relaxed);
+}
+
+int64_t l2ChunkRows(int64_t m, int64_t rowBytes, int64_t budget) {
+  if (budget <= 0 || rowBytes <= 0 || m <= kChunkRowStep) return 0;
+  // m * rowBytes is an output's size in bytes: far from overflowing.
+  if (m * rowBytes <= budget) return 0;
+  int64_t const chunks = (m * rowBytes + budget - 1) / budget;
+  int64_t const even = (m + chunks - 1) / chunks;
+  int64_t const rows = (even + kChunkRowStep - 1) / kChunkRowStep * kChunkRowStep;
+  return rows >= m ? 0 : rows;
+}
 
 // LtGemmRunner: the plans of makePlan under their PlanKey, as LtKernel keeps them, for callers that describe the
 // GEMM themselves (a residual as C with beta 1; no batch broadcast analysis, no pointwise pass).
@@ -472,28 +631,38 @@ Status LtGemmRunner::run(LtGemm const& g, int algoIndex, void const* a, void con
 
 namespace {
 
-backends::Tactic makeLt(int algoIndex) {
+// The plain tactics (priority 20-18) and their _l2chunk variants (17-15: the level-0 heuristic keeps the plain
+// ones; above level 0 the builder's timing picks chunked or whole per shape, since which wins depends on how well
+// cuBLASLt's kernels fill the device at the chunk's rows).
+backends::Tactic makeLt(int algoIndex, bool l2Chunk) {
   backends::Tactic t;
-  t.name = strCat("matrixmultiply_cublaslt_algo", algoIndex);
+  t.name = strCat("matrixmultiply_cublaslt_", l2Chunk ? "l2chunk_" : "", "algo", algoIndex);
   t.op = ir::OpType::kMatrixMultiply;
   t.source = TacticSource::kCUBLAS_LT;
-  t.priority = 20 - algoIndex;
-  t.supports = [](ir::Node const& n, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    return supportsNode(n, in, out, /*withFloat64=*/false);
+  t.priority = (l2Chunk ? 17 : 20) - algoIndex;
+  t.supports = [l2Chunk](ir::Node const& n, std::vector<ir::TensorInfo> const& in,
+                         std::vector<ir::TensorInfo> const& out) {
+    return supportsNode(n, in, out, /*withFloat64=*/false) && (!l2Chunk || l2ChunkMaySplit(n, in, out));
   };
-  t.create = [algoIndex](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
+  t.create = [algoIndex, l2Chunk](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
     KILN_ASSIGN_OR_RETURN(Attrs at, readAttrs(n));
-    return std::unique_ptr<backends::Kernel>(new LtKernel(std::move(at), algoIndex));
+    return std::unique_ptr<backends::Kernel>(new LtKernel(std::move(at), algoIndex, l2Chunk));
   };
   return t;
 }
 
-backends::Tactic makeLt0() { return makeLt(0); }
-backends::Tactic makeLt1() { return makeLt(1); }
-backends::Tactic makeLt2() { return makeLt(2); }
+backends::Tactic makeLt0() { return makeLt(0, false); }
+backends::Tactic makeLt1() { return makeLt(1, false); }
+backends::Tactic makeLt2() { return makeLt(2, false); }
+backends::Tactic makeLtChunk0() { return makeLt(0, true); }
+backends::Tactic makeLtChunk1() { return makeLt(1, true); }
+backends::Tactic makeLtChunk2() { return makeLt(2, true); }
 KILN_REGISTER_CUDA_TACTIC(makeLt0);
 KILN_REGISTER_CUDA_TACTIC(makeLt1);
 KILN_REGISTER_CUDA_TACTIC(makeLt2);
+KILN_REGISTER_CUDA_TACTIC(makeLtChunk0);
+KILN_REGISTER_CUDA_TACTIC(makeLtChunk1);
+KILN_REGISTER_CUDA_TACTIC(makeLtChunk2);
 
 }  // namespace
 }  // namespace kiln::cuda::matmul
