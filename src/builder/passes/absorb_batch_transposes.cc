@@ -58,8 +58,10 @@ bool classify(Dims const& d, Extents const& x, Form& form) {
 // Dims of the row: those after the leading one (merged) or two (split).
 int32_t leadingDims(Form f) {
   switch (f) {
-    case Form::kSplit: return 2;
-    case Form::kMerged: return 1;
+    case Form::kSplit:
+      return 2;
+    case Form::kMerged:
+      return 1;
   }
   return 2;
 }
@@ -115,8 +117,8 @@ bool sameForEveryToken(Dims const& other, Dims const& d, Form f) {
 struct Step {
   ir::Node* node = nullptr;
   Dims shape{};
-  int64_t layout = 0;      // Attention only
-  bool reshape = false;    // a Shuffle made reshape-only to `shape`
+  int64_t layout = 0;    // Attention only
+  bool reshape = false;  // a Shuffle made reshape-only to `shape`
 };
 
 class AbsorbBatchTransposes final : public Pass {
@@ -286,8 +288,7 @@ class AbsorbBatchTransposes final : public Pass {
     }
     passutil::log(ctx, strCat(name(), ": ", steps.size(), " layers between ", x->name, " and ", endName,
                               " run on the other order of their two leading axes",
-                              hasAttention ? " (attention layout swapped)" : "", "; ", removed,
-                              " shuffles removed"));
+                              hasAttention ? " (attention layout swapped)" : "", "; ", removed, " shuffles removed"));
     return true;
   }
 

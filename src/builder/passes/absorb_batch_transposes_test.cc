@@ -47,9 +47,8 @@ constexpr char kBlock[] =
 int transposes(ir::Graph const& g) {
   int c = 0;
   for (auto const& n : g.nodes())
-    c += n->op == ir::OpType::kShuffle &&
-         (!passutil::isIdentityPermutation(n->attrs.getInts("first_perm")) ||
-          !passutil::isIdentityPermutation(n->attrs.getInts("second_perm")));
+    c += n->op == ir::OpType::kShuffle && (!passutil::isIdentityPermutation(n->attrs.getInts("first_perm")) ||
+                                           !passutil::isIdentityPermutation(n->attrs.getInts("second_perm")));
   return c;
 }
 
@@ -256,10 +255,9 @@ TEST(AbsorbBatchTransposes, NearMissesStay) {
   std::string const start = "Shuffle \"transpose\" (x) {first_perm=[1,0,2]}";
   std::string const back = "Shuffle \"transpose_back\" (obr) {first_perm=[1,0,2]}";
   // Another permutation at the start (a [B, E, S] tensor is not tokens) or at the end.
-  testing::expectNoRewrite(
-      *pass, replaced(replaced(replaced(kBlock, "input x: f32[2,5,32]", "input x: f32[2,32,5]"), start,
-                               "Shuffle \"transpose\" (x) {first_perm=[2,0,1]}"),
-                      "ElementWise \"residual\" (ot, x)", "ElementWise \"residual\" (ot, ot)"));
+  testing::expectNoRewrite(*pass, replaced(replaced(replaced(kBlock, "input x: f32[2,5,32]", "input x: f32[2,32,5]"),
+                                                    start, "Shuffle \"transpose\" (x) {first_perm=[2,0,1]}"),
+                                           "ElementWise \"residual\" (ot, x)", "ElementWise \"residual\" (ot, ot)"));
   std::string const residual = "r: f32[2,5,32] = ElementWise \"residual\" (ot, x)";
   testing::expectNoRewrite(
       *pass, replaced(replaced(kBlock, back + "\n  " + residual,
@@ -268,9 +266,10 @@ TEST(AbsorbBatchTransposes, NearMissesStay) {
                       "ot: f32[2,5,32]", "ot: f32[5,32,2]"));
   // No transpose back: the chain ends at an Identity.
   testing::expectNoRewrite(
-      *pass, replaced(replaced(kBlock, back + "\n  " + residual,
-                               "Identity \"transpose_back\" (obr)\n  r: f32[5,2,32] = ElementWise \"residual\" (ot, ot)"),
-                      "ot: f32[2,5,32]", "ot: f32[5,2,32]"));
+      *pass,
+      replaced(replaced(kBlock, back + "\n  " + residual,
+                        "Identity \"transpose_back\" (obr)\n  r: f32[5,2,32] = ElementWise \"residual\" (ot, ot)"),
+               "ot: f32[2,5,32]", "ot: f32[5,2,32]"));
   // A value of the chain read elsewhere too (a graph output, or another layer).
   testing::expectNoRewrite(*pass, replaced(kBlock, "  output r\n", "  output r\n  output p\n"));
   testing::expectNoRewrite(*pass, replaced(kBlock, "  output r\n", "  output r\n  output yv\n"));
