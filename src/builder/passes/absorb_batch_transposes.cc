@@ -169,7 +169,9 @@ class AbsorbBatchTransposes final : public Pass {
     Dims endShape{};  // the end's output in the rewritten graph (its own shape)
     for (ir::Value* cur = v; steps.size() < 64;) {
       ir::Node* u = passutil::singleUser(g, cur);
-      if (!u || u->inputs.empty() || u->inputs[0] != cur || u->outputs.size() != 1) return false;
+      // The chain's value is input 0 (either input of an ElementWise: exporters write bias + x as often as x + bias).
+      if (!u || u->inputs.empty() || u->outputs.size() != 1) return false;
+      if (u->inputs[0] != cur && (u->op != ir::OpType::kElementWise || u->input(1) != cur)) return false;
       ir::Value* out = u->outputs[0];
       Dims const cs = cur->shape, os = out->shape;
       if (!isStaticDims(os)) return false;

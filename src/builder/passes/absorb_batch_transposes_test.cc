@@ -18,9 +18,9 @@ std::string replaced(std::string text, std::string const& from, std::string cons
 }
 
 // The block as absorb_attention_views leaves it (B 2, S 5, E 32, H 2, D 16): the batch-first input transposed to
-// [S, B, E], the packed in-projection and its bias, the packed view, a layout 2 Attention, the head-merge view
-// [S*B, E], the out-projection (Gemm: w transposed) and its bias, the reshape to [S, B, E], the transpose back and
-// the residual add.
+// [S, B, E], the packed in-projection and its bias (added as torch 1.13 writes it, bias + x), the packed view, a layout
+// 2 Attention, the head-merge view [S*B, E], the out-projection (Gemm: w transposed) and its bias, the reshape to [S,
+// B, E], the transpose back and the residual add.
 constexpr char kBlock[] =
     "graph {\n"
     "  input x: f32[2,5,32]\n"
@@ -30,7 +30,7 @@ constexpr char kBlock[] =
     "  bo: f32[32] = Constant \"bo\" () {data=random(4)}\n"
     "  xt: f32[5,2,32] = Shuffle \"transpose\" (x) {first_perm=[1,0,2]}\n"
     "  p: f32[5,2,96] = MatrixMultiply \"inproj\" (xt, w) {op_a=0, op_b=0}\n"
-    "  pb: f32[5,2,96] = ElementWise \"inproj_bias\" (p, bias) {op=0}\n"
+    "  pb: f32[5,2,96] = ElementWise \"inproj_bias\" (bias, p) {op=0}\n"
     "  pv: f32[5,2,3,2,16] = Shuffle \"qkv_view\" (pb) {reshape=[0,0,3,2,16], zero_is_placeholder=1}\n"
     "  y: f32[5,2,2,16] = Attention \"att\" (pv, _, _) {k_transposed=0, layout=2, nan_to_zero=0, packed_qkv=1, "
     "scale=0.25}\n"
@@ -248,6 +248,44 @@ TEST(AbsorbBatchTransposes, LayoutOneBecomesTwoThroughMergedTokens) {
   EXPECT_EQ(onlyNode(*g, ir::OpType::kAttention)->attrs.getInt("layout", 0), ir::kAttentionLayoutSbhd);
   EXPECT_EQ(g->outputs()[0]->name, "ot");
   testing::expectSameOutputs(*before, *g, 1e-6);
+}
+
+// Rows reshaped at both ends: the start transposes and splits E into heads ([S, B, H, D]), the end merges them
+// again while transposing back; the start and end stay as reshapes of the batch-first tensors. Cast and Unary
+// in the chain, a bias added to the merged [S*B, N] tokens.
+TEST(AbsorbBatchTransposes, RowReshapesAtBothEnds) {
+  std::string const text =
+      "graph {\n"
+      "  input x: f32[2,5,32]\n"
+      "  w: f32[32,24] = Constant \"w\" () {data=random(1)}\n"
+      "  bias: f32[1,24] = Constant \"bias\" () {data=random(2)}\n"
+      "  xt: f32[5,2,2,16] = Shuffle \"split\" (x) {first_perm=[1,0,2], reshape=[5,2,2,16]}\n"
+      "  u: f32[5,2,2,16] = Unary \"abs\" (xt) {op=4}\n"
+      "  m: f32[10,32] = Shuffle \"merge\" (u) {reshape=[10,32]}\n"
+      "  p: f32[10,24] = MatrixMultiply \"proj\" (m, w) {op_a=0, op_b=0}\n"
+      "  pb: f32[10,24] = ElementWise \"bias_add\" (p, bias) {op=0}\n"
+      "  c: f16[10,24] = Cast \"cast\" (pb) {to=1}\n"
+      "  ot: f16[2,5,4,6] = Shuffle \"back\" (c) {reshape=[5,2,4,6], second_perm=[1,0,2,3]}\n"
+      "  output ot\n"
+      "}\n";
+  auto g = testing::parseInferred(text);
+  ASSERT_TRUE(g);
+  auto before = g->clone();
+  ASSERT_TRUE(testing::runPass(*createAbsorbBatchTransposesPass(), *g));
+  std::string const printed = ir::printGraph(*g);
+  ASSERT_TRUE(ir::inferGraphInPlace(*g, &testing::evaluator()).isOk());
+  EXPECT_EQ(ir::printGraph(*g), printed);
+  EXPECT_EQ(transposes(*g), 0) << printed;
+  EXPECT_NE(printed.find("f32[2,5,2,16] = Shuffle \"split\" (x) {reshape=[2,5,2,16], zero_is_placeholder=0}"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("f32[2,5,32] = Shuffle \"merge\" (u) {reshape=[2,5,32], zero_is_placeholder=0}"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("ot: f16[2,5,4,6] = Shuffle \"back\" (c) {reshape=[2,5,4,6], zero_is_placeholder=0}"),
+            std::string::npos)
+      << printed;
+  testing::expectSameOutputs(*before, *g, 1e-3);
 }
 
 TEST(AbsorbBatchTransposes, NearMissesStay) {
