@@ -457,58 +457,86 @@ MhaWeights const& mhaWeights() {
   }();
   return w;
 }
+// The layers from x [S, B, E] to the out_proj's output [S*B, E].
+kiln::ITensor* mhaLayers(kiln::INetworkDefinition& n, kiln::ITensor* x) {
+  MhaWeights const& w = mhaWeights();
+  auto constant = [&](kiln::Dims const& d, std::vector<float> const& v) {
+    return n.addConstant(d, kiln::Weights{kiln::DataType::kFLOAT, v.data(), static_cast<int64_t>(v.size())})
+        ->getOutput(0);
+  };
+  kiln::ITensor* p =
+      n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *constant(kiln::Dims3(1, kMhaE, 3 * kMhaE), w.in),
+                          kiln::MatrixOperation::kNONE)
+          ->getOutput(0);
+  p = n.addElementWise(*p, *constant(kiln::Dims3(1, 1, 3 * kMhaE), w.bias), kiln::ElementWiseOperation::kSUM)
+          ->getOutput(0);
+  std::vector<kiln::ITensor*> qkv;
+  for (int64_t j = 0; j < 3; ++j) {
+    kiln::ITensor* t =
+        n.addSlice(*p, kiln::Dims3(0, 0, j * kMhaE), kiln::Dims3(kMhaS, kMhaB, kMhaE), kiln::Dims3(1, 1, 1))
+            ->getOutput(0);
+    kiln::IShuffleLayer* r = n.addShuffle(*t);
+    r->setReshapeDimensions(kiln::Dims3(kMhaS, kMhaB * kMhaH, kMhaD));
+    kiln::IShuffleLayer* tr = n.addShuffle(*r->getOutput(0));
+    kiln::Permutation perm{};
+    perm.order[0] = 1;
+    perm.order[1] = j == 1 ? 2 : 0;  // k^T: [B*H, D, S]
+    perm.order[2] = j == 1 ? 0 : 2;
+    tr->setFirstTranspose(perm);
+    qkv.push_back(tr->getOutput(0));
+  }
+  kiln::ITensor* q =
+      n.addElementWise(*qkv[0], *constant(kiln::Dims3(1, 1, 1), w.scale), kiln::ElementWiseOperation::kPROD)
+          ->getOutput(0);
+  kiln::ITensor* s =
+      n.addMatrixMultiply(*q, kiln::MatrixOperation::kNONE, *qkv[1], kiln::MatrixOperation::kNONE)->getOutput(0);
+  kiln::ISoftMaxLayer* sm = n.addSoftMax(*s);
+  sm->setAxes(1u << 2);
+  kiln::ITensor* y =
+      n.addMatrixMultiply(*sm->getOutput(0), kiln::MatrixOperation::kNONE, *qkv[2], kiln::MatrixOperation::kNONE)
+          ->getOutput(0);
+  kiln::IShuffleLayer* merge = n.addShuffle(*y);
+  kiln::Permutation back{};
+  back.order[0] = 1;
+  back.order[1] = 0;
+  back.order[2] = 2;
+  merge->setFirstTranspose(back);
+  kiln::IShuffleLayer* view = n.addShuffle(*merge->getOutput(0));
+  view->setReshapeDimensions(kiln::Dims2(kMhaS * kMhaB, kMhaE));
+  return n.addMatrixMultiply(*view->getOutput(0), kiln::MatrixOperation::kNONE,
+                             *constant(kiln::Dims2(kMhaE, kMhaE), w.out), kiln::MatrixOperation::kNONE)
+      ->getOutput(0);
+}
 DefineFn mha() {
   return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
-    MhaWeights const& w = mhaWeights();
-    auto constant = [&](kiln::Dims const& d, std::vector<float> const& v) {
-      return n.addConstant(d, kiln::Weights{kiln::DataType::kFLOAT, v.data(), static_cast<int64_t>(v.size())})
-          ->getOutput(0);
-    };
     kiln::ITensor* x = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims3(kMhaS, kMhaB, kMhaE));
-    kiln::ITensor* p =
-        n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *constant(kiln::Dims3(1, kMhaE, 3 * kMhaE), w.in),
-                            kiln::MatrixOperation::kNONE)
-            ->getOutput(0);
-    p = n.addElementWise(*p, *constant(kiln::Dims3(1, 1, 3 * kMhaE), w.bias), kiln::ElementWiseOperation::kSUM)
-            ->getOutput(0);
-    std::vector<kiln::ITensor*> qkv;
-    for (int64_t j = 0; j < 3; ++j) {
-      kiln::ITensor* t =
-          n.addSlice(*p, kiln::Dims3(0, 0, j * kMhaE), kiln::Dims3(kMhaS, kMhaB, kMhaE), kiln::Dims3(1, 1, 1))
-              ->getOutput(0);
-      kiln::IShuffleLayer* r = n.addShuffle(*t);
-      r->setReshapeDimensions(kiln::Dims3(kMhaS, kMhaB * kMhaH, kMhaD));
-      kiln::IShuffleLayer* tr = n.addShuffle(*r->getOutput(0));
-      kiln::Permutation perm{};
-      perm.order[0] = 1;
-      perm.order[1] = j == 1 ? 2 : 0;  // k^T: [B*H, D, S]
-      perm.order[2] = j == 1 ? 0 : 2;
-      tr->setFirstTranspose(perm);
-      qkv.push_back(tr->getOutput(0));
-    }
-    kiln::ITensor* q =
-        n.addElementWise(*qkv[0], *constant(kiln::Dims3(1, 1, 1), w.scale), kiln::ElementWiseOperation::kPROD)
-            ->getOutput(0);
-    kiln::ITensor* s =
-        n.addMatrixMultiply(*q, kiln::MatrixOperation::kNONE, *qkv[1], kiln::MatrixOperation::kNONE)->getOutput(0);
-    kiln::ISoftMaxLayer* sm = n.addSoftMax(*s);
-    sm->setAxes(1u << 2);
-    kiln::ITensor* y =
-        n.addMatrixMultiply(*sm->getOutput(0), kiln::MatrixOperation::kNONE, *qkv[2], kiln::MatrixOperation::kNONE)
-            ->getOutput(0);
-    kiln::IShuffleLayer* merge = n.addShuffle(*y);
-    kiln::Permutation back{};
-    back.order[0] = 1;
-    back.order[1] = 0;
-    back.order[2] = 2;
-    merge->setFirstTranspose(back);
-    kiln::IShuffleLayer* view = n.addShuffle(*merge->getOutput(0));
-    view->setReshapeDimensions(kiln::Dims2(kMhaS * kMhaB, kMhaE));
-    kiln::ITensor* o = n.addMatrixMultiply(*view->getOutput(0), kiln::MatrixOperation::kNONE,
-                                           *constant(kiln::Dims2(kMhaE, kMhaE), w.out), kiln::MatrixOperation::kNONE)
-                           ->getOutput(0);
+    kiln::ITensor* o = mhaLayers(n, x);
     o->setName("output");
     n.markOutput(*o);
+    return true;
+  };
+}
+
+// torchvision ViT's self-attention block around it: x [B, S, E] transposed to [S, B, E], the attention, the
+// out_proj's output reshaped to [S, B, E] and transposed back, plus the residual x. Level 3 removes both
+// transposes (absorb_batch_transposes: the Attention takes layout 1) and fuses the residual into the out_proj.
+DefineFn vitSelfAttentionBlock() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    kiln::ITensor* x = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims3(kMhaB, kMhaS, kMhaE));
+    kiln::Permutation swap{};
+    swap.order[0] = 1;
+    swap.order[1] = 0;
+    swap.order[2] = 2;
+    kiln::IShuffleLayer* t = n.addShuffle(*x);
+    t->setFirstTranspose(swap);
+    t->setName("vit_transpose");
+    kiln::IShuffleLayer* back = n.addShuffle(*mhaLayers(n, t->getOutput(0)));
+    back->setReshapeDimensions(kiln::Dims3(kMhaS, kMhaB, kMhaE));
+    back->setSecondTranspose(swap);
+    back->setName("vit_transpose_back");
+    kiln::ITensor* y = n.addElementWise(*back->getOutput(0), *x, kiln::ElementWiseOperation::kSUM)->getOutput(0);
+    y->setName("output");
+    n.markOutput(*y);
     return true;
   };
 }
@@ -534,6 +562,31 @@ TEST(GpuModels, MultiheadAttentionReadsTheInProjectionPacked) {
   EXPECT_EQ(occurrences(text, "attention_cuda_flash"), 1) << text;
   EXPECT_EQ(occurrences(text, "\"LayerType\": \"Slice\""), 0) << text;
   EXPECT_EQ(occurrences(text, "\"LayerType\": \"SoftMax\""), 0) << text;
+}
+
+TEST(GpuModels, VitSelfAttentionBlockRunsWithoutTransposes) {
+  REQUIRE_GPU();
+  auto in = randomInput("input", kiln::Dims3(kMhaB, kMhaS, kMhaE), 23);
+  for (auto const& c : precisionCases()) checkModel(vitSelfAttentionBlock(), {in}, c);
+  CapturingLogger logger;
+  GpuBuild b{3};
+  b.detailed = true;
+  auto plan = buildGpuPlan(logger, vitSelfAttentionBlock(), b);
+  ASSERT_FALSE(plan.empty()) << logger.lastError();
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+  ASSERT_NE(inspector, nullptr);
+  char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+  ASSERT_NE(info, nullptr);
+  std::string const text = info;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"Attention\""), 1) << text;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"Slice\""), 0) << text;
+  // The residual add is in the out_proj GEMM; the transposes are nowhere (only the two views are Shuffles).
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"ElementWise\""), 0) << text;
+  EXPECT_EQ(occurrences(text, "\"LayerType\": \"MatrixMultiply\""), 2) << text;
+  EXPECT_LE(occurrences(text, "\"LayerType\": \"Shuffle\""), 2) << text;
 }
 
 // ViT-B/16's patch embedding (a 16x16 convolution with stride 16, 3 -> 768 channels on 224x224) and the token

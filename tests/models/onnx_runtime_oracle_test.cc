@@ -243,6 +243,59 @@ TEST(RealModels, AllSixExportedWithOracleOutputs) {
   EXPECT_EQ(caseNames("real"), want) << suiteDir("real") << "/manifest.json";
 }
 
+// torchvision's ViT at level 3 on the CPU: each encoder layer's self-attention runs without the batch/sequence
+// transposes around nn.MultiheadAttention (absorb_batch_transposes: the packed Attention reads [B, S, 3, H, D],
+// layout 1) and its residual add is fused into the out-projection GEMM (input 3); MatchesOnnxRuntimeAtLevel3
+// checks the same build's outputs.
+TEST(RealModels, VitSmallSelfAttentionWithoutBatchTransposes) {
+  json const m = findCase("real", "vit_small");
+  ASSERT_TRUE(m.contains("model")) << "no vit_small export";
+  Logger logger;
+  std::unique_ptr<kiln::IBuilder> builder(kiln::createInferBuilder(logger));
+  std::unique_ptr<kiln::INetworkDefinition> network(builder->createNetworkV2(0));
+  std::unique_ptr<kiln::onnx::IParser> parser(kiln::onnx::createParser(*network, logger));
+  std::string const modelPath = suiteDir("real") + "/" + m.at("model").get<std::string>();
+  ASSERT_TRUE(parser->parseFromFile(modelPath.c_str(), 0)) << logger.first;
+  std::unique_ptr<kiln::IBuilderConfig> config(builder->createBuilderConfig());
+  config->setDefaultDeviceType(kiln::DeviceType::kCPU);
+  config->setBuilderOptimizationLevel(3);
+  config->setProfilingVerbosity(kiln::ProfilingVerbosity::kDETAILED);
+  std::unique_ptr<kiln::IHostMemory> plan(builder->buildSerializedNetwork(*network, *config));
+  ASSERT_NE(plan, nullptr) << logger.first;
+  std::unique_ptr<kiln::IRuntime> runtime(kiln::createInferRuntime(logger));
+  std::unique_ptr<kiln::ICudaEngine> engine(runtime->deserializeCudaEngine(plan->data(), plan->size()));
+  ASSERT_NE(engine, nullptr) << logger.first;
+  std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+  ASSERT_NE(inspector, nullptr);
+  char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kJSON);
+  ASSERT_NE(info, nullptr);
+  json const layers = json::parse(info, nullptr, /*allow_exceptions=*/false).value("Layers", json::array());
+  ASSERT_FALSE(layers.empty()) << info;
+  int attentions = 0, outProjections = 0;
+  for (auto const& l : layers) {
+    std::string const type = l.value("LayerType", ""), name = l.value("Name", "");
+    json const params = l.value("Parameters", json::object());
+    if (type == "Attention") {
+      ++attentions;
+      EXPECT_EQ(params.value("layout", -1), 1) << name;
+      EXPECT_EQ(params.value("packed_qkv", -1), 1) << name;
+    }
+    if (type == "Shuffle") {
+      // Only the patch tokens' transpose ([B, E, 16] -> [B, 16, E]) permutes; the views just reshape.
+      bool const permutes = params.contains("first_perm") || params.contains("second_perm");
+      EXPECT_TRUE(!permutes || name.rfind("/vit/Transpose/", 0) == 0) << name << " " << params.dump();
+    }
+    if (name.find("/self_attention/Gemm/") != std::string::npos) {
+      ++outProjections;
+      EXPECT_EQ(l.value("Inputs", json::array()).size(), 4U) << name << ": the residual is not fused";
+    }
+    EXPECT_EQ(type == "ElementWise" && name.find("/encoder_layer_") != std::string::npos, false) << name;
+  }
+  if (attentions == 0) GTEST_SKIP() << "this CPU builds ViT's attention unfused (no AVX-512: no fast fused kernel)";
+  EXPECT_EQ(attentions, 2);
+  EXPECT_EQ(outProjections, 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Torchvision, RealModel, ::testing::ValuesIn(caseNames("real")),
                          [](auto const& p) { return p.param; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealModel);

@@ -57,6 +57,12 @@ std::unique_ptr<Pass> createFuseAttentionPass();
 /// through data movement reads that tensor packed (layout 2 or 1) and writes y in that order; every chain proven
 /// on an index tensor at static shapes or at shapes every profile fixes (profileInputs).
 std::unique_ptr<Pass> createAbsorbAttentionViewsPass();
+/// Any target: a Shuffle swapping axes 0 and 1 (torch.nn.MultiheadAttention's [B, S, E] -> [S, B, E]) followed by
+/// single-reader row-wise layers (MatrixMultiply by a shared constant weight, ElementWise with an operand shared
+/// by every token, Activation/Unary/Cast/Identity, reshapes keeping tokens whole) and packed head-major Attentions
+/// up to the Shuffle swapping them back: both swaps go, the layers run on the other order and each Attention
+/// takes the other layout (2 <-> 1). Static shapes only.
+std::unique_ptr<Pass> createAbsorbBatchTransposesPass();
 /// Any target: the Q, K and V MatrixMultiply nodes (one input, constant weights of one shape, one epilogue) of a
 /// layout 1 or 2 Attention, each read through a reshape-only Shuffle, become one MatrixMultiply on the
 /// concatenated weights whose output the Attention reads packed (packed_qkv 1).

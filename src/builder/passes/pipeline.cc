@@ -31,6 +31,9 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
   passes.push_back(createFuseAttentionPass());
   // Right after it, while the views around a new Attention are as the exporter wrote them.
   passes.push_back(createAbsorbAttentionViewsPass());
+  // After it (its packed Attention is what the swapped region holds) and before bias/residual fusion, which then
+  // finds the residual add right after the out-projection GEMM.
+  passes.push_back(createAbsorbBatchTransposesPass());
   passes.push_back(createFoldTransposeIntoMatmulPass());
   passes.push_back(createFuseBiasActivationPass());
   // After bias fusion, so that the projections' biases are merged with their weights.
