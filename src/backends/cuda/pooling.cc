@@ -1,6 +1,7 @@
-// Pooling on the GPU: a direct kernel of our own (max, average, max-average blend; every padding mode) and
-// cudnnPoolingForward for max / average where cuDNN's geometry (symmetric pads smaller than the window, output
-// rounded down) is the node's; other shapes of the cuDNN tactic run the direct kernel.
+// Pooling on the GPU: a direct kernel of our own (max, average, max-average blend; every padding mode), row-major
+// (`pooling_cuda_direct`) or channels-last 2-D (`pooling_cuda_hwc`), and cudnnPoolingForward for max / average where
+// cuDNN's geometry (symmetric pads smaller than the window, output rounded down) is the node's; other shapes of
+// the cuDNN tactic run the direct kernel of their layout.
 #include <string>
 #include <vector>
 
@@ -100,6 +101,15 @@ Status runDirect(PoolAttrs const& a, PoolCall const& c, backends::LaunchContext 
   return launchStatus(a.who + ": direct pooling");
 }
 
+// Channels-last (x and y [N, H, W, C]), 2-D only.
+Status runHwc(PoolAttrs const& a, PoolCall const& c, backends::LaunchContext const& ctx) {
+  auto const& y = ctx.outputs[0];
+  if (y.shape.nbDims != 4) return invalidArgument(a.who, ": channels-last pooling needs 4-D x and y");
+  if (!launchPoolHwc(static_cast<int32_t>(y.dtype), c.g, y.shape.d[1], ctx.inputs[0].data, y.data, streamOf(ctx)))
+    return invalidArgument(a.who, ": no channels-last pooling for ", dataTypeName(y.dtype));
+  return launchStatus(a.who + ": channels-last pooling");
+}
+
 bool supportsPool(ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
   if (in.size() != 1 || out.size() != 1 || !isCudaFloat(out[0].dtype) || in[0].dtype != out[0].dtype) return false;
   if (in[0].shape.nbDims >= 0 && (in[0].shape.nbDims < 3 || in[0].shape.nbDims > 5)) return false;
@@ -112,7 +122,7 @@ class PoolDirectKernel final : public backends::Kernel {
   Status enqueue(backends::LaunchContext const& ctx) const override {
     KILN_ASSIGN_OR_RETURN(PoolCall c, geometry(a_, ctx.inputs[0].shape, ctx.outputs[0].shape));
     if (c.outCount == 0) return Status::ok();
-    return runDirect(a_, c, ctx);
+    return a_.hwc ? runHwc(a_, c, ctx) : runDirect(a_, c, ctx);
   }
 
  private:
@@ -195,10 +205,9 @@ class PoolCudnnKernel final : public backends::Kernel {
   }
 
  private:
-  // Where cuDNN cannot run the call: the direct kernel (row-major only), or an error for channels-last data.
+  // Where cuDNN cannot run the call: the direct kernel of the layout.
   Status fallback(PoolCall const& c, backends::LaunchContext const& ctx) const {
-    if (a_.hwc) return unsupported(a_.who, ": cuDNN refused the channels-last pooling");
-    return runDirect(a_, c, ctx);
+    return a_.hwc ? runHwc(a_, c, ctx) : runDirect(a_, c, ctx);
   }
 
   PoolAttrs a_;
@@ -219,6 +228,29 @@ backends::Tactic makeDirect() {
   return t;
 }
 KILN_REGISTER_CUDA_TACTIC(makeDirect);
+
+// The direct kernel on channels-last data (2-D): every geometry and pooling type, vectors of channels. Timed
+// against cuDNN's NHWC pooling (ResNet-50 b256's 3x3/2 max pooling took cuDNN 0.31 ms, ~1.6 TB/s).
+backends::Tactic makeDirectHwc() {
+  backends::Tactic t;
+  t.name = "pooling_cuda_hwc";
+  t.op = ir::OpType::kPooling;
+  t.source = TacticSource::kKILN;
+  t.priority = 15;
+  t.formatAware = true;
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    if (!supportsPool(node, in, out) || backends::nodeFormat(node) != TensorFormat::kHWC) return false;
+    auto a = readAttrs(node);
+    return a.isOk() && a->window.nbSpatial == 2 && (in[0].shape.nbDims < 0 || in[0].shape.nbDims == 4);
+  };
+  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+    KILN_ASSIGN_OR_RETURN(PoolAttrs a, readAttrs(node));
+    if (!a.hwc || a.window.nbSpatial != 2) return invalidGraph(a.who, ": the channels-last tactic takes 2-D kHWC pooling");
+    return std::unique_ptr<backends::Kernel>(new PoolDirectKernel(std::move(a)));
+  };
+  return t;
+}
+KILN_REGISTER_CUDA_TACTIC(makeDirectHwc);
 
 backends::Tactic makeCudnnPool() {
   backends::Tactic t;

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/pooling_kernels.h"
+#include "backends/cuda/vector_io.cuh"
 
 namespace kiln::cuda {
 namespace {
@@ -56,7 +57,105 @@ __global__ void poolDirectKernel(PoolGeom g, T const* __restrict__ x, T* __restr
   }
 }
 
+// Channels-last 2-D pooling (x [N, H, W, C], y [N, Ho, Wo, C]): one thread per V adjacent channels of one output
+// pixel, so each window tap is one coalesced vector load across the warp; the same semantics as the kernel above.
+// g.in/out/window/stride/pad hold the two spatial dims in [1] and [2] ([0] is the extent-1 leading dim).
+template <typename T, int V>
+__global__ void poolHwcKernel(PoolGeom g, int64_t channels, T const* __restrict__ x, T* __restrict__ y, int64_t total) {
+  int64_t const groups = channels / V;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t const cg = i % groups, pix = i / groups;
+    int64_t const ow = pix % g.out[2], oh = (pix / g.out[2]) % g.out[1], n = pix / (g.out[2] * g.out[1]);
+    int64_t lo[2], hi[2], padded = 1;
+    int64_t const o[2] = {oh, ow};
+    for (int d = 0; d < 2; ++d) {
+      int64_t const k = g.window[d + 1], in = g.in[d + 1], pb = g.padBegin[d + 1];
+      int64_t start = o[d] * g.stride[d + 1] - pb;
+      lo[d] = start < 0 ? -start : 0;
+      int64_t b = in - start;
+      hi[d] = b < k ? b : k;
+      int64_t pa = start < -pb ? -pb - start : 0;
+      int64_t pe = in + g.padEnd[d + 1] - start;
+      if (pe > k) pe = k;
+      padded *= pe > pa ? pe - pa : 0;
+    }
+    float mx[V], sum[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      mx[v] = -INFINITY;
+      sum[v] = 0.f;
+    }
+    int64_t valid = 0;
+    for (int64_t k0 = lo[0]; k0 < hi[0]; ++k0) {
+      int64_t const ih = oh * g.stride[1] - g.padBegin[1] + k0;
+      for (int64_t k1 = lo[1]; k1 < hi[1]; ++k1) {
+        int64_t const iw = ow * g.stride[2] - g.padBegin[2] + k1;
+        float xv[V];
+        T const* src = x + ((n * g.in[1] + ih) * g.in[2] + iw) * channels + cg * V;
+        if constexpr (V == 1)
+          xv[0] = toFloat(*src);
+        else
+          vec::load<T, V>(src, xv);
+        ++valid;
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          sum[v] += xv[v];
+          if ((xv[v] > mx[v] || isnan(xv[v])) && !isnan(mx[v])) mx[v] = xv[v];
+        }
+      }
+    }
+    int64_t const count = g.excludePadding ? valid : padded;
+    float r[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      float maxV = valid > 0 ? mx[v] : 0.f;
+      float avgV = count > 0 ? sum[v] / static_cast<float>(count) : 0.f;
+      r[v] = g.type == 0 ? maxV : g.type == 1 ? avgV : (1.f - g.blend) * maxV + g.blend * avgV;
+    }
+    if constexpr (V == 1)
+      y[pix * channels + cg] = fromFloat<T>(r[0]);
+    else
+      vec::store<T, V>(y + pix * channels + cg * V, r);
+  }
+}
+
+template <typename T>
+void launchHwcAs(PoolGeom const& g, int64_t channels, void const* x, void* y, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+  int64_t const pixels = g.planes / channels * g.out[1] * g.out[2];
+  bool const vectors = channels % kVec == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                       reinterpret_cast<uintptr_t>(y) % 16 == 0;
+  if (vectors) {
+    int64_t total = pixels * (channels / kVec);
+    poolHwcKernel<T, kVec><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+        g, channels, static_cast<T const*>(x), static_cast<T*>(y), total);
+  } else {
+    int64_t total = pixels * channels;
+    poolHwcKernel<T, 1><<<dev::blocksFor(total, kThreads), kThreads, 0, stream>>>(
+        g, channels, static_cast<T const*>(x), static_cast<T*>(y), total);
+  }
+}
+
 }  // namespace
+
+bool launchPoolHwc(int32_t dtype, PoolGeom const& g, int64_t channels, void const* x, void* y, cudaStream_t stream) {
+  if (channels <= 0 || g.planes <= 0 || g.out[1] * g.out[2] == 0) return dtype == dev::kFLOAT || dtype == dev::kHALF || dtype == dev::kBF16;
+  switch (dtype) {
+    case dev::kFLOAT:
+      launchHwcAs<float>(g, channels, x, y, stream);
+      return true;
+    case dev::kHALF:
+      launchHwcAs<__half>(g, channels, x, y, stream);
+      return true;
+    case dev::kBF16:
+      launchHwcAs<__nv_bfloat16>(g, channels, x, y, stream);
+      return true;
+    default:
+      return false;
+  }
+}
 
 bool launchPoolDirect(int32_t dtype, PoolGeom const& g, void const* x, void* y, cudaStream_t stream) {
   int64_t total = g.planes * g.out[0] * g.out[1] * g.out[2];

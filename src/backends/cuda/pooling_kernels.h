@@ -26,4 +26,9 @@ struct PoolGeom {
 /// Returns false for another dtype; launch errors are left for launchStatus.
 bool launchPoolDirect(int32_t dtype, PoolGeom const& g, void const* x, void* y, cudaStream_t stream);
 
+/// Channels-last 2-D pooling: y [N, out[1], out[2], C] from x [N, in[1], in[2], C] (g.planes = N * C; the spatial
+/// dims in [1] and [2], [0] of extent 1), 16-byte vectors of channels where C and the pointers allow. Same
+/// semantics and dtypes as launchPoolDirect.
+bool launchPoolHwc(int32_t dtype, PoolGeom const& g, int64_t channels, void const* x, void* y, cudaStream_t stream);
+
 }  // namespace kiln::cuda

@@ -103,5 +103,37 @@ TEST(CudaPooling, ChannelsLast) {
     }
 }
 
+// Channels-last geometries cuDNN does not take (asymmetric pads, pads as large as the window would allow, the
+// blend), channels not a multiple of the vector, and ResNet's 3x3/2 max pooling: the channels-last direct kernel.
+TEST(CudaPooling, ChannelsLastDirectKernelGeometries) {
+  KILN_REQUIRE_GPU();
+  struct Case {
+    int type;
+    std::vector<int64_t> window, strides, padsBegin, padsEnd, shape;
+    bool exclude;
+  };
+  std::vector<Case> cases = {
+      {0, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {2, 64, 16, 16}, true},
+      {0, {3, 3}, {2, 2}, {0, 1}, {2, 1}, {2, 24, 9, 10}, true},
+      {1, {2, 3}, {1, 2}, {1, 0}, {0, 2}, {1, 13, 7, 9}, false},
+      {1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {3, 40, 8, 8}, true},
+      {2, {2, 2}, {2, 2}, {0, 0}, {1, 1}, {2, 16, 5, 5}, true},
+  };
+  for (DataType t : kFloats)
+    for (auto const& c : cases) {
+      SCOPED_TRACE(std::string("dtype ") + dataTypeName(t) + " type " + std::to_string(c.type) + " C " +
+                   std::to_string(c.shape[1]));
+      ir::Attributes a;
+      a.setInt("type", c.type);
+      a.setInts("window", c.window);
+      a.setInts("strides", c.strides);
+      a.setInts("pads_begin", c.padsBegin);
+      a.setInts("pads_end", c.padsEnd);
+      a.setInt("exclude_padding", c.exclude ? 1 : 0);
+      if (c.type == 2) a.setFloat("blend_factor", 0.25);
+      expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, c.shape, 23, -2, 2))}, 1, true}, -1, 1);
+    }
+}
+
 }  // namespace
 }  // namespace kiln
