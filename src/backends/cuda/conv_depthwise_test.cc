@@ -1,9 +1,11 @@
 // gpu tests of the channels-last depthwise convolution tactics (convolution_cuda_depthwise_hwc, its vectorized form,
-// conv_depthwise.cu, and its shared-memory-tiled form, conv_depthwise_tiled.cu) against the reference: channel counts
+// conv_depthwise.cu, its shared-memory-tiled form, conv_depthwise_tiled.cu, and its pipelined 3x3 form,
+// conv_depthwise_pipe.cu) against the reference: channel counts
 // around the vector width, 1 to 112 pixels wide, 3x3 / 5x5 / other kernels, strides, dilation, asymmetric pads, bias,
 // residual, activations, each kernel variant of the vectorized launcher forced in turn; the launchers' refusals, the
 // in-place residual, and that they are candidates for MobileNetV2's and EfficientNet-B0's depthwise layers.
 #include <algorithm>
+#include <functional>
 
 #include "backends/cuda/conv_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
@@ -18,6 +20,7 @@ using namespace cudatest;  // NOLINT: test helpers
 constexpr char const* kVec = "convolution_cuda_depthwise_hwc_vec";
 constexpr char const* kScalar = "convolution_cuda_depthwise_hwc";
 constexpr char const* kTiled = "convolution_cuda_depthwise_hwc_tiled";
+constexpr char const* kPipe = "convolution_cuda_depthwise_hwc_pipe";
 
 struct Dw {
   std::vector<int64_t> x{};  // [n, c, h, w]
@@ -76,7 +79,19 @@ void run(Dw const& c, DataType t, uint32_t seed) {
   EXPECT_TRUE(has(kScalar));
   EXPECT_EQ(has(kVec), c.x[1] % width == 0) << "C = " << c.x[1] << ", vector width " << width;
   EXPECT_EQ(has(kTiled), c.x[1] % width == 0) << "C = " << c.x[1] << ", vector width " << width;
+  bool const pipe = c.x[1] % width == 0 && c.k == std::vector<int64_t>{3, 3} && c.strides[0] == c.strides[1] &&
+                    (c.strides[0] == 1 || c.strides[0] == 2) && c.dil == std::vector<int64_t>{1, 1};
+  EXPECT_EQ(has(kPipe), pipe) << kPipe;
 }
+
+// Caps the pipelined launcher's blocks per channel chunk for the scope, so each block loops over many tiles.
+class ForcePipeBlocks {
+ public:
+  explicit ForcePipeBlocks(int blocks) { cuda::setDepthwiseHwcPipeBlocksForTesting(blocks); }
+  ~ForcePipeBlocks() { cuda::setDepthwiseHwcPipeBlocksForTesting(0); }
+  ForcePipeBlocks(ForcePipeBlocks const&) = delete;
+  ForcePipeBlocks& operator=(ForcePipeBlocks const&) = delete;
+};
 
 // Forces one variant of the vectorized launcher for the scope (0: its own choice).
 class ForceVariant {
@@ -318,8 +333,125 @@ TEST(CudaDepthwiseHwc, TiledMobileNetV2Shapes) {
   }
 }
 
+// The pipelined launcher's refusals (the tactic then runs the vectorized kernel): types, alignment, channels, and
+// every geometry but 3x3 at equal strides 1 or 2 without dilation; then fp16 with a residual that is y's own memory,
+// one block per chunk (every tile through the two window buffers in turn), against the scalar kernel with the
+// residual apart. 9x21 pixels are partial 8x16 tiles in both dimensions.
+TEST(CudaDepthwiseHwc, PipeLauncherRefusalsAndInPlaceResidual) {
+  KILN_REQUIRE_GPU();
+  backends::DeviceBackend* dev = device();
+  void* stream = *dev->createStream();
+  auto cs = static_cast<cudaStream_t>(stream);
+  for (int64_t stride : {1, 2}) {
+    SCOPED_TRACE(strCat("stride ", stride));
+    cuda::ConvGeom g;
+    g.n = 3;
+    g.c = g.k = g.groups = 24;
+    g.in[1] = 9 * stride;
+    g.in[2] = 21 * stride;
+    g.out[1] = 9;
+    g.out[2] = 21;
+    g.kernel[1] = g.kernel[2] = 3;
+    g.stride[1] = g.stride[2] = stride;
+    g.padBegin[1] = g.padBegin[2] = 1;
+    int64_t const inCount = g.n * g.c * g.in[1] * g.in[2], count = g.n * g.c * 9 * 21;
+    DataType const t = DataType::kHALF;
+    size_t const bytes = static_cast<size_t>(count) * 2;
+    HostTensor hx = randomTensor(t, {inCount}, 51), hw = randomTensor(t, {24 * 9}, 52, -0.5, 0.5);
+    HostTensor hb = randomTensor(t, {24}, 53), hr = randomTensor(t, {count}, 54);
+    auto up = [&](HostTensor const& h, size_t extra) {
+      auto b = backends::DeviceBuffer::allocate(dev, h.bytes() + extra, "test buffer");
+      EXPECT_TRUE(b.isOk());
+      EXPECT_TRUE(dev->copy(b->data(), h.data(), h.bytes(), backends::CopyKind::kHostToDevice, stream).isOk());
+      return std::move(*b);
+    };
+    backends::DeviceBuffer x = up(hx, 16), w = up(hw, 0), bias = up(hb, 16), res = up(hr, 0), inPlace = up(hr, 0);
+    auto y = backends::DeviceBuffer::allocate(dev, bytes + 16, "test output");
+    ASSERT_TRUE(y.isOk());
+    cuda::Epilogue ep;
+    ep.bias = bias.data();
+    int32_t const f16 = static_cast<int32_t>(t);
+    auto* xb = static_cast<char*>(x.data());
+    EXPECT_FALSE(cuda::launchDepthwiseHwcPipe(f16, g, xb + 2, w.data(), ep, y->data(), cs)) << "x misaligned";
+    EXPECT_FALSE(cuda::launchDepthwiseHwcPipe(f16, g, xb, w.data(), ep, static_cast<char*>(y->data()) + 8, cs))
+        << "y misaligned";
+    cuda::Epilogue badBias = ep;
+    badBias.bias = static_cast<char*>(bias.data()) + 2;
+    EXPECT_FALSE(cuda::launchDepthwiseHwcPipe(f16, g, xb, w.data(), badBias, y->data(), cs)) << "bias misaligned";
+    EXPECT_FALSE(
+        cuda::launchDepthwiseHwcPipe(static_cast<int32_t>(DataType::kINT32), g, xb, w.data(), ep, y->data(), cs));
+    cuda::ConvGeom odd = g;
+    odd.c = odd.k = odd.groups = 12;  // not whole 8-channel vectors
+    EXPECT_FALSE(cuda::launchDepthwiseHwcPipe(f16, odd, xb, w.data(), ep, y->data(), cs));
+    cuda::ConvGeom dense = g;
+    dense.k = 48;  // not depthwise
+    EXPECT_FALSE(cuda::launchDepthwiseHwcPipe(f16, dense, xb, w.data(), ep, y->data(), cs));
+    auto refused = [&](char const* what, std::function<void(cuda::ConvGeom&)> const& edit) {
+      cuda::ConvGeom o = g;
+      edit(o);
+      EXPECT_FALSE(cuda::depthwiseHwcPipeFits(f16, o)) << what;
+      EXPECT_FALSE(cuda::launchDepthwiseHwcPipe(f16, o, xb, w.data(), ep, y->data(), cs)) << what;
+    };
+    refused("5x5", [](cuda::ConvGeom& o) { o.kernel[1] = o.kernel[2] = 5; });
+    refused("3x1", [](cuda::ConvGeom& o) { o.kernel[2] = 1; });
+    refused("stride 3", [](cuda::ConvGeom& o) { o.stride[1] = o.stride[2] = 3; });
+    refused("mixed strides", [](cuda::ConvGeom& o) { o.stride[2] = o.stride[1] == 1 ? 2 : 1; });
+    refused("dilation", [](cuda::ConvGeom& o) { o.dil[1] = 2; });
+    EXPECT_TRUE(cuda::depthwiseHwcPipeFits(f16, g));
+    EXPECT_TRUE(cuda::depthwiseHwcPipeFits(static_cast<int32_t>(DataType::kFLOAT), g));
+
+    ep.residual = res.data();
+    ep.activation = static_cast<int32_t>(ActivationType::kCLIP);
+    ep.beta = 0.6f;
+    ASSERT_TRUE(cuda::launchDepthwiseHwc(f16, g, xb, w.data(), ep, y->data(), cs));
+    ASSERT_TRUE(cuda::launchStatus("scalar depthwise").isOk());
+    ep.residual = inPlace.data();
+    {
+      ForcePipeBlocks one(1);
+      ASSERT_TRUE(cuda::launchDepthwiseHwcPipe(f16, g, xb, w.data(), ep, inPlace.data(), cs));
+    }
+    ASSERT_TRUE(cuda::launchStatus("pipelined depthwise").isOk());
+    HostTensor want = *HostTensor::allocate(t, makeDims({count}), "want");
+    HostTensor got = *HostTensor::allocate(t, makeDims({count}), "got");
+    ASSERT_TRUE(dev->copy(want.mutableData(), y->data(), bytes, backends::CopyKind::kDeviceToHost, stream).isOk());
+    ASSERT_TRUE(dev->copy(got.mutableData(), inPlace.data(), bytes, backends::CopyKind::kDeviceToHost, stream).isOk());
+    ASSERT_TRUE(dev->synchronize(stream).isOk());
+    // fp32 sums in another order than the scalar kernel's: at most a rounding step of fp16 apart.
+    EXPECT_LE(normRelativeError(got, want), 1e-3);
+  }
+  dev->destroyStream(stream);
+}
+
+// The pipelined kernel on MobileNetV2's 3x3 layers (stride 1 and 2, channel chunks of 4, 2 and 1 vectors: fp16 32,
+// 144 and 24 channels), odd sizes, residual, every dtype; with the occupancy-sized grid and with 1 and 3 blocks per
+// chunk (many tiles per block: the double buffer reused throughout).
+TEST(CudaDepthwiseHwc, PipeMobileNetV2Shapes) {
+  KILN_REQUIRE_GPU();
+  for (int blocks : {0, 1, 3}) {
+    SCOPED_TRACE(strCat("blocks per chunk ", blocks));
+    ForcePipeBlocks force(blocks);
+    uint32_t seed = 60;
+    for (DataType t : kFloats) {
+      run(relu6({{2, 32, 112, 112}}), t, seed++);
+      run(relu6({{2, 96, 112, 112}, {3, 3}, {2, 2}}), t, seed++);
+      Dw r = relu6({{3, 144, 29, 31}});
+      r.residual = true;
+      run(r, t, seed++);
+      Dw s2 = relu6({{2, 24, 27, 33}, {3, 3}, {2, 2}});
+      s2.residual = true;
+      s2.bias = false;
+      run(s2, t, seed++);
+      Dw asym{{1, 16, 17, 18}, {3, 3}, {2, 2}, {1, 1}, {0, 1}, {1, 0}};
+      asym.hasAct = false;
+      run(asym, t, seed++);            // asymmetric pads
+      run({{2, 8, 1, 1}}, t, seed++);  // every tap but the centre in the padding
+    }
+  }
+}
+
 // MobileNetV2's seventeen depthwise layers (ten distinct shapes, 3x3) and EfficientNet-B0's 5x5 ones, fp16/bf16/fp32
-// channels-last at batch 1 and 256: the vectorized and tiled tactics must be candidates for each (no device needed).
+// channels-last at batch 1 and 256: the vectorized and tiled tactics must be candidates for each, the pipelined one
+// for the 3x3 ones (no device needed).
 TEST(CudaDepthwiseHwc, CandidateForMobileNetV2AndEfficientNet) {
   struct Layer {
     int64_t hw, c, k, s;
@@ -329,12 +461,15 @@ TEST(CudaDepthwiseHwc, CandidateForMobileNetV2AndEfficientNet) {
                                   {56, 144, 5, 2}, {28, 240, 5, 1}, {14, 480, 5, 1}, {14, 672, 5, 2}, {7, 1152, 5, 1}};
   backends::Tactic const* vec = nullptr;
   backends::Tactic const* tiled = nullptr;
+  backends::Tactic const* pipe = nullptr;
   for (backends::Tactic const& t : cuda::CudaTactics::instance().all()) {
     if (t.name == kVec) vec = &t;
     if (t.name == kTiled) tiled = &t;
+    if (t.name == kPipe) pipe = &t;
   }
   ASSERT_NE(vec, nullptr);
   ASSERT_NE(tiled, nullptr);
+  ASSERT_NE(pipe, nullptr);
   for (DataType t : kFloats)
     for (int64_t n : {int64_t{1}, int64_t{256}})
       for (Layer const& l : layers) {
@@ -360,6 +495,7 @@ TEST(CudaDepthwiseHwc, CandidateForMobileNetV2AndEfficientNet) {
         for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
         EXPECT_TRUE(vec->supports(*conv, in, out));
         EXPECT_TRUE(tiled->supports(*conv, in, out));
+        EXPECT_EQ(pipe->supports(*conv, in, out), l.k == 3) << "the pipelined kernel: 3x3 only";
       }
 }
 
@@ -372,7 +508,8 @@ TEST(CudaDepthwiseHwc, TimesAtBatch256) {
   };
   DataType const t = DataType::kHALF;
   int64_t const n = 256;
-  for (Layer const& l : {Layer{112, 32, 1}, Layer{112, 96, 2}, Layer{56, 144, 1}, Layer{14, 576, 1}}) {
+  for (Layer const& l : {Layer{112, 32, 1}, Layer{112, 96, 2}, Layer{56, 144, 1}, Layer{56, 144, 2}, Layer{28, 192, 1},
+                         Layer{28, 192, 2}, Layer{14, 576, 1}}) {
     ir::Graph g;
     ir::Value* x = *g.addInput("x", t, makeDims({n, l.c, l.hw, l.hw}));
     ir::Value* w = g.addConstant("w", *HostTensor::allocate(t, makeDims({l.c, 1, 3, 3}), "w"))->output(0);
@@ -393,7 +530,7 @@ TEST(CudaDepthwiseHwc, TimesAtBatch256) {
     std::vector<ir::TensorInfo> in, out{{t, conv->output(0)->shape}};
     for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
     double moved = static_cast<double>((volume(in[0].shape) + volume(out[0].shape)) * 2);
-    std::printf("depthwise 3x3 %lldx%lldx%lld stride %lld, batch %lld fp16 channels-last: %.0f MB to move\n",
+    std::printf("[ bench ] depthwise 3x3 %lldx%lldx%lld stride %lld, batch %lld fp16 channels-last: %.0f MB to move\n",
                 static_cast<long long>(l.hw), static_cast<long long>(l.hw), static_cast<long long>(l.c),
                 static_cast<long long>(l.s), static_cast<long long>(n), moved / 1e6);
     printTacticTimes(*conv, in, out, moved);

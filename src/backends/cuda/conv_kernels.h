@@ -67,6 +67,22 @@ bool launchDepthwiseHwcTiled(int32_t dtype, ConvGeom const& g, void const* x, vo
 /// kernel, stride and dilation (2-D; entries [1] and [2] of the geometry's arrays) and dtype code.
 bool depthwiseHwcTiledFits(int32_t dtype, ConvGeom const& g);
 
+/// The pipelined form (conv_depthwise_pipe.cu) for 3x3 kernels with equal strides 1 or 2 and no dilation: persistent
+/// blocks of 1, 2 or 4 channel vectors loop over 8x16 output tiles, the next tile's input window (halo included,
+/// zeros in the padding) copied into shared memory by cp.async while the current one is computed; each thread
+/// computes two neighbouring output pixels. False (nothing launched) where it cannot run: another type or geometry,
+/// c not a multiple of the width, x, y, bias or residual not 16-byte aligned, an empty x, 2^31 elements or more.
+bool launchDepthwiseHwcPipe(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
+                            cudaStream_t stream);
+
+/// True when launchDepthwiseHwcPipe takes this geometry (2-D; entries [1] and [2]) for the dtype code: 3x3, equal
+/// strides 1 or 2, dilation 1, and one channel vector's two window stages and weights within its shared memory.
+bool depthwiseHwcPipeFits(int32_t dtype, ConvGeom const& g);
+
+/// For tests: at most `blocks` blocks per channel chunk in launchDepthwiseHwcPipe (each then loops over more tiles,
+/// through both window buffers many times); 0 (the default) sizes the grid by occupancy. Process-wide.
+void setDepthwiseHwcPipeBlocksForTesting(int blocks);
+
 /// For tests: makes launchDepthwiseHwcVec run one kernel variant whatever the size: 1 pixel per thread, or 4 the
 /// several pixels per thread of its stride (4 at stride 1, 2 at stride 2), in the unrolled kernel where the
 /// geometry has one, else the generic loop; -1 the generic loop; 0 (the default) chooses by geometry and size.
@@ -100,6 +116,30 @@ bool launchEpilogueVec(int32_t dtype, int64_t n, int64_t k, int64_t spatial, Epi
 /// problem, n or k not a multiple of 8, or x, w, y, bias or residual not 16-byte aligned. The residual may be y.
 bool launchPointwiseWmma(int32_t dtype, int64_t m, int64_t n, int64_t k, void const* x, void const* w,
                          Epilogue const& ep, void* y, cudaStream_t stream);
+
+/// The channels-last pointwise convolution y [m, cout] = x [m, cin] * w [cout, cin]^T for few input channels
+/// (conv_pointwise_small.cu; MobileNetV2's expansions): one pass reading x once and writing y once, weights and
+/// bias staged in shared memory, fp32 accumulation (fp16/bf16 on mma.sync tensor cores, fp32 on FMA), bias,
+/// residual (may be y) and any activation fused. 16-byte loads and stores where cin and cout allow them and the
+/// pointers are aligned, element by element otherwise. False (nothing launched) for another type, an empty
+/// problem, or weights that do not fit its shared memory (smallPointwiseFits).
+bool launchSmallPointwise(int32_t dtype, int64_t m, int64_t cin, int64_t cout, void const* x, void const* w,
+                          Epilogue const& ep, void* y, cudaStream_t stream);
+
+/// Whether launchSmallPointwise's shared memory holds the staged weights of cin x cout for the dtype code.
+bool smallPointwiseFits(int32_t dtype, int64_t cin, int64_t cout);
+
+/// launchSmallPointwise's tensor-core kernel on a channels-last 2-D convolution whose window holds at most 32 values
+/// (c * kh * kw: a network's first layer, 3 channels and 3x3): each output pixel's window gathered from x [n, ih,
+/// iw, c] as one row of 32 (zeros in the padding and past the window), w [k][kh][kw][c] (the builder's
+/// channels-last weights), y [n, oh, ow, k], any strides, dilations and padding, bias, residual (may be y) and any
+/// activation fused. fp16/bf16 only. False (nothing launched) for another type, groups, a larger window, an empty
+/// output, sizes past its 32-bit index math, or weights that do not fit its shared memory.
+bool launchSmallWindowConv(int32_t dtype, ConvGeom const& g, void const* x, void const* w, Epilogue const& ep, void* y,
+                           cudaStream_t stream);
+
+/// Whether launchSmallWindowConv takes g (its geometry; the batch is not checked) for the dtype code.
+bool smallWindowConvFits(int32_t dtype, ConvGeom const& g);
 
 /// The patch matrix of a convolution whose stride equals its kernel (no padding, dilation 1, one group; conv_patch.cu):
 /// p [n * out0 * out1 * out2, c * kernel0 * kernel1 * kernel2] row-major, row (image, output pixel), its columns in the

@@ -359,11 +359,13 @@ backends::Tactic makeDirect() {
 KILN_REGISTER_CUDA_TACTIC(makeDirect);
 
 // Channels-last depthwise convolution (one input channel per group, one output channel per group): our own
-// kernels, any 2-D geometry and padding, every activation fused. Three tactics: the scalar kernel (one thread per
+// kernels, any 2-D geometry and padding, every activation fused. Four tactics: the scalar kernel (one thread per
 // output element, any channel count), the vectorized one (16-byte channel vectors, several pixels per thread;
 // C a multiple of 8 for fp16/bf16, 4 for fp32), which falls back to the scalar kernel where a launch's pointers
-// are not 16-byte aligned, and the tiled one (the vectorized kernel's vectors, 8x8 output pixels per block from an
-// input window staged in shared memory), which falls back to the vectorized kernel. The builder times all three.
+// are not 16-byte aligned, the tiled one (the vectorized kernel's vectors, 8x8 output pixels per block from an
+// input window staged in shared memory) and the pipelined one (3x3 at stride 1 or 2: persistent blocks, the next
+// tile's window copied by cp.async while the current one is computed), which fall back to the vectorized kernel.
+// The builder times all four.
 bool supportsDepthwiseHwc(ir::Node const& node, std::vector<ir::TensorInfo> const& in,
                           std::vector<ir::TensorInfo> const& out) {
   if (backends::nodeFormat(node) != TensorFormat::kHWC || !supportsConv(node, in, out)) return false;
@@ -378,7 +380,7 @@ bool supportsDepthwiseHwc(ir::Node const& node, std::vector<ir::TensorInfo> cons
          geometry(*a, x, w, y).isOk();
 }
 
-enum class DwVariant { kScalar, kVec, kTiled };
+enum class DwVariant { kScalar, kVec, kTiled, kPipe };
 
 class ConvDepthwiseHwcKernel final : public backends::Kernel {
  public:
@@ -391,6 +393,9 @@ class ConvDepthwiseHwcKernel final : public backends::Kernel {
     Epilogue ep = epilogueOf(a_, ctx);
     cudaStream_t stream = streamOf(ctx);
     // Each variant falls back to the next simpler one where a launch cannot take it (alignment, sizes).
+    if (variant_ == DwVariant::kPipe &&
+        launchDepthwiseHwcPipe(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
+      return launchStatus(a_.who + ": pipelined channels-last depthwise convolution");
     if (variant_ == DwVariant::kTiled &&
         launchDepthwiseHwcTiled(dt, c.g, ctx.inputs[0].data, ctx.inputs[1].data, ep, y.data, stream))
       return launchStatus(a_.who + ": tiled channels-last depthwise convolution");
@@ -423,6 +428,10 @@ backends::Tactic makeDepthwiseHwc(DwVariant variant) {
       t.name = "convolution_cuda_depthwise_hwc_tiled";
       t.priority = 31;  // below the others at level 0 until measurements say otherwise; timed above it
       break;
+    case DwVariant::kPipe:
+      t.name = "convolution_cuda_depthwise_hwc_pipe";
+      t.priority = 30;  // likewise
+      break;
   }
   t.op = ir::OpType::kConvolution;
   t.source = TacticSource::kKILN;
@@ -441,7 +450,8 @@ backends::Tactic makeDepthwiseHwc(DwVariant variant) {
     auto a = readAttrs(node);
     if (!a.isOk()) return false;
     auto c = geometry(*a, in[0].shape, in[1].shape, out[0].shape);
-    return c.isOk() && depthwiseHwcTiledFits(dt, c->g);
+    if (!c.isOk()) return false;
+    return variant == DwVariant::kPipe ? depthwiseHwcPipeFits(dt, c->g) : depthwiseHwcTiledFits(dt, c->g);
   };
   t.create = [variant](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     KILN_ASSIGN_OR_RETURN(ConvAttrs a, readAttrs(node));
@@ -452,9 +462,60 @@ backends::Tactic makeDepthwiseHwc(DwVariant variant) {
 backends::Tactic makeDepthwiseHwcScalar() { return makeDepthwiseHwc(DwVariant::kScalar); }
 backends::Tactic makeDepthwiseHwcVec() { return makeDepthwiseHwc(DwVariant::kVec); }
 backends::Tactic makeDepthwiseHwcTiled() { return makeDepthwiseHwc(DwVariant::kTiled); }
+backends::Tactic makeDepthwiseHwcPipe() { return makeDepthwiseHwc(DwVariant::kPipe); }
 KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcVec);
 KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcScalar);
 KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcTiled);
+KILN_REGISTER_CUDA_TACTIC(makeDepthwiseHwcPipe);
+
+// Channels-last fp16/bf16 convolutions whose window holds at most 32 values (one group; a network's first layer: 3
+// channels, 3x3, stride 2): launchSmallWindowConv, the small-channel pointwise kernel's tensor-core GEMM with each
+// output pixel's window gathered from x as its row, everything fused and y written once with 16-byte stores.
+class ConvSmallWindowKernel final : public backends::Kernel {
+ public:
+  explicit ConvSmallWindowKernel(ConvAttrs a) : a_(std::move(a)) {}
+  Status enqueue(backends::LaunchContext const& ctx) const override {
+    KILN_ASSIGN_OR_RETURN(ConvCall c, geometry(a_, ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape));
+    if (c.outCount == 0) return Status::ok();
+    auto const& y = ctx.outputs[0];
+    if (!launchSmallWindowConv(static_cast<int32_t>(y.dtype), c.g, ctx.inputs[0].data, ctx.inputs[1].data,
+                               epilogueOf(a_, ctx), y.data, streamOf(ctx)))
+      return invalidArgument(a_.who, ": no small-window convolution for ", dataTypeName(y.dtype), " x ",
+                             dimsToString(ctx.inputs[0].shape), " w ", dimsToString(ctx.inputs[1].shape));
+    return launchStatus(a_.who + ": small-window convolution");
+  }
+
+ private:
+  ConvAttrs a_;
+};
+
+backends::Tactic makeSmallWindow() {
+  backends::Tactic t;
+  t.name = "convolution_cuda_smallwindow_hwc";
+  t.op = ir::OpType::kConvolution;
+  t.source = TacticSource::kKILN;
+  t.priority = 29;  // below cuDNN's at level 0 until measurements say otherwise; timed above it
+  t.formatAware = true;
+  t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    if (backends::nodeFormat(node) != TensorFormat::kHWC || !supportsConv(node, in, out)) return false;
+    auto a = readAttrs(node);
+    if (!a.isOk() || a->window.nbSpatial != 2) return false;
+    Dims const& x = in[0].shape;
+    Dims const& w = in[1].shape;
+    Dims const& y = out[0].shape;
+    if (!dimsKnown(x) || !dimsKnown(w) || !dimsKnown(y) || x.nbDims != 4 || w.nbDims != 4 || y.nbDims != 4)
+      return false;
+    if (w.d[2] * w.d[3] < 2) return false;  // 1x1: the pointwise tactics'
+    auto c = geometry(*a, x, w, y);
+    return c.isOk() && smallWindowConvFits(static_cast<int32_t>(out[0].dtype), c->g);
+  };
+  t.create = [](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+    KILN_ASSIGN_OR_RETURN(ConvAttrs a, readAttrs(node));
+    return std::unique_ptr<backends::Kernel>(new ConvSmallWindowKernel(std::move(a)));
+  };
+  return t;
+}
+KILN_REGISTER_CUDA_TACTIC(makeSmallWindow);
 
 // `exactFp32`: the algorithm keeps fp32 accuracy (FFT and Winograd transforms do not reach 1e-5, so those claim
 // fp32 only where TF32 is allowed anyway).

@@ -1,7 +1,8 @@
 // Pointwise (1x1, stride 1, no padding, one group) convolutions as GEMMs. Tactics convolution_cublaslt_pointwise_algo
 // {0,1,2}: channels-last as one cuBLASLt GEMM, row-major as one strided batch of GEMMs per image, with the bias, ReLU
 // and the residual (as C, beta = 1) fused into cuBLASLt's call and any other activation in one vectorized pass after
-// it; convolution_cuda_pointwise_wmma: our tensor-core kernel with everything fused. Timed against cuDNN's tactics.
+// it; convolution_cuda_pointwise_wmma: our tensor-core kernel with everything fused; convolution_cuda_pointwise_smallc:
+// our one-pass kernel for few input channels (MobileNetV2's expansions). Timed against cuDNN's tactics.
 #include <string>
 #include <vector>
 
@@ -90,10 +91,14 @@ Result<PointwiseShape> shapeOf(std::string const& who, Dims const& x, Dims const
   return s;
 }
 
+// Which kernel a pointwise tactic runs first: cuBLASLt alone, or one of ours, which falls back to cuBLASLt's first
+// algorithm where a launch cannot take it.
+enum class PointwiseOwn { kNone, kWmma, kSmallC };
+
 class PointwiseKernel final : public backends::Kernel {
  public:
-  PointwiseKernel(PointwiseAttrs a, int algoIndex, bool tensorCoreKernel)
-      : a_(std::move(a)), algoIndex_(algoIndex), tensorCoreKernel_(tensorCoreKernel) {}
+  PointwiseKernel(PointwiseAttrs a, int algoIndex, PointwiseOwn own)
+      : a_(std::move(a)), algoIndex_(algoIndex), own_(own) {}
 
   size_t workspaceSize(std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) const override {
     if (in.size() < 2 || out.size() != 1) return 0;
@@ -122,7 +127,7 @@ class PointwiseKernel final : public backends::Kernel {
     cudaStream_t stream = streamOf(ctx);
     auto dt = static_cast<int32_t>(y.dtype);
     int64_t es = static_cast<int64_t>(dataTypeSize(y.dtype));
-    if (tensorCoreKernel_ && a_.hwc) {
+    if (own_ != PointwiseOwn::kNone && a_.hwc) {
       // Everything fused, y written once; where the launch cannot take it (alignment), cuBLASLt below.
       Epilogue ep;
       ep.bias = bias;
@@ -130,8 +135,12 @@ class PointwiseKernel final : public backends::Kernel {
       ep.activation = a_.activation;
       ep.alpha = a_.alpha;
       ep.beta = a_.beta;
-      if (launchPointwiseWmma(dt, s.n * s.spatial, s.k, s.c, x.data, w.data, ep, y.data, stream))
+      if (own_ == PointwiseOwn::kWmma &&
+          launchPointwiseWmma(dt, s.n * s.spatial, s.k, s.c, x.data, w.data, ep, y.data, stream))
         return launchStatus(a_.who + ": tensor-core pointwise convolution");
+      if (own_ == PointwiseOwn::kSmallC &&
+          launchSmallPointwise(dt, s.n * s.spatial, s.c, s.k, x.data, w.data, ep, y.data, stream))
+        return launchStatus(a_.who + ": small-channel pointwise convolution");
     }
 
     // Channels-last: one GEMM over every pixel; row-major: one per image (a = w shared, b = x[i]), in chunks of
@@ -226,7 +235,7 @@ class PointwiseKernel final : public backends::Kernel {
 
   PointwiseAttrs a_;
   int algoIndex_;
-  bool tensorCoreKernel_;  // launchPointwiseWmma first (channels-last fp16/bf16)
+  PointwiseOwn own_;  // our kernel first (channels-last)
   matmul::LtGemmRunner gemm_;
 };
 
@@ -251,28 +260,61 @@ bool supportsPointwise(ir::Node const& node, std::vector<ir::TensorInfo> const& 
   return in.size() < 4 || in[3].shape.nbDims < 0 || in[3].shape.nbDims == rank;
 }
 
+// The largest input channel count the small-channel tactic is offered for. Written for the expansions (at most 64),
+// it also takes the projections (MobileNetV2's 96-384 -> 24-96), where the builder's timing decides; beyond, the
+// reduction rather than the bytes bounds the layer, and its weights outgrow the shared memory anyway.
+constexpr int64_t kSmallCMaxInputChannels = 384;
+
 // algoIndex >= 0: convolution_cublaslt_pointwise_algo<algoIndex>; -1: convolution_cuda_pointwise_wmma, our
-// tensor-core kernel with everything fused (channels-last fp16/bf16, C and K multiples of 8), which falls back to
-// cuBLASLt's first algorithm where a launch's pointers are not 16-byte aligned.
+// tensor-core kernel with everything fused (channels-last fp16/bf16, C and K multiples of 8); -2:
+// convolution_cuda_pointwise_smallc, our one-pass kernel for at most 384 input channels (channels-last fp32, fp16,
+// bf16, any channel counts, weights within its shared memory). Ours fall back to cuBLASLt's first algorithm where
+// a launch cannot take them (pointers not 16-byte aligned for wmma).
 backends::Tactic makePointwise(int algoIndex) {
-  bool const wmma = algoIndex < 0;
+  PointwiseOwn const own = algoIndex == -1   ? PointwiseOwn::kWmma
+                           : algoIndex == -2 ? PointwiseOwn::kSmallC
+                                             : PointwiseOwn::kNone;
   backends::Tactic t;
-  t.name =
-      wmma ? std::string("convolution_cuda_pointwise_wmma") : strCat("convolution_cublaslt_pointwise_algo", algoIndex);
+  switch (own) {
+    case PointwiseOwn::kNone:
+      t.name = strCat("convolution_cublaslt_pointwise_algo", algoIndex);
+      t.source = TacticSource::kCUBLAS_LT;
+      t.priority = 28 - algoIndex;
+      break;
+    case PointwiseOwn::kWmma:
+      t.name = "convolution_cuda_pointwise_wmma";
+      t.source = TacticSource::kKILN;
+      t.priority = 25;
+      break;
+    case PointwiseOwn::kSmallC:
+      t.name = "convolution_cuda_pointwise_smallc";
+      t.source = TacticSource::kKILN;
+      t.priority = 24;  // below the others at level 0 until measurements say otherwise; timed above it
+      break;
+  }
   t.op = ir::OpType::kConvolution;
-  t.source = wmma ? TacticSource::kKILN : TacticSource::kCUBLAS_LT;
-  t.priority = wmma ? 25 : 28 - algoIndex;
   t.formatAware = true;
-  t.supports = [wmma](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
-                      std::vector<ir::TensorInfo> const& out) {
+  t.supports = [own](ir::Node const& node, std::vector<ir::TensorInfo> const& in,
+                     std::vector<ir::TensorInfo> const& out) {
     if (!supportsPointwise(node, in, out)) return false;
-    if (!wmma) return true;
     DataType dt = out[0].dtype;
     Dims const& w = in[1].shape;
-    return backends::nodeFormat(node) == TensorFormat::kHWC && (dt == DataType::kHALF || dt == DataType::kBF16) &&
-           w.d[0] > 0 && w.d[0] % 8 == 0 && w.d[1] > 0 && w.d[1] % 8 == 0;
+    bool const hwc = backends::nodeFormat(node) == TensorFormat::kHWC;
+    switch (own) {
+      case PointwiseOwn::kNone:
+        return true;
+      case PointwiseOwn::kWmma:
+        return hwc && (dt == DataType::kHALF || dt == DataType::kBF16) && w.d[0] > 0 && w.d[0] % 8 == 0 && w.d[1] > 0 &&
+               w.d[1] % 8 == 0;
+      case PointwiseOwn::kSmallC:
+        // fp32 only where exact fp32 is asked for: TF32 GEMMs beat FMA there.
+        return hwc && w.d[0] > 0 && w.d[1] > 0 && w.d[1] <= kSmallCMaxInputChannels &&
+               (dt != DataType::kFLOAT || !allowTf32(node)) &&
+               smallPointwiseFits(static_cast<int32_t>(dt), w.d[1], w.d[0]);
+    }
+    return false;
   };
-  t.create = [algoIndex, wmma](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
+  t.create = [algoIndex, own](ir::Node const& node) -> Result<std::unique_ptr<backends::Kernel>> {
     PointwiseAttrs a;
     a.who = node.describe();
     ir::Value const* x = node.input(0);
@@ -287,7 +329,8 @@ backends::Tactic makePointwise(int algoIndex) {
     a.activation = static_cast<int32_t>(node.attrs.getInt("activation", -1));
     a.alpha = static_cast<float>(node.attrs.getFloat("act_alpha", 0.0));
     a.beta = static_cast<float>(node.attrs.getFloat("act_beta", 0.0));
-    return std::unique_ptr<backends::Kernel>(new PointwiseKernel(std::move(a), wmma ? 0 : algoIndex, wmma));
+    return std::unique_ptr<backends::Kernel>(
+        new PointwiseKernel(std::move(a), own == PointwiseOwn::kNone ? algoIndex : 0, own));
   };
   return t;
 }
@@ -295,10 +338,12 @@ backends::Tactic makePointwise0() { return makePointwise(0); }
 backends::Tactic makePointwise1() { return makePointwise(1); }
 backends::Tactic makePointwise2() { return makePointwise(2); }
 backends::Tactic makePointwiseWmma() { return makePointwise(-1); }
+backends::Tactic makePointwiseSmallC() { return makePointwise(-2); }
 KILN_REGISTER_CUDA_TACTIC(makePointwise0);
 KILN_REGISTER_CUDA_TACTIC(makePointwise1);
 KILN_REGISTER_CUDA_TACTIC(makePointwise2);
 KILN_REGISTER_CUDA_TACTIC(makePointwiseWmma);
+KILN_REGISTER_CUDA_TACTIC(makePointwiseSmallC);
 
 }  // namespace
 }  // namespace kiln::cuda

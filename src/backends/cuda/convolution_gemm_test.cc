@@ -1,6 +1,7 @@
-// gpu tests of the pointwise convolution tactics (convolution_cublaslt_pointwise_algo* and
-// convolution_cuda_pointwise_wmma, convolution_gemm.cc; the vectorized epilogue and the tensor-core kernel,
-// conv_pointwise.cu) against the reference: MobileNetV2's and ResNet-50's 1x1 layers with bias, ReLU, ReLU6,
+// gpu tests of the pointwise convolution tactics (convolution_cublaslt_pointwise_algo*,
+// convolution_cuda_pointwise_wmma and convolution_cuda_pointwise_smallc, convolution_gemm.cc; the vectorized
+// epilogue and the tensor-core kernel, conv_pointwise.cu; the small-channel kernel, conv_pointwise_small.cu) against
+// the reference: MobileNetV2's and ResNet-50's 1x1 layers with bias, ReLU, ReLU6,
 // residual, channels-last and row-major, odd channel counts, batch 1 and large M; the launchers' refusals and the
 // in-place residual; what the tactics refuse (checked without a device); their times beside cuDNN's at batch 256.
 #include <algorithm>
@@ -20,6 +21,7 @@ using namespace cudatest;  // NOLINT: test helpers
 
 constexpr char const* kAlgo0 = "convolution_cublaslt_pointwise_algo0";
 constexpr char const* kWmma = "convolution_cuda_pointwise_wmma";
+constexpr char const* kSmallC = "convolution_cuda_pointwise_smallc";
 std::vector<DataType> const kFloats{DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
 
 struct Pw {
@@ -71,6 +73,9 @@ void run(Pw const& p, DataType t, bool hwc, uint32_t seed = 1) {
   EXPECT_TRUE(has(kAlgo0)) << kAlgo0 << " did not run";
   bool wmma = hwc && (t == DataType::kHALF || t == DataType::kBF16) && p.x[1] % 8 == 0 && p.k % 8 == 0;
   EXPECT_EQ(has(kWmma), wmma) << kWmma;
+  bool smallc = hwc && p.x[1] > 0 && p.x[1] <= 384 && (t != DataType::kFLOAT || !p.tf32) &&
+                cuda::smallPointwiseFits(static_cast<int32_t>(t), p.x[1], p.k);
+  EXPECT_EQ(has(kSmallC), smallc) << kSmallC;
 }
 
 Pw relu6(std::vector<int64_t> x, int64_t k) {
@@ -299,6 +304,108 @@ TEST(CudaConvPointwise, WmmaLauncherRefusalsAndInPlaceResidual) {
   dev->destroyStream(stream);
 }
 
+// The small-channel kernel's paths through the tactic: one k-step (16 input channels or fewer) and 32-channel blocks,
+// output channels in one or several 64-channel passes with a partial last one, counts off the 16-byte vector
+// (element-wise loads and stores), pixel counts off the warp's 32-row tile, each compiled epilogue (none, ReLU,
+// clip) and a run-time one, with and without bias and residual, in every dtype.
+TEST(CudaConvPointwise, SmallChannelShapes) {
+  KILN_REQUIRE_GPU();
+  struct Shape {
+    int64_t c, k, h, w;
+  };
+  std::vector<Shape> const shapes{{16, 96, 9, 7},  {3, 5, 11, 13},  {8, 48, 5, 5},  {12, 20, 7, 3},
+                                  {24, 144, 6, 5}, {32, 192, 4, 9}, {40, 13, 5, 7}, {64, 384, 3, 3},
+                                  {17, 100, 5, 5}, {64, 24, 7, 7},  {33, 64, 1, 1}};
+  uint32_t seed = 100;
+  for (DataType t : kFloats)
+    for (Shape const& sh : shapes) {
+      Pw p = relu6({2, sh.c, sh.h, sh.w}, sh.k);
+      run(p, t, true, seed++);
+      p.act = static_cast<int64_t>(ActivationType::kRELU);
+      p.residual = true;
+      run(p, t, true, seed++);
+      p.act = -1;
+      p.bias = false;
+      run(p, t, true, seed++);
+      p.act = static_cast<int64_t>(ActivationType::kLEAKY_RELU);
+      p.alpha = 0.2;
+      p.bias = true;
+      p.residual = false;
+      run(p, t, true, seed++);
+    }
+}
+
+// The small-channel launcher directly: its refusals; misaligned x, y and residual (element-wise paths) and a
+// residual in y's own memory, each against the aligned call with the residual apart; and a host computation of the
+// same sums.
+TEST(CudaConvPointwise, SmallChannelLauncher) {
+  KILN_REQUIRE_GPU();
+  backends::DeviceBackend* dev = device();
+  void* stream = *dev->createStream();
+  auto cs = static_cast<cudaStream_t>(stream);
+  for (DataType t : kFloats) {
+    SCOPED_TRACE(dataTypeName(t));
+    int64_t const m = 301, n = 40, k = 24;
+    HostTensor hx = randomTensor(t, {m * k}, 90), hw = randomTensor(t, {n * k}, 91);
+    HostTensor hb = randomTensor(t, {n}, 92), hr = randomTensor(t, {m * n}, 93);
+    size_t const es = dataTypeSize(t);
+    // Each buffer one element longer, so that the copy starting one element in still fits.
+    auto up = [&](HostTensor const& h, size_t offset) {
+      auto b = backends::DeviceBuffer::allocate(dev, h.bytes() + 16, "test buffer");
+      EXPECT_TRUE(b.isOk());
+      EXPECT_TRUE(dev->copy(static_cast<char*>(b->data()) + offset, h.data(), h.bytes(),
+                            backends::CopyKind::kHostToDevice, stream)
+                      .isOk());
+      return std::move(*b);
+    };
+    backends::DeviceBuffer x = up(hx, 0), xOff = up(hx, es), w = up(hw, 0), bias = up(hb, 0), res = up(hr, 0),
+                           resOff = up(hr, es), inPlace = up(hr, 0), y = up(hr, 0), yOff = up(hr, 0);
+    auto const dt = static_cast<int32_t>(t);
+    cuda::Epilogue ep;
+    ep.bias = bias.data();
+    ep.activation = static_cast<int32_t>(ActivationType::kCLIP);
+    ep.alpha = -0.25f;
+    ep.beta = 0.5f;
+    EXPECT_FALSE(cuda::launchSmallPointwise(static_cast<int32_t>(DataType::kINT32), m, k, n, x.data(), w.data(), ep,
+                                            y.data(), cs))
+        << "int32";
+    EXPECT_FALSE(cuda::launchSmallPointwise(dt, 0, k, n, x.data(), w.data(), ep, y.data(), cs)) << "empty";
+    EXPECT_FALSE(cuda::launchSmallPointwise(dt, m, 0, n, x.data(), w.data(), ep, y.data(), cs)) << "no channels";
+    EXPECT_FALSE(cuda::smallPointwiseFits(dt, 4096, 4096)) << "weights beyond shared memory";
+    EXPECT_FALSE(cuda::launchSmallPointwise(dt, m, 4096, 4096, x.data(), w.data(), ep, y.data(), cs));
+    ep.residual = res.data();
+    ASSERT_TRUE(cuda::launchSmallPointwise(dt, m, k, n, x.data(), w.data(), ep, y.data(), cs));
+    ep.residual = inPlace.data();
+    ASSERT_TRUE(cuda::launchSmallPointwise(dt, m, k, n, x.data(), w.data(), ep, inPlace.data(), cs));
+    ep.residual = static_cast<char*>(resOff.data()) + es;
+    ASSERT_TRUE(cuda::launchSmallPointwise(dt, m, k, n, static_cast<char*>(xOff.data()) + es, w.data(), ep,
+                                           static_cast<char*>(yOff.data()) + es, cs));
+    ASSERT_TRUE(cuda::launchStatus("small-channel pointwise").isOk());
+    auto down = [&](backends::DeviceBuffer const& b, size_t offset) {
+      HostTensor h = *HostTensor::allocate(t, makeDims({m * n}), "download");
+      EXPECT_TRUE(dev->copy(h.mutableData(), static_cast<char const*>(b.data()) + offset, h.bytes(),
+                            backends::CopyKind::kDeviceToHost, stream)
+                      .isOk());
+      EXPECT_TRUE(dev->synchronize(stream).isOk());
+      return h;
+    };
+    HostTensor want = down(y, 0);
+    EXPECT_EQ(normRelativeError(down(inPlace, 0), want), 0.0) << "in place";
+    EXPECT_EQ(normRelativeError(down(yOff, es), want), 0.0) << "element-wise paths";
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = hb.doubleAt(j) + hr.doubleAt(i * n + j);
+        for (int64_t c = 0; c < k; ++c) acc += hx.doubleAt(i * k + c) * hw.doubleAt(j * k + c);
+        double ref = std::min(0.5, std::max(-0.25, acc)), got = want.doubleAt(i * n + j);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+      }
+    EXPECT_LE(std::sqrt(num / den), t == DataType::kFLOAT ? 1e-6 : t == DataType::kHALF ? 5e-3 : 2e-2);
+  }
+  dev->destroyStream(stream);
+}
+
 // What the tactics take and refuse (no device needed): MobileNetV2's and ResNet-50's pointwise layers channels-last
 // and row-major (the tensor-core one: channels-last fp16/bf16 with C and K multiples of 8); never strides, pads,
 // dilations, groups, larger kernels, other layouts or mixed types.
@@ -311,6 +418,10 @@ TEST(CudaConvPointwise, SupportsAndRefusals) {
   }
   ASSERT_NE(lt, nullptr);
   ASSERT_NE(wmma, nullptr);
+  backends::Tactic const* smallc = nullptr;
+  for (backends::Tactic const& t : cuda::CudaTactics::instance().all())
+    if (t.name == kSmallC) smallc = &t;
+  ASSERT_NE(smallc, nullptr);
   backends::Tactic const* tactic = lt;
   auto check = [&](std::vector<int64_t> const& x, std::vector<int64_t> const& w, DataType t,
                    std::function<void(ir::Attributes&)> const& edit, TensorFormat f, DataType biasType) {
@@ -352,11 +463,31 @@ TEST(CudaConvPointwise, SupportsAndRefusals) {
         tactic = wmma;
         EXPECT_EQ(check({n, l.c, l.hw, l.hw}, {l.k, l.c, 1, 1}, t, none, hwc, t), t != DataType::kFLOAT);
         EXPECT_FALSE(check({n, l.c, l.hw, l.hw}, {l.k, l.c, 1, 1}, t, none, lin, t));
+        // The small-channel kernel: channels-last, at most 384 input channels, weights within its shared memory.
+        tactic = smallc;
+        EXPECT_EQ(check({n, l.c, l.hw, l.hw}, {l.k, l.c, 1, 1}, t, none, hwc, t),
+                  l.c <= 384 && cuda::smallPointwiseFits(static_cast<int32_t>(t), l.c, l.k));
+        EXPECT_FALSE(check({n, l.c, l.hw, l.hw}, {l.k, l.c, 1, 1}, t, none, lin, t));
         tactic = lt;
       }
   tactic = wmma;
   EXPECT_FALSE(check({2, 12, 5, 5}, {16, 12, 1, 1}, DataType::kHALF, none, hwc, DataType::kHALF)) << "C % 8";
   EXPECT_FALSE(check({2, 16, 5, 5}, {20, 16, 1, 1}, DataType::kHALF, none, hwc, DataType::kHALF)) << "K % 8";
+  EXPECT_FALSE(check(
+      {2, 16, 5, 5}, {16, 16, 1, 1}, DataType::kHALF,
+      [](ir::Attributes& a) {
+        a.setInts("strides", {2, 2});
+      },
+      hwc, DataType::kHALF))
+      << "stride";
+  tactic = smallc;
+  EXPECT_TRUE(check({2, 16, 112, 112}, {96, 16, 1, 1}, DataType::kHALF, none, hwc, DataType::kHALF));
+  EXPECT_TRUE(check({2, 3, 5, 5}, {5, 3, 1, 1}, DataType::kFLOAT, none, hwc, DataType::kFLOAT)) << "odd channels";
+  EXPECT_FALSE(check(
+      {2, 16, 5, 5}, {96, 16, 1, 1}, DataType::kFLOAT, [](ir::Attributes& a) { a.setInt("allow_tf32", 1); }, hwc,
+      DataType::kFLOAT))
+      << "TF32 allowed: cuBLASLt's";
+  EXPECT_FALSE(check({2, 512, 5, 5}, {64, 512, 1, 1}, DataType::kHALF, none, hwc, DataType::kHALF)) << "C > 384";
   EXPECT_FALSE(check(
       {2, 16, 5, 5}, {16, 16, 1, 1}, DataType::kHALF,
       [](ir::Attributes& a) {
@@ -417,7 +548,15 @@ TEST(CudaConvPointwise, TimesAtBatch256) {
   std::vector<Case> const cases{
       {"mobilenetv2 features.2 expand 16->96 112x112 relu6", 112, 16, 96, false,
        static_cast<int64_t>(ActivationType::kCLIP)},
+      {"mobilenetv2 features.3 expand 24->144 56x56 relu6", 56, 24, 144, false,
+       static_cast<int64_t>(ActivationType::kCLIP)},
+      {"mobilenetv2 features.5 expand 32->192 28x28 relu6", 28, 32, 192, false,
+       static_cast<int64_t>(ActivationType::kCLIP)},
+      {"mobilenetv2 features.8 expand 64->384 14x14 relu6", 14, 64, 384, false,
+       static_cast<int64_t>(ActivationType::kCLIP)},
       {"mobilenetv2 features.3 project 144->24 56x56 +residual", 56, 144, 24, true, -1},
+      {"mobilenetv2 features.2 project 96->24 56x56", 56, 96, 24, false, -1},
+      {"mobilenetv2 features.4 project 144->32 28x28", 28, 144, 32, false, -1},
       {"resnet50 layer1 expand 64->256 56x56 +residual relu", 56, 64, 256, true,
        static_cast<int64_t>(ActivationType::kRELU)},
   };
@@ -443,7 +582,7 @@ TEST(CudaConvPointwise, TimesAtBatch256) {
     for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
     int64_t xBytes = n * c.c * c.hw * c.hw * 2, yBytes = n * c.k * c.hw * c.hw * 2;
     double moved = static_cast<double>(xBytes + yBytes * (c.residual ? 2 : 1));
-    std::printf("%s, batch %lld fp16 channels-last: %.0f MB to move\n", c.name, static_cast<long long>(n), moved / 1e6);
+    std::printf("[ bench ] %s, batch %lld fp16 channels-last: %.0f MB to move\n", c.name, static_cast<long long>(n), moved / 1e6);
     printTacticTimes(*conv, in, out, moved);
   }
 }

@@ -68,8 +68,8 @@ inline void printTacticTimes(ir::Node const& node, std::vector<ir::TensorInfo> c
     }
     std::sort(ms.begin(), ms.end());
     float med = ms[ms.size() / 2];
-    std::printf("  %-42s %9.3f ms %8.0f GB/s\n", tac->name.c_str(), static_cast<double>(med),
-                bytesMoved / (static_cast<double>(med) * 1e-3) / 1e9);
+    std::printf("[ bench ]   %-42s %9.3f ms %6.2f TB/s\n", tac->name.c_str(), static_cast<double>(med),
+                bytesMoved / (static_cast<double>(med) * 1e-3) / 1e12);
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
