@@ -197,9 +197,11 @@ bool launchPipe(ConvGeom const& g, T const* x, T const* w, Epilogue const& ep, T
 
   auto kernel = g.stride[1] == 1 ? depthwisePipeKernel<T, 1> : depthwisePipeKernel<T, 2>;
   int const threads = kThreadsPerVector * cvb;
-  if (smem > 48 * 1024 &&
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)) != cudaSuccess)
+  if (smem > 48 * 1024 && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(smem)) != cudaSuccess) {
+    (void)cudaGetLastError();  // not the fallback's error: the vectorized kernel runs instead
     return false;
+  }
   // Resident blocks split between the chunks (at least one block per chunk); each loops over its chunk's tiles.
   unsigned const resident = vec::persistentBlocks(kernel, threads, static_cast<size_t>(smem), items * chunks);
   int64_t perChunk = (static_cast<int64_t>(resident) + chunks - 1) / chunks;

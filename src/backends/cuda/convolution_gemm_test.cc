@@ -582,7 +582,8 @@ TEST(CudaConvPointwise, TimesAtBatch256) {
     for (ir::Value* v : conv->inputs) in.push_back({v->dtype, v->shape});
     int64_t xBytes = n * c.c * c.hw * c.hw * 2, yBytes = n * c.k * c.hw * c.hw * 2;
     double moved = static_cast<double>(xBytes + yBytes * (c.residual ? 2 : 1));
-    std::printf("[ bench ] %s, batch %lld fp16 channels-last: %.0f MB to move\n", c.name, static_cast<long long>(n), moved / 1e6);
+    std::printf("[ bench ] %s, batch %lld fp16 channels-last: %.0f MB to move\n", c.name, static_cast<long long>(n),
+                moved / 1e6);
     printTacticTimes(*conv, in, out, moved);
   }
 }
