@@ -2,11 +2,12 @@
 // fp16, bf16 at levels 0 and 3; fused attention, layout 1 when a fixed profile specializes the build; a
 // MultiheadAttention block whose attention reads the in-projection packed), many contexts and streams, CUDA graphs,
 // profiling, the timing cache, host fallback, in-place layers against fp64 (also captured); ViT's patch embedding on
-// the patch GEMM. Skips where no CUDA device is present.
+// the patch GEMM; MobileNetV2's first blocks. Skips where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -503,8 +504,9 @@ kiln::ITensor* mhaLayers(kiln::INetworkDefinition& n, kiln::ITensor* x) {
   merge->setFirstTranspose(back);
   kiln::IShuffleLayer* view = n.addShuffle(*merge->getOutput(0));
   view->setReshapeDimensions(kiln::Dims2(kMhaS * kMhaB, kMhaE));
-  return n.addMatrixMultiply(*view->getOutput(0), kiln::MatrixOperation::kNONE,
-                             *constant(kiln::Dims2(kMhaE, kMhaE), w.out), kiln::MatrixOperation::kNONE)
+  return n
+      .addMatrixMultiply(*view->getOutput(0), kiln::MatrixOperation::kNONE, *constant(kiln::Dims2(kMhaE, kMhaE), w.out),
+                         kiln::MatrixOperation::kNONE)
       ->getOutput(0);
 }
 DefineFn mha() {
@@ -679,6 +681,115 @@ TEST(GpuModels, VitPatchEmbeddingRunsAsOneGemm) {
     double err = compare(io.outputs(), ref);
     std::printf("%s: norm-relative error %.3g (limit %.3g)\n", p.c.name, err, p.c.tolerance);
     EXPECT_LE(err, p.c.tolerance);
+  }
+}
+
+// MobileNetV2's first blocks at a small size: the 3x3/2 stem (3 -> 32) with ReLU6, a depthwise 3x3 and projection,
+// expansions 16 -> 96 and 24 -> 144 with ReLU6, depthwise 3x3 at strides 2 and 1, projections and a residual sum:
+// the memory-bound convolutions the small-channel, small-window and pipelined depthwise tactics take.
+struct MbV2Weights {
+  std::vector<std::vector<float>> w, b;
+};
+struct MbV2Conv {
+  int64_t cin, cout, k, stride, groups;
+  bool relu6;
+};
+std::vector<MbV2Conv> const& mbv2Convs() {
+  static std::vector<MbV2Conv> const c{
+      {3, 32, 3, 2, 1, true},   {32, 32, 3, 1, 32, true},    {32, 16, 1, 1, 1, false},
+      {16, 96, 1, 1, 1, true},  {96, 96, 3, 2, 96, true},    {96, 24, 1, 1, 1, false},
+      {24, 144, 1, 1, 1, true}, {144, 144, 3, 1, 144, true}, {144, 24, 1, 1, 1, false}};
+  return c;
+}
+MbV2Weights const& mbv2Weights() {
+  static MbV2Weights const w = [] {
+    kiln_samples::Random rng(31);
+    MbV2Weights m;
+    for (MbV2Conv const& c : mbv2Convs()) {
+      float const scale = 1.5F / std::sqrt(static_cast<float>(c.cin / c.groups * c.k * c.k));
+      m.w.push_back(rng.uniformVector(static_cast<size_t>(c.cout * (c.cin / c.groups) * c.k * c.k), -scale, scale));
+      m.b.push_back(rng.uniformVector(static_cast<size_t>(c.cout), -0.2F, 0.2F));
+    }
+    return m;
+  }();
+  return w;
+}
+DefineFn mbv2Blocks() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    MbV2Weights const& m = mbv2Weights();
+    kiln::ITensor* y = n.addInput("input", kiln::DataType::kFLOAT, kiln::Dims4(2, 3, 96, 96));
+    kiln::ITensor* shortcut = nullptr;
+    for (size_t i = 0; i < mbv2Convs().size() && y != nullptr; ++i) {
+      MbV2Conv const& c = mbv2Convs()[i];
+      kiln::IConvolutionLayer* conv =
+          n.addConvolutionNd(*y, c.cout, kiln::DimsHW(c.k, c.k),
+                             kiln::Weights{kiln::DataType::kFLOAT, m.w[i].data(), static_cast<int64_t>(m.w[i].size())},
+                             kiln::Weights{kiln::DataType::kFLOAT, m.b[i].data(), static_cast<int64_t>(m.b[i].size())});
+      if (conv == nullptr) return false;
+      conv->setStrideNd(kiln::DimsHW(c.stride, c.stride));
+      conv->setPaddingNd(kiln::DimsHW(c.k / 2, c.k / 2));
+      conv->setNbGroups(c.groups);
+      conv->setName(("conv" + std::to_string(i)).c_str());
+      y = conv->getOutput(0);
+      if (c.relu6) {
+        kiln::IActivationLayer* act = n.addActivation(*y, kiln::ActivationType::kCLIP);
+        if (act == nullptr) return false;
+        act->setAlpha(0.F);
+        act->setBeta(6.F);
+        y = act->getOutput(0);
+      }
+      if (i == 5) shortcut = y;  // the 24-channel stream the last block adds to
+      if (i == 8) {
+        kiln::IElementWiseLayer* sum = n.addElementWise(*y, *shortcut, kiln::ElementWiseOperation::kSUM);
+        if (sum == nullptr) return false;
+        y = sum->getOutput(0);
+      }
+    }
+    if (y == nullptr) return false;
+    y->setName("features");
+    n.markOutput(*y);
+    return true;
+  };
+}
+
+// Built at level 3 in fp16 and bf16 (every convolution channels-last; the builder times each candidate, the new
+// kernels among them: which one each layer gets is printed, not asserted) and at level 0, against the CPU.
+TEST(GpuModels, MobileNetV2BlocksMatchTheReference) {
+  auto in = randomInput("input", kiln::Dims4(2, 3, 96, 96), 29);
+  CapturingLogger logger;
+  auto ref = runCpu(logger, mbv2Blocks(), {in});
+  ASSERT_EQ(ref.size(), 1U);
+  REQUIRE_GPU();
+  for (Case const& c :
+       {Case{"fp16 level 3", {3, false, true}, 5e-3}, Case{"bf16 level 3", {3, false, false, true}, 2e-2},
+        Case{"fp16 level 0", {0, false, true}, 5e-3}}) {
+    SCOPED_TRACE(c.name);
+    GpuBuild b = c.build;
+    b.detailed = true;
+    auto plan = buildGpuPlan(logger, mbv2Blocks(), b);
+    ASSERT_FALSE(plan.empty()) << logger.lastError();
+    std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+    auto engine = loadEngine(*rt, plan);
+    ASSERT_NE(engine, nullptr) << logger.lastError();
+    std::unique_ptr<kiln::IEngineInspector> inspector(engine->createEngineInspector());
+    ASSERT_NE(inspector, nullptr);
+    char const* info = inspector->getEngineInformation(kiln::LayerInformationFormat::kONELINE);
+    ASSERT_NE(info, nullptr);
+    std::printf("%s:\n%s\n", c.name, info);
+    std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+    ASSERT_NE(ctx, nullptr) << logger.lastError();
+    DeviceIO io;
+    ASSERT_TRUE(io.bind(*ctx, {in})) << logger.lastError();
+    cudaStream_t s;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    for (int rep = 0; rep < 2; ++rep) {
+      ASSERT_TRUE(ctx->enqueueV3(s)) << logger.lastError();
+      ASSERT_TRUE(io.fetch(s));
+      double err = compare(io.outputs(), ref);
+      std::printf("%s: norm-relative error %.3g (limit %.3g)\n", c.name, err, c.tolerance);
+      EXPECT_LE(err, c.tolerance);
+    }
+    cudaStreamDestroy(s);
   }
 }
 
