@@ -3,10 +3,12 @@
 // layout where a consumer reads another layout.
 #include "builder/assign_formats.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
 #include "backends/backend.h"
+#include "backends/device.h"
 
 namespace kiln::builder {
 namespace {
@@ -59,6 +61,7 @@ class Assigner {
         for (Value*& in : u->inputs)
           if (in == linear) in = v;
     }
+    foldCastsIntoReformats();
     return assigned;
   }
 
@@ -90,6 +93,48 @@ class Assigner {
     format_[out] = to;
     converted_[key] = out;
     return out;
+  }
+
+  // A float Cast whose only reader is a kLINEAR <-> kHWC Reformat (ResNet's fp32 input cast to fp16 before the
+  // channels-last stem) folds into it: the Reformat converts as it moves (attribute `dtype`, as TensorRT's
+  // reformatting layers change precision), reading and writing the tensor once instead of twice. Only where a
+  // device tactic takes the converting Reformat; the Cast is removed.
+  void foldCastsIntoReformats() {
+    auto isFloat = [](DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; };
+    std::vector<Node*> reformats;
+    for (auto const& n : g_.nodes())
+      if (n->op == OpType::kReformat) reformats.push_back(n.get());
+    for (Node* r : reformats) {
+      Value* v = r->input(0);
+      Node* c = v ? v->producer : nullptr;
+      if (!c || c->op != OpType::kCast || v->isOutput || v->shape.nbDims != 4 || r->attrs.has("dtype")) continue;
+      int64_t const from = r->attrs.getInt("from", 0), to = r->attrs.getInt("to", 0);
+      int64_t const lin = static_cast<int64_t>(TensorFormat::kLINEAR), hwc = static_cast<int64_t>(TensorFormat::kHWC);
+      if (!((from == lin && to == hwc) || (from == hwc && to == lin))) continue;
+      Value* src = c->input(0);
+      if (!src || src->id < 0 || static_cast<size_t>(src->id) >= ctx_.opt->info.size() || !isFloat(src->dtype) ||
+          !isFloat(v->dtype) || src->dtype == v->dtype)
+        continue;
+      std::vector<Node*> users = g_.users(v);
+      if (std::any_of(users.begin(), users.end(), [r](Node* u) { return u != r; })) continue;
+      r->inputs[0] = src;
+      r->attrs.setInt("dtype", static_cast<int64_t>(v->dtype));
+      if (!deviceTakes(*r, ctx_.opt->info[src->id], {v->dtype, ctx_.opt->info[src->id].shape})) {
+        r->inputs[0] = v;
+        r->attrs.erase("dtype");
+        continue;
+      }
+      r->fusedFrom.push_back(c->name);
+      g_.removeNode(c);
+    }
+  }
+
+  // True when a device tactic (not a host fallback) takes `n` with these input and output types and shapes.
+  bool deviceTakes(Node const& n, ir::TensorInfo const& in, ir::TensorInfo const& out) const {
+    for (backends::Tactic const* t :
+         backends::TacticRegistry::instance().candidates(n, {in}, {out}, ctx_.device, ctx_.sources))
+      if (!backends::isHostFallback(*t)) return true;
+    return false;
   }
 
   // Every profile shape of value `v`.
@@ -145,8 +190,10 @@ class Assigner {
     std::vector<ir::TensorInfo> in, out;
     for (Value* v : n.inputs) {
       ir::TensorInfo t;
-      if (v) t = ctx_.opt->info[v->id];
-      else t.shape.nbDims = -1;
+      if (v)
+        t = ctx_.opt->info[v->id];
+      else
+        t.shape.nbDims = -1;
       in.push_back(t);
     }
     for (Value* v : n.outputs) out.push_back(ctx_.opt->info[v->id]);

@@ -24,7 +24,8 @@ bool registerStandIns() {
     t.device = DeviceType::kGPU;
     t.source = TacticSource::kKILN;
     t.formatAware = aware;
-    t.supports = [op](ir::Node const& n, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    t.supports = [op](ir::Node const& n, std::vector<ir::TensorInfo> const& in,
+                      std::vector<ir::TensorInfo> const& out) {
       if (op == OpType::kReduce) {  // as reduce_cuda_rows: channels-last only over both spatial axes
         std::vector<int64_t> axes = n.attrs.getInts("axes");
         bool both = std::count(axes.begin(), axes.end(), 2) + std::count(axes.begin(), axes.end(), 3) == 2;
@@ -40,6 +41,18 @@ bool registerStandIns() {
   add("elementwise_test_hwc", OpType::kElementWise, true);
   add("pooling_test_linear", OpType::kPooling, false);
   add("reduce_test_hwc", OpType::kReduce, true);
+  // A device Reformat that converts float types between kLINEAR and kHWC (as reformat_cuda_strided does).
+  backends::Tactic r;
+  r.name = "reformat_test_convert";
+  r.op = OpType::kReformat;
+  r.device = DeviceType::kGPU;
+  r.source = TacticSource::kKILN;
+  r.supports = [](ir::Node const&, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
+    auto f = [](DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; };
+    return in.size() == 1 && out.size() == 1 && (in[0].dtype == out[0].dtype || (f(in[0].dtype) && f(out[0].dtype)));
+  };
+  r.create = [](ir::Node const&) -> Result<std::unique_ptr<backends::Kernel>> { return unsupported("stand-in"); };
+  backends::TacticRegistry::instance().add(std::move(r));
   return true;
 }
 bool const kRegistered = registerStandIns();
@@ -50,16 +63,36 @@ constexpr char kConv[] =
 std::string net(char const* dtype) {
   std::string t = dtype;
   return "graph {\n"
-         "  input x: " + t + "[2,8,4,4]\n"
-         "  w1: " + t + "[8,8,1,1] = Constant \"w1\" () {data=random(1)}\n"
-         "  w2: " + t + "[8,8,1,1] = Constant \"w2\" () {data=random(2)}\n"
-         "  bias: " + t + "[1,8,1,1] = Constant \"bias\" () {data=random(3)}\n"
-         "  c1: " + t + "[2,8,4,4] = Convolution \"conv1\" (x, w1, _) {" + kConv + "}\n"
-         "  r1: " + t + "[2,8,4,4] = Activation \"relu1\" (c1) {type=0}\n"
-         "  c2: " + t + "[2,8,4,4] = Convolution \"conv2\" (r1, w2, _) {" + kConv + "}\n"
-         "  s: " + t + "[2,8,4,4] = ElementWise \"add\" (c2, x) {op=0}\n"
-         "  b: " + t + "[2,8,4,4] = ElementWise \"addbias\" (s, bias) {op=0}\n"
-         "  p: " + t + "[2,8,2,2] = Pooling \"pool\" (s) {type=0, window=[2,2], strides=[2,2], pads_begin=[0,0], pads_end=[0,0]}\n"
+         "  input x: " +
+         t +
+         "[2,8,4,4]\n"
+         "  w1: " +
+         t +
+         "[8,8,1,1] = Constant \"w1\" () {data=random(1)}\n"
+         "  w2: " +
+         t +
+         "[8,8,1,1] = Constant \"w2\" () {data=random(2)}\n"
+         "  bias: " +
+         t +
+         "[1,8,1,1] = Constant \"bias\" () {data=random(3)}\n"
+         "  c1: " +
+         t + "[2,8,4,4] = Convolution \"conv1\" (x, w1, _) {" + kConv +
+         "}\n"
+         "  r1: " +
+         t +
+         "[2,8,4,4] = Activation \"relu1\" (c1) {type=0}\n"
+         "  c2: " +
+         t + "[2,8,4,4] = Convolution \"conv2\" (r1, w2, _) {" + kConv +
+         "}\n"
+         "  s: " +
+         t +
+         "[2,8,4,4] = ElementWise \"add\" (c2, x) {op=0}\n"
+         "  b: " +
+         t +
+         "[2,8,4,4] = ElementWise \"addbias\" (s, bias) {op=0}\n"
+         "  p: " +
+         t +
+         "[2,8,2,2] = Pooling \"pool\" (s) {type=0, window=[2,2], strides=[2,2], pads_begin=[0,0], pads_end=[0,0]}\n"
          "  output p\n"
          "  output s\n"
          "  output b\n"
@@ -111,9 +144,9 @@ TEST(AssignFormats, ConvolutionChainsRunChannelsLast) {
   EXPECT_EQ(formatOf(*a.g, "conv1"), hwc);
   EXPECT_EQ(formatOf(*a.g, "relu1"), hwc);
   EXPECT_EQ(formatOf(*a.g, "conv2"), hwc);
-  EXPECT_EQ(formatOf(*a.g, "add"), hwc);     // both inputs of its shape: x is converted once more
-  EXPECT_EQ(formatOf(*a.g, "addbias"), 0);   // a per-channel broadcast stays row-major
-  EXPECT_EQ(formatOf(*a.g, "pool"), 0);      // no format-aware pooling tactic here
+  EXPECT_EQ(formatOf(*a.g, "add"), hwc);    // both inputs of its shape: x is converted once more
+  EXPECT_EQ(formatOf(*a.g, "addbias"), 0);  // a per-channel broadcast stays row-major
+  EXPECT_EQ(formatOf(*a.g, "pool"), 0);     // no format-aware pooling tactic here
   EXPECT_EQ(a.hwc, 4);
   // x: one Reformat to kHWC, shared by conv1 and add; each weight its own.
   EXPECT_EQ(reformatsOf(*a.g, "x").size(), 1u);
@@ -142,7 +175,9 @@ TEST(AssignFormats, SpatialReductionReadsChannelsLastAndWritesRowMajor) {
       "graph {\n"
       "  input x: f16[2,8,4,4]\n"
       "  w1: f16[8,8,1,1] = Constant \"w1\" () {data=random(1)}\n"
-      "  c1: f16[2,8,4,4] = Convolution \"conv1\" (x, w1, _) {" + std::string(kConv) + "}\n"
+      "  c1: f16[2,8,4,4] = Convolution \"conv1\" (x, w1, _) {" +
+      std::string(kConv) +
+      "}\n"
       "  g: f16[2,8,1,1] = Reduce \"gap\" (c1) {axes=[2,3], keep_dims=1, op=4}\n"
       "  r: f16[2,8,1,1] = Activation \"relu\" (g) {type=0}\n"
       "  m: f16[2,8,4,1] = Reduce \"wmean\" (c1) {axes=[3], keep_dims=1, op=4}\n"
@@ -154,13 +189,55 @@ TEST(AssignFormats, SpatialReductionReadsChannelsLastAndWritesRowMajor) {
   int64_t const hwc = static_cast<int64_t>(TensorFormat::kHWC);
   EXPECT_EQ(formatOf(*a.g, "conv1"), hwc);
   EXPECT_EQ(formatOf(*a.g, "gap"), hwc);
-  EXPECT_EQ(a.g->findNode("gap")->input(0)->name, "c1");   // no Reformat before it
-  EXPECT_EQ(formatOf(*a.g, "relu"), 0);                    // its input counts as row-major
-  EXPECT_EQ(a.g->findNode("relu")->input(0)->name, "g");   // and no Reformat after it
+  EXPECT_EQ(a.g->findNode("gap")->input(0)->name, "c1");  // no Reformat before it
+  EXPECT_EQ(formatOf(*a.g, "relu"), 0);                   // its input counts as row-major
+  EXPECT_EQ(a.g->findNode("relu")->input(0)->name, "g");  // and no Reformat after it
   EXPECT_TRUE(reformatsOf(*a.g, "g").empty());
-  EXPECT_EQ(formatOf(*a.g, "wmean"), 0);                   // W alone: row-major, through c1's one Reformat
+  EXPECT_EQ(formatOf(*a.g, "wmean"), 0);  // W alone: row-major, through c1's one Reformat
   EXPECT_EQ(reformatsOf(*a.g, "c1").size(), 1u);
   EXPECT_TRUE(a.g->topoOrder().isOk());
+}
+
+// The fp32 network input cast to fp16 for a channels-last convolution: the Cast folds into the Reformat, which
+// converts while it moves (one pass over the input instead of two). Not where the cast value has another reader,
+// nor for a cast from an integer type.
+TEST(AssignFormats, FloatCastFoldsIntoTheReformatAfterIt) {
+  auto text = [](char const* in, bool alsoOutput) {
+    return std::string("graph {\n") + "  input x: " + in + "[2,8,4,4]\n" +
+           "  w1: f16[8,8,1,1] = Constant \"w1\" () {data=random(1)}\n" +
+           "  h: f16[2,8,4,4] = Cast \"cast\" (x) {to=1}\n" +
+           "  c1: f16[2,8,4,4] = Convolution \"conv1\" (h, w1, _) {" + kConv + "}\n" + "  output c1\n" +
+           (alsoOutput ? "  output h\n" : "") + "}\n";
+  };
+  {
+    Assigned a = assign(text("f32", false));
+    ASSERT_TRUE(a.g);
+    EXPECT_EQ(a.g->findNode("cast"), nullptr);
+    ir::Value const* in = a.g->findNode("conv1")->input(0);
+    ASSERT_NE(in->producer, nullptr);
+    ir::Node const& r = *in->producer;
+    EXPECT_EQ(r.op, OpType::kReformat);
+    EXPECT_EQ(r.input(0)->name, "x");
+    EXPECT_EQ(r.attrs.getInt("dtype", -1), static_cast<int64_t>(DataType::kHALF));
+    EXPECT_EQ(r.attrs.getInt("to", -1), static_cast<int64_t>(TensorFormat::kHWC));
+    EXPECT_EQ(in->dtype, DataType::kHALF);
+    EXPECT_EQ(r.fusedFrom, std::vector<std::string>{"cast"});
+    EXPECT_TRUE(a.g->topoOrder().isOk());
+    // Shape inference gives the converting Reformat's output the type it writes.
+    ir::ShapeState st;
+    EXPECT_TRUE(a.g->renumber().isOk());
+    st.resize(a.g->values().size());
+    for (ir::Value* v : a.g->inputs()) st.info[v->id] = {v->dtype, v->shape};
+    ASSERT_TRUE(ir::inferShapes(*a.g, st, nullptr).isOk());
+    EXPECT_EQ(st.info[in->id].dtype, DataType::kHALF);
+  }
+  for (auto [dtype, alsoOutput] : {std::pair<char const*, bool>{"f32", true}, {"i32", false}}) {
+    SCOPED_TRACE(std::string(dtype) + (alsoOutput ? ", cast also an output" : ""));
+    Assigned a = assign(text(dtype, alsoOutput));
+    ASSERT_TRUE(a.g);
+    ASSERT_NE(a.g->findNode("cast"), nullptr);
+    for (auto const& n : a.g->nodes()) EXPECT_FALSE(n->attrs.has("dtype")) << n->name;
+  }
 }
 
 TEST(AssignFormats, Float32StaysRowMajor) {

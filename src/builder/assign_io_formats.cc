@@ -36,12 +36,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-// An input's users read it in `f`: Reformats from kLINEAR read the binding directly, the others through one
-// new Reformat into kLINEAR.
+// An input's users read it in `f`: Reformats from kLINEAR read the binding directly, the others (converting
+// Reformats too: they convert between kLINEAR and kHWC only) through one new Reformat into kLINEAR.
 void convertInput(Graph& g, Value* x, TensorFormat f) {
   Value* linear = nullptr;
   for (Node* u : g.users(x)) {
-    if (u->op == OpType::kReformat && u->inputs.size() == 1 &&
+    if (u->op == OpType::kReformat && u->inputs.size() == 1 && !u->attrs.has("dtype") &&
         formatAttr(*u, "from") == static_cast<int64_t>(TensorFormat::kLINEAR)) {
       u->attrs.setInt("from", static_cast<int64_t>(f));
       continue;
@@ -53,11 +53,11 @@ void convertInput(Graph& g, Value* x, TensorFormat f) {
   }
 }
 
-// An output written in `f`: by the Reformat that makes it kLINEAR, else by a new one after it.
+// An output written in `f`: by the Reformat that makes it kLINEAR (unless it converts), else by a new one after it.
 void convertOutput(Graph& g, Value* y, TensorFormat f) {
   Node* p = y->producer;
   std::vector<Node*> users = g.users(y);
-  if (p && p->op == OpType::kReformat && p->outputs.size() == 1 && users.empty() &&
+  if (p && p->op == OpType::kReformat && p->outputs.size() == 1 && users.empty() && !p->attrs.has("dtype") &&
       formatAttr(*p, "to") == static_cast<int64_t>(TensorFormat::kLINEAR)) {
     p->attrs.setInt("to", static_cast<int64_t>(f));
     return;

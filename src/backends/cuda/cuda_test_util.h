@@ -39,8 +39,8 @@ inline bool gpuAvailable() {
   return ok;
 }
 
-#define KILN_REQUIRE_GPU()                                                 \
-  do {                                                                     \
+#define KILN_REQUIRE_GPU()                                                   \
+  do {                                                                       \
     if (!::kiln::cudatest::gpuAvailable()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -49,11 +49,16 @@ inline backends::DeviceBackend* device() { return *backends::gpuBackend(); }
 /// The tolerances on norm-relative error: fp32 1e-5, fp16 5e-3, bf16 2e-2; fp8 1e-1; others exact.
 inline double defaultTolerance(DataType t) {
   switch (t) {
-    case DataType::kFLOAT: return 1e-5;
-    case DataType::kHALF: return 5e-3;
-    case DataType::kBF16: return 2e-2;
-    case DataType::kFP8: return 1e-1;
-    default: return 0;
+    case DataType::kFLOAT:
+      return 1e-5;
+    case DataType::kHALF:
+      return 5e-3;
+    case DataType::kBF16:
+      return 2e-2;
+    case DataType::kFP8:
+      return 1e-1;
+    default:
+      return 0;
   }
 }
 constexpr double kTf32Tolerance = 3e-3;
@@ -113,6 +118,8 @@ struct NodeSpec {
   /// Run the CUDA tactics with the node channels-last (attribute `format` = kHWC): 4-D inputs of more than one
   /// element go to the device in kHWC and 4-D outputs come back from it (the reference runs row-major).
   bool hwc = false;
+  /// Run only the tactic of this name (empty: every device tactic that takes the node).
+  std::string only = {};
 };
 
 /// A host copy of the 4-D tensor `t` moved between row-major and channels-last memory.
@@ -165,8 +172,10 @@ inline std::vector<TacticResult> expectMatchesReference(NodeSpec const& spec, do
   std::vector<ir::TensorInfo> inInfo, outInfo;
   for (ir::Value* v : n->inputs) {
     ir::TensorInfo t;
-    if (v) t = {v->dtype, v->shape};
-    else t.shape.nbDims = -1;
+    if (v)
+      t = {v->dtype, v->shape};
+    else
+      t.shape.nbDims = -1;
     inInfo.push_back(t);
   }
   for (ir::Value* v : n->outputs) outInfo.push_back({v->dtype, v->shape});
@@ -180,7 +189,7 @@ inline std::vector<TacticResult> expectMatchesReference(NodeSpec const& spec, do
   size_t tried = 0;
   void* stream = *dev->createStream();
   for (backends::Tactic const* t : cands) {
-    if (backends::isHostFallback(*t)) continue;
+    if (backends::isHostFallback(*t) || (!spec.only.empty() && t->name != spec.only)) continue;
     ++tried;
     SCOPED_TRACE("tactic " + t->name);
     auto k = t->create(*n);
@@ -252,7 +261,9 @@ inline std::vector<TacticResult> expectMatchesReference(NodeSpec const& spec, do
       EXPECT_EQ(dimsToString(outShapes[i]), dimsToString(r.shape())) << "output " << i;
       if (!outBufs[i] || dimsToString(outShapes[i]) != dimsToString(r.shape())) continue;
       auto host = HostTensor::allocate(r.dtype(), r.shape(), "test download");
-      EXPECT_TRUE(dev->copy(host->mutableData(), outBufs[i]->data(), r.bytes(), backends::CopyKind::kDeviceToHost, stream).isOk());
+      EXPECT_TRUE(
+          dev->copy(host->mutableData(), outBufs[i]->data(), r.bytes(), backends::CopyKind::kDeviceToHost, stream)
+              .isOk());
       EXPECT_TRUE(dev->synchronize(stream).isOk());
       HostTensor got = std::move(*host);
       if (spec.hwc && movesToHwc(got)) got = reformatHost(got, false);

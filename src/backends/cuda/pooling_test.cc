@@ -1,5 +1,7 @@
 // gpu tests of the CUDA Pooling tactics (direct kernel, cudnnPoolingForward) against the reference: max, average
 // with and without padding in the count, blend, every padding mode, asymmetric pads, 1-D/2-D/3-D, fp32/fp16/bf16.
+#include <limits>
+
 #include "backends/cuda/cuda_test_util.h"
 #include "kiln/kiln.h"
 
@@ -94,12 +96,14 @@ TEST(CudaPooling, ChannelsLast) {
       a.setInts("pads_begin", {1, 1});
       a.setInts("pads_end", {1, 1});
       a.setInt("exclude_padding", 1);
-      expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, {2, 24, 15, 17}, 21, -2, 2))}, 1, true}, -1, 1);
+      expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, {2, 24, 15, 17}, 21, -2, 2))}, 1, true}, -1,
+                             1);
       a.setInts("window", {5, 6});
       a.setInts("strides", {1, 1});
       a.setInts("pads_begin", {0, 0});
       a.setInts("pads_end", {0, 0});
-      expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, {1, 8, 5, 6}, 22, -2, 2))}, 1, true}, -1, 1);
+      expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, {1, 8, 5, 6}, 22, -2, 2))}, 1, true}, -1,
+                             1);
     }
 }
 
@@ -133,6 +137,37 @@ TEST(CudaPooling, ChannelsLastDirectKernelGeometries) {
       if (c.type == 2) a.setFloat("blend_factor", 0.25);
       expectMatchesReference({ir::OpType::kPooling, a, {var(randomTensor(t, c.shape, 23, -2, 2))}, 1, true}, -1, 1);
     }
+}
+
+// The channels-last direct pooling's max (fp16/bf16 in packed pairs: channels a multiple of 8): NaN anywhere in a
+// window wins it, -inf stays, padding never wins (pads of window - 1: corner windows hold one input element), a
+// stride larger than the window. Our kernel only: cuDNN's pooling does not carry every NaN through even with
+// CUDNN_PROPAGATE_NAN (docs/architecture.md).
+TEST(CudaPooling, ChannelsLastMaxPairsNanInfAndPadding) {
+  KILN_REQUIRE_GPU();
+  std::vector<int64_t> const shape{2, 16, 7, 9};
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v = randomValues(static_cast<size_t>(n), 31, -3, 3);
+  for (size_t i = 5; i < v.size(); i += 37) v[i] = std::numeric_limits<double>::quiet_NaN();
+  for (size_t i = 11; i < v.size(); i += 53) v[i] = -INFINITY;
+  for (DataType t : kFloats) {
+    SCOPED_TRACE(std::string("dtype ") + dataTypeName(t));
+    HostTensor x = HostTensor::fromVector(t, makeDims(shape), v);
+    ir::Attributes a;
+    a.setInt("type", 0);
+    a.setInts("window", {2, 3});
+    a.setInts("strides", {3, 2});
+    a.setInts("pads_begin", {1, 2});
+    a.setInts("pads_end", {1, 2});
+    a.setInt("exclude_padding", 1);
+    expectMatchesReference({ir::OpType::kPooling, a, {var(x)}, 1, true, "pooling_cuda_hwc"}, 0, 1);
+    a.setInts("window", {3, 3});
+    a.setInts("strides", {2, 2});
+    a.setInts("pads_begin", {1, 1});
+    a.setInts("pads_end", {1, 1});
+    expectMatchesReference({ir::OpType::kPooling, a, {var(x)}, 1, true, "pooling_cuda_hwc"}, 0, 1);
+  }
 }
 
 }  // namespace

@@ -1,13 +1,24 @@
 // Reformat on the GPU: the same logical tensor between two memory layouts (any 1/2/4/8-byte type). kLINEAR <->
 // kHWC of a 4-D tensor (the channels-last moves inside GPU engines) is a batched transpose of the [C, H*W] planes
-// (the strided copy where the tiled grid would not fit); every other pair (kDHWC and the vectorized kCHW2/4/16/32, kHWC8/16, kDHWC8, kCDHW32 at network
-// I/O) runs the position-decoding kernel of reformat.cu, which writes padding channels as zeros.
+// (the strided copy where the tiled grid would not fit); every other pair (kDHWC and the vectorized kCHW2/4/16/32,
+// kHWC8/16, kDHWC8, kCDHW32 at network I/O) runs the position-decoding kernel of reformat.cu, which writes padding
+// channels as zeros. A converting Reformat (attribute `dtype`: a float Cast the builder folded into a kLINEAR <-> kHWC
+// move) is the same batched transpose converting each element as the Cast kernels do.
 #include "backends/cuda/copy_host.h"
 #include "backends/cuda/reformat_kernels.h"
 #include "core/tensor_format.h"
 
 namespace kiln::cuda {
 namespace {
+
+bool isFloat(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
+
+// The converting Reformat's one form: kLINEAR <-> kHWC between two float types.
+bool convertsBetween(TensorFormat from, TensorFormat to, DataType in, DataType out) {
+  bool const linearHwc = (from == TensorFormat::kLINEAR && to == TensorFormat::kHWC) ||
+                         (from == TensorFormat::kHWC && to == TensorFormat::kLINEAR);
+  return linearHwc && isFloat(in) && isFloat(out);
+}
 
 class ReformatKernel final : public backends::Kernel {
  public:
@@ -16,9 +27,10 @@ class ReformatKernel final : public backends::Kernel {
   Status enqueue(backends::LaunchContext const& ctx) const override {
     auto const& x = ctx.inputs[0];
     auto const& y = ctx.outputs[0];
-    if (x.dtype != y.dtype || !dimsEqual(x.shape, y.shape))
+    if (!dimsEqual(x.shape, y.shape))
       return invalidArgument(what_, ": output ", dimsToString(y.shape), " differs from input ", dimsToString(x.shape));
     Dims const& shape = x.shape;
+    if (x.dtype != y.dtype) return convertingTranspose(x, y, streamOf(ctx));
     auto lin = formatLayout(from_, shape.nbDims);
     if (!lin) return lin.status().withContext(strCat(what_, ", shape ", dimsToString(shape)));
     auto lout = formatLayout(to_, shape.nbDims);
@@ -30,7 +42,8 @@ class ReformatKernel final : public backends::Kernel {
     if (from_ == to_) {
       if (inCount && x.data != y.data)
         KILN_CUDA_RETURN_IF_ERROR(
-            cudaMemcpyAsync(y.data, x.data, static_cast<size_t>(inCount) * elem, cudaMemcpyDeviceToDevice, stream), what_);
+            cudaMemcpyAsync(y.data, x.data, static_cast<size_t>(inCount) * elem, cudaMemcpyDeviceToDevice, stream),
+            what_);
       return Status::ok();
     }
     if (outCount == 0) return Status::ok();
@@ -55,6 +68,23 @@ class ReformatKernel final : public backends::Kernel {
     s.components = l.components;
     s.minor = l.vectorMinor ? 1 : 0;
     return s;
+  }
+
+  // The converting form (a float Cast folded in by the builder): kLINEAR <-> kHWC of a 4-D tensor between
+  // float32, float16 and bfloat16, one pass (ResNet-50's fp32 input to the fp16 channels-last stem).
+  Status convertingTranspose(backends::TensorView const& x, backends::TensorView const& y, cudaStream_t stream) const {
+    Dims const& shape = x.shape;
+    if (!convertsBetween(from_, to_, x.dtype, y.dtype) || shape.nbDims != 4)
+      return invalidArgument(what_, ": converts ", dataTypeName(x.dtype), " to ", dataTypeName(y.dtype),
+                             " only between kLINEAR and kHWC of a 4-D tensor of float32, float16 or bfloat16; got ",
+                             dimsToString(shape));
+    if (x.data == y.data) return invalidArgument(what_, ": cannot reformat in place");
+    int64_t n = shape.d[0], c = shape.d[1], hw = shape.d[2] * shape.d[3];
+    int64_t const rows = to_ == TensorFormat::kHWC ? c : hw, cols = to_ == TensorFormat::kHWC ? hw : c;
+    KILN_CUDA_RETURN_IF_ERROR(launchBatchedTransposeConvert(x.data, static_cast<int32_t>(x.dtype), y.data,
+                                                            static_cast<int32_t>(y.dtype), n, rows, cols, stream),
+                              what_);
+    return Status::ok();
   }
 
   Status linearHwc4d(void const* in, void* out, DataType t, Dims const& shape, cudaStream_t stream) const {
@@ -107,8 +137,14 @@ backends::Tactic makeReformat() {
   t.op = ir::OpType::kReformat;
   t.source = TacticSource::kKILN;
   t.supports = [](ir::Node const& node, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-    if (in.size() != 1 || out.size() != 1 || in[0].dtype != out[0].dtype || !isByteCopyable(in[0].dtype)) return false;
+    if (in.size() != 1 || out.size() != 1) return false;
     int64_t from = node.attrs.getInt("from", 0), to = node.attrs.getInt("to", 0);
+    if (in[0].dtype != out[0].dtype)
+      return isSupportedFormat(from) && isSupportedFormat(to) &&
+             convertsBetween(static_cast<TensorFormat>(from), static_cast<TensorFormat>(to), in[0].dtype,
+                             out[0].dtype) &&
+             (in[0].shape.nbDims < 0 || in[0].shape.nbDims == 4);
+    if (!isByteCopyable(in[0].dtype)) return false;
     if (!isSupportedFormat(from) || !isSupportedFormat(to)) return false;
     // Unknown ranks are checked when the kernel runs.
     int32_t rank = in[0].shape.nbDims;

@@ -2,6 +2,7 @@
 // logical coordinate it holds (or padding) and gathers that element from the input layout. Elements move as
 // unsigned integers of their byte width, so every storage type is exact.
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/reformat_kernels.h"
@@ -87,20 +88,30 @@ cudaError_t reformatAs(void const* in, void* out, ReformatPlan const& p, cudaStr
 // channels to NHWC: 3 plane reads, 3 interleaved writes into the same 32 x 3 x 2 bytes).
 constexpr int64_t kSmallSide = 8;
 
-template <typename E>
-__global__ void transposeSmallKernel(E const* __restrict__ in, E* __restrict__ out, int64_t n, int64_t r, int64_t s) {
+// Element conversion of the converting transpose (a float Cast folded into the Reformat): identity for the same
+// type, otherwise through float with round-to-nearest-even, as the Cast kernels do.
+template <typename EO, typename EI>
+__device__ __forceinline__ EO convertElem(EI v) {
+  if constexpr (std::is_same_v<EI, EO>)
+    return v;
+  else
+    return dev::fromFloat<EO>(dev::toFloat(v));
+}
+
+template <typename EI, typename EO>
+__global__ void transposeSmallKernel(EI const* __restrict__ in, EO* __restrict__ out, int64_t n, int64_t r, int64_t s) {
   bool const shortR = r <= kSmallSide;
   int64_t const along = shortR ? s : r;  // the long side
   int64_t const total = n * along;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t const b = i / along, j = i % along;
-    E const* src = in + b * r * s;
-    E* dst = out + b * r * s;
+    EI const* src = in + b * r * s;
+    EO* dst = out + b * r * s;
     if (shortR) {
-      for (int64_t k = 0; k < r; ++k) dst[j * r + k] = src[k * s + j];  // column j of [R][S] -> row j of [S][R]
+      for (int64_t k = 0; k < r; ++k) dst[j * r + k] = convertElem<EO>(src[k * s + j]);  // column j -> row j
     } else {
-      for (int64_t k = 0; k < s; ++k) dst[k * r + j] = src[j * s + k];  // row j of [R][S] -> column j of [S][R]
+      for (int64_t k = 0; k < s; ++k) dst[k * r + j] = convertElem<EO>(src[j * s + k]);  // row j -> column j
     }
   }
 }
@@ -109,17 +120,17 @@ __global__ void transposeSmallKernel(E const* __restrict__ in, E* __restrict__ o
 // writes along R are both coalesced. blockIdx.x: tile of S; blockIdx.y: tile of R plus image * tiles of R.
 constexpr int kTile = 32;
 
-template <typename E>
-__global__ void transposeTiledKernel(E const* __restrict__ in, E* __restrict__ out, int64_t r, int64_t s,
+template <typename EI, typename EO>
+__global__ void transposeTiledKernel(EI const* __restrict__ in, EO* __restrict__ out, int64_t r, int64_t s,
                                      int64_t rTiles) {
-  __shared__ E tile[kTile][kTile + 1];
+  __shared__ EO tile[kTile][kTile + 1];
   int64_t const b = blockIdx.y / rTiles;
   int64_t const r0 = (blockIdx.y % rTiles) * kTile, s0 = static_cast<int64_t>(blockIdx.x) * kTile;
-  E const* src = in + b * r * s;
-  E* dst = out + b * r * s;
+  EI const* src = in + b * r * s;
+  EO* dst = out + b * r * s;
   for (int y = threadIdx.y; y < kTile; y += blockDim.y) {
     int64_t const ri = r0 + y, si = s0 + threadIdx.x;
-    if (ri < r && si < s) tile[y][threadIdx.x] = src[ri * s + si];
+    if (ri < r && si < s) tile[y][threadIdx.x] = convertElem<EO>(src[ri * s + si]);
   }
   __syncthreads();
   for (int y = threadIdx.y; y < kTile; y += blockDim.y) {
@@ -128,19 +139,43 @@ __global__ void transposeTiledKernel(E const* __restrict__ in, E* __restrict__ o
   }
 }
 
-template <typename E>
+// The tiled grid holds at most 65535 rows of blocks: images go in chunks that fit (a converting call may come
+// with any batch; the byte-moving one is checked by batchedTransposeFits first).
+template <typename EI, typename EO = EI>
 cudaError_t transposeAs(void const* in, void* out, int64_t n, int64_t r, int64_t s, cudaStream_t stream) {
-  auto const* x = static_cast<E const*>(in);
-  auto* y = static_cast<E*>(out);
+  auto const* x = static_cast<EI const*>(in);
+  auto* y = static_cast<EO*>(out);
   if (r <= kSmallSide || s <= kSmallSide) {
     int64_t along = r <= kSmallSide ? s : r;
-    transposeSmallKernel<E><<<dev::blocksFor(n * along), 256, 0, stream>>>(x, y, n, r, s);
-  } else {
-    int64_t const rTiles = (r + kTile - 1) / kTile, sTiles = (s + kTile - 1) / kTile;
-    dim3 grid(static_cast<unsigned>(sTiles), static_cast<unsigned>(rTiles * n));
-    transposeTiledKernel<E><<<grid, dim3(kTile, 8), 0, stream>>>(x, y, r, s, rTiles);
+    transposeSmallKernel<EI, EO><<<dev::blocksFor(n * along), 256, 0, stream>>>(x, y, n, r, s);
+    return cudaGetLastError();
   }
-  return cudaGetLastError();
+  int64_t const rTiles = (r + kTile - 1) / kTile, sTiles = (s + kTile - 1) / kTile;
+  if (sTiles > 0x7fffffff || rTiles > 65535) return cudaErrorInvalidValue;
+  int64_t const chunk = 65535 / rTiles;
+  for (int64_t b0 = 0; b0 < n; b0 += chunk) {
+    int64_t const nb = n - b0 < chunk ? n - b0 : chunk;
+    dim3 grid(static_cast<unsigned>(sTiles), static_cast<unsigned>(rTiles * nb));
+    transposeTiledKernel<EI, EO><<<grid, dim3(kTile, 8), 0, stream>>>(x + b0 * r * s, y + b0 * r * s, r, s, rTiles);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+template <typename EI>
+cudaError_t transposeFrom(int32_t outType, void const* in, void* out, int64_t n, int64_t r, int64_t s,
+                          cudaStream_t stream) {
+  switch (outType) {
+    case dev::kFLOAT:
+      return transposeAs<EI, float>(in, out, n, r, s, stream);
+    case dev::kHALF:
+      return transposeAs<EI, __half>(in, out, n, r, s, stream);
+    case dev::kBF16:
+      return transposeAs<EI, __nv_bfloat16>(in, out, n, r, s, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
@@ -164,6 +199,21 @@ cudaError_t launchBatchedTranspose(void const* in, void* out, int32_t elemSize, 
       return transposeAs<uint32_t>(in, out, n, r, s, stream);
     case 8:
       return transposeAs<uint64_t>(in, out, n, r, s, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t launchBatchedTransposeConvert(void const* in, int32_t inType, void* out, int32_t outType, int64_t n,
+                                          int64_t r, int64_t s, cudaStream_t stream) {
+  if (n * r * s == 0) return cudaSuccess;
+  switch (inType) {
+    case dev::kFLOAT:
+      return transposeFrom<float>(outType, in, out, n, r, s, stream);
+    case dev::kHALF:
+      return transposeFrom<__half>(outType, in, out, n, r, s, stream);
+    case dev::kBF16:
+      return transposeFrom<__nv_bfloat16>(outType, in, out, n, r, s, stream);
     default:
       return cudaErrorInvalidValue;
   }

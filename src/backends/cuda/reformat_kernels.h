@@ -41,4 +41,10 @@ bool batchedTransposeFits(int64_t n, int64_t r, int64_t s);
 cudaError_t launchBatchedTranspose(void const* in, void* out, int32_t elemSize, int64_t n, int64_t r, int64_t s,
                                    cudaStream_t stream);
 
+/// The same transpose converting the elements between float types (`inType`, `outType`: float, half or bf16
+/// codes of device_types.cuh; round to nearest even, as Cast): the converting Reformat, a float Cast folded in.
+/// Any batch (the tiled grid goes in chunks of images). cudaErrorInvalidValue for another type.
+cudaError_t launchBatchedTransposeConvert(void const* in, int32_t inType, void* out, int32_t outType, int64_t n,
+                                          int64_t r, int64_t s, cudaStream_t stream);
+
 }  // namespace kiln::cuda

@@ -1,6 +1,10 @@
 // gpu tests of the CUDA Reformat against the reference kernel: every pair of kLINEAR, kHWC, kDHWC and the
 // vectorized layouts, element sizes 1/2/4/8, odd channel counts, batches, 3-D and 5-D tensors; the output
 // buffer is poisoned first, so padding must come out as zeros, and the input's padding holds garbage.
+#include <cstring>
+#include <limits>
+#include <optional>
+
 #include "backends/cuda/cuda_test_util.h"
 #include "core/tensor_format.h"
 
@@ -23,9 +27,9 @@ std::unique_ptr<ir::Node> reformatNode(TensorFormat from, TensorFormat to) {
   return n;
 }
 
-// Runs `tactic` on host bytes; the output buffer (outBytes) starts as 0xAB bytes.
+// Runs `tactic` on host bytes; the output buffer (outBytes, of type `tOut`) starts as 0xAB bytes.
 std::vector<uint8_t> runOnHost(std::string const& tactic, ir::Node const& n, DataType t, Dims const& shape,
-                               std::vector<uint8_t> const& in, size_t outBytes) {
+                               std::vector<uint8_t> const& in, size_t outBytes, std::optional<DataType> tOut = {}) {
   backends::Tactic const* tr = backends::TacticRegistry::instance().find(tactic);
   EXPECT_NE(tr, nullptr);
   auto k = tr->create(n);
@@ -35,17 +39,17 @@ std::vector<uint8_t> runOnHost(std::string const& tactic, ir::Node const& n, Dat
   backends::LaunchContext ctx;
   ctx.stream = &stream;
   ctx.inputs.push_back({const_cast<uint8_t*>(in.data()), t, shape});
-  ctx.outputs.push_back({out.data(), t, shape});
+  ctx.outputs.push_back({out.data(), tOut.value_or(t), shape});
   Status s = (*k)->enqueue(ctx);
   EXPECT_TRUE(s.isOk()) << s.toString();
   return out;
 }
 
 std::vector<uint8_t> runOnDevice(ir::Node const& n, DataType t, Dims const& shape, std::vector<uint8_t> const& in,
-                                 size_t outBytes) {
+                                 size_t outBytes, std::optional<DataType> tOut = {}) {
   backends::DeviceBackend* dev = device();
-  ir::TensorInfo info{t, shape};
-  auto cands = backends::TacticRegistry::instance().candidates(n, {info}, {info}, DeviceType::kGPU, ~0u);
+  ir::TensorInfo info{t, shape}, outInfo{tOut.value_or(t), shape};
+  auto cands = backends::TacticRegistry::instance().candidates(n, {info}, {outInfo}, DeviceType::kGPU, ~0u);
   backends::Tactic const* tactic = nullptr;
   for (auto const* c : cands)
     if (c->name == "reformat_cuda_strided") tactic = c;
@@ -64,7 +68,7 @@ std::vector<uint8_t> runOnDevice(ir::Node const& n, DataType t, Dims const& shap
   backends::LaunchContext ctx;
   ctx.stream = &ds;
   ctx.inputs.push_back({bin->data(), t, shape});
-  ctx.outputs.push_back({bout->data(), t, shape});
+  ctx.outputs.push_back({bout->data(), tOut.value_or(t), shape});
   Status s = (*k)->enqueue(ctx);
   EXPECT_TRUE(s.isOk()) << s.toString();
   EXPECT_TRUE(dev->copy(out.data(), bout->data(), outBytes, backends::CopyKind::kDeviceToHost, stream).isOk());
@@ -137,6 +141,73 @@ TEST(CudaReformat, LinearChannelsLastTransposeShapes) {
         ASSERT_EQ(runOnDevice(*n, t, shape, in, bytes), runOnHost("reformat_reference", *n, t, shape, in, bytes));
       }
     }
+}
+
+// Whether the float32/float16/bfloat16 element at `p` is a NaN (payloads differ between host and device).
+bool isNanAt(DataType t, uint8_t const* p) {
+  if (t == DataType::kFLOAT) {
+    uint32_t b;
+    std::memcpy(&b, p, 4);
+    return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0;
+  }
+  uint16_t b;
+  std::memcpy(&b, p, 2);
+  if (t == DataType::kHALF) return (b & 0x7c00u) == 0x7c00u && (b & 0x03ffu) != 0;
+  return (b & 0x7f80u) == 0x7f80u && (b & 0x007fu) != 0;
+}
+
+// The converting Reformat (a float Cast folded in): kLINEAR <-> kHWC between float32, float16 and bfloat16, bit
+// for bit as the reference (round to nearest even, overflow to infinity; NaN stays NaN, of any payload), through the
+// one-thread-per- element and the tiled transposes, and a batch whose tiles need more than one grid (launched in
+// chunks). Other layout pairs are not taken.
+TEST(CudaReformat, ConvertingTransposeMatchesTheReference) {
+  KILN_REQUIRE_GPU();
+  std::vector<std::vector<int64_t>> shapes = {{2, 3, 224, 224}, {3, 70, 9, 11}, {2, 9, 3, 3}, {33, 9, 256, 256}};
+  DataType const types[] = {DataType::kFLOAT, DataType::kHALF, DataType::kBF16};
+  for (DataType tin : types)
+    for (DataType tout : types) {
+      if (tin == tout) continue;
+      for (auto const& sv : shapes) {
+        if (sv[0] == 33 && !(tin == DataType::kFLOAT && tout == DataType::kHALF)) continue;  // the big one once
+        Dims shape = makeDims(sv);
+        size_t count = static_cast<size_t>(volume(shape));
+        std::vector<double> v(count);
+        for (size_t i = 0; i < count; ++i)
+          v[i] = static_cast<double>(static_cast<int64_t>(i * 7919 % 20011) - 10000) / 37.0;
+        v[1] = 1e6;  // overflows float16
+        v[2] = std::numeric_limits<double>::quiet_NaN();
+        v[5] = 1e-9;
+        HostTensor x = HostTensor::fromVector(tin, shape, v);
+        std::vector<uint8_t> in(static_cast<uint8_t const*>(x.data()),
+                                static_cast<uint8_t const*>(x.data()) + x.bytes());
+        size_t outBytes = count * dataTypeSize(tout);
+        for (bool toHwc : {true, false}) {
+          SCOPED_TRACE(strCat(dataTypeName(tin), " -> ", dataTypeName(tout), " ", dimsToString(shape),
+                              toHwc ? " to kHWC" : " to kLINEAR"));
+          auto n = toHwc ? reformatNode(TensorFormat::kLINEAR, TensorFormat::kHWC)
+                         : reformatNode(TensorFormat::kHWC, TensorFormat::kLINEAR);
+          n->attrs.setInt("dtype", static_cast<int64_t>(tout));
+          std::vector<uint8_t> got = runOnDevice(*n, tin, shape, in, outBytes, tout);
+          std::vector<uint8_t> want = runOnHost("reformat_reference", *n, tin, shape, in, outBytes, tout);
+          ASSERT_EQ(got.size(), want.size());
+          size_t const e = dataTypeSize(tout);
+          for (size_t i = 0; i < count; ++i) {
+            bool const refNan = isNanAt(tout, want.data() + i * e);
+            if (refNan) {
+              ASSERT_TRUE(isNanAt(tout, got.data() + i * e)) << "position " << i;  // any NaN payload
+            } else {
+              ASSERT_EQ(std::memcmp(got.data() + i * e, want.data() + i * e, e), 0) << "position " << i;
+            }
+          }
+        }
+      }
+    }
+  // Only kLINEAR <-> kHWC converts on the device.
+  auto n = reformatNode(TensorFormat::kLINEAR, TensorFormat::kHWC8);
+  n->attrs.setInt("dtype", static_cast<int64_t>(DataType::kHALF));
+  ir::TensorInfo in{DataType::kFLOAT, makeDims({1, 8, 4, 4})}, out{DataType::kHALF, makeDims({1, 8, 4, 4})};
+  for (auto const* c : backends::TacticRegistry::instance().candidates(*n, {in}, {out}, DeviceType::kGPU, ~0u))
+    EXPECT_NE(c->name, "reformat_cuda_strided");
 }
 
 TEST(CudaReformat, RefusesDlaFormats) {

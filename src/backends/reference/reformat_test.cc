@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "backends/reference/kernel_test_util.h"
 #include "core/tensor_format.h"
@@ -40,6 +41,41 @@ TEST(ReformatReference, LinearToHwcAndBack) {
   EXPECT_EQ(doubles(back.out), v);
 }
 
+// A converting Reformat (a float Cast the builder folded in) equals the Cast followed by the Reformat, bit for
+// bit: rounding to nearest even, overflow to infinity, NaN kept; other element types are refused.
+TEST(ReformatReference, ConvertingReformatEqualsCastThenReformat) {
+  std::vector<double> v;
+  for (int i = 0; i < 2 * 5 * 3 * 4; ++i) v.push_back((i - 50) / 3.0 + (i % 7) * 1e-4);
+  v[3] = 70000.0;  // past float16's largest finite value
+  v[8] = -1e-9;
+  v[13] = std::numeric_limits<double>::quiet_NaN();
+  HostTensor x = tensor(DataType::kFLOAT, {2, 5, 3, 4}, v);
+  for (DataType to : {DataType::kHALF, DataType::kBF16}) {
+    for (auto [from, into] :
+         {std::pair{TensorFormat::kLINEAR, TensorFormat::kHWC}, {TensorFormat::kHWC, TensorFormat::kLINEAR}}) {
+      SCOPED_TRACE(std::string(dataTypeName(to)) + (from == TensorFormat::kLINEAR ? " to kHWC" : " to kLINEAR"));
+      ir::Attributes a = formats(from, into);
+      a.setInt("dtype", static_cast<int64_t>(to));
+      RunResult conv = runNode(OpType::kReformat, a, {var(x)});
+      ASSERT_TRUE(conv.status.isOk()) << conv.status.toString();
+      EXPECT_EQ(conv.dtype, to);
+      RunResult cast = runNode(OpType::kCast, attrs({{"to", static_cast<int64_t>(to)}}), {var(x)});
+      ASSERT_TRUE(cast.status.isOk()) << cast.status.toString();
+      RunResult moved = runNode(OpType::kReformat, formats(from, into), {var(cast.out)});
+      ASSERT_TRUE(moved.status.isOk()) << moved.status.toString();
+      ASSERT_EQ(conv.out.bytes(), moved.out.bytes());
+      EXPECT_EQ(std::memcmp(conv.out.data(), moved.out.data(), conv.out.bytes()), 0);
+    }
+  }
+  HostTensor i = tensor(DataType::kINT32, {1, 2, 2, 2}, std::vector<double>(8, 1.0));
+  ir::Attributes a = formats(TensorFormat::kLINEAR, TensorFormat::kHWC);
+  a.setInt("dtype", static_cast<int64_t>(DataType::kHALF));
+  RunResult bad = runNode(OpType::kReformat, a, {var(i)});
+  EXPECT_FALSE(bad.status.isOk());
+  EXPECT_NE(bad.status.message().find("float32, float16 and bfloat16 only"), std::string::npos)
+      << bad.status.toString();
+}
+
 // The layouts as the test knows them: the vectorized dim counted from the last, V, and vector-minor.
 struct Layout {
   TensorFormat f;
@@ -48,9 +84,9 @@ struct Layout {
   bool minor;
 };
 constexpr Layout kLayouts[] = {
-    {TensorFormat::kCHW2, 3, 2, false},   {TensorFormat::kCHW4, 3, 4, false},  {TensorFormat::kCHW16, 3, 16, false},
-    {TensorFormat::kCHW32, 3, 32, false}, {TensorFormat::kHWC8, 3, 8, true},   {TensorFormat::kHWC16, 3, 16, true},
-    {TensorFormat::kHWC, 3, 1, true},     {TensorFormat::kDHWC8, 4, 8, true},  {TensorFormat::kCDHW32, 4, 32, false},
+    {TensorFormat::kCHW2, 3, 2, false},   {TensorFormat::kCHW4, 3, 4, false}, {TensorFormat::kCHW16, 3, 16, false},
+    {TensorFormat::kCHW32, 3, 32, false}, {TensorFormat::kHWC8, 3, 8, true},  {TensorFormat::kHWC16, 3, 16, true},
+    {TensorFormat::kHWC, 3, 1, true},     {TensorFormat::kDHWC8, 4, 8, true}, {TensorFormat::kCDHW32, 4, 32, false},
     {TensorFormat::kDHWC, 4, 1, true},
 };
 
@@ -108,7 +144,7 @@ Status reformat(DataType t, std::vector<int64_t> const& shape, TensorFormat from
 }
 
 TEST(ReformatReference, EveryLayoutAndElementSize) {
-  std::vector<std::vector<int64_t>> shapes = {{2, 3, 5, 7}, {1, 5, 3, 3}, {2, 33, 2, 3}, {4, 1, 1},
+  std::vector<std::vector<int64_t>> shapes = {{2, 3, 5, 7},    {1, 5, 3, 3},     {2, 33, 2, 3}, {4, 1, 1},
                                               {2, 5, 2, 3, 4}, {1, 17, 1, 2, 3}, {2, 0, 2, 2}};
   for (DataType t : {DataType::kINT8, DataType::kHALF, DataType::kFLOAT, DataType::kINT64}) {
     size_t e = dataTypeSize(t);
@@ -152,7 +188,8 @@ TEST(ReformatReference, PaddingInTheInputIsIgnored) {
   ASSERT_TRUE(reformat(DataType::kHALF, shape, TensorFormat::kLINEAR, TensorFormat::kHWC8, lin, packed, 32 * 2).isOk());
   for (size_t p = 0; p < packed.size(); ++p)
     if ((p / 2) % 8 >= 3) packed[p] = 0x5A;  // garbage in the padding channels
-  ASSERT_TRUE(reformat(DataType::kHALF, shape, TensorFormat::kHWC8, TensorFormat::kLINEAR, packed, back, lin.size()).isOk());
+  ASSERT_TRUE(
+      reformat(DataType::kHALF, shape, TensorFormat::kHWC8, TensorFormat::kLINEAR, packed, back, lin.size()).isOk());
   EXPECT_EQ(back, lin);
 }
 
@@ -183,10 +220,12 @@ TEST(ReformatReference, Refusals) {
   Status dla = reformat(DataType::kHALF, {1, 3, 2, 2}, TensorFormat::kLINEAR, TensorFormat::kDLA_HWC4, in, out, 64);
   ASSERT_FALSE(dla.isOk());
   EXPECT_NE(dla.message().find("DLA"), std::string::npos) << dla.toString();
-  EXPECT_FALSE(reformat(DataType::kHALF, {1, 3, 2, 2}, TensorFormat::kDLA_LINEAR, TensorFormat::kLINEAR, in, out, 64).isOk());
+  EXPECT_FALSE(
+      reformat(DataType::kHALF, {1, 3, 2, 2}, TensorFormat::kDLA_LINEAR, TensorFormat::kLINEAR, in, out, 64).isOk());
   // Outside the enum.
   EXPECT_FALSE(
-      reformat(DataType::kHALF, {1, 3, 2, 2}, static_cast<TensorFormat>(40), TensorFormat::kLINEAR, in, out, 64).isOk());
+      reformat(DataType::kHALF, {1, 3, 2, 2}, static_cast<TensorFormat>(40), TensorFormat::kLINEAR, in, out, 64)
+          .isOk());
 }
 
 }  // namespace

@@ -33,6 +33,15 @@ Status inferReformat(InferContext& ctx) {
     if (!l) return ctx.error("cannot reformat ", a, " format ", static_cast<int>(f), ": ", l.status().message());
   }
   ctx.out[0] = ctx.in[0];
+  if (ctx.node.attrs.has("dtype")) {
+    // A converting Reformat (a Cast folded into it by the builder): float types only, rounding as Cast does.
+    auto to = static_cast<DataType>(ctx.node.attrs.getInt("dtype", 0));
+    auto isFloat = [](DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; };
+    if (to != ctx.in[0].dtype && (!isFloat(to) || !isFloat(ctx.in[0].dtype)))
+      return ctx.error("converts between float32, float16 and bfloat16 only, not ", dataTypeName(ctx.in[0].dtype),
+                       " to ", dataTypeName(to));
+    ctx.out[0].dtype = to;
+  }
   return Status::ok();
 }
 
