@@ -12,8 +12,12 @@ namespace {
 // Elapsed times come from a script, one per run (warm-up first); everything else succeeds and does nothing.
 class ScriptedDevice final : public backends::DeviceBackend {
  public:
-  explicit ScriptedDevice(std::vector<float> times) : times_(std::move(times)) {}
+  explicit ScriptedDevice(std::vector<float> times, float graphMs = 0) : times_(std::move(times)), graphMs_(graphMs) {}
   int runs = 0;
+  int capturedRuns = 0;  // runs enqueued while capturing
+  int graphLaunches = 0;
+  bool capturing = false;
+  bool captureRefused = false;  // beginCapture fails
 
   int32_t abiVersion() const override { return backends::kDeviceBackendAbiVersion; }
   std::string name() const override { return "scripted"; }
@@ -31,14 +35,25 @@ class ScriptedDevice final : public backends::DeviceBackend {
   void destroyEvent(void*) override {}
   Status recordEvent(void*, void*) override { return Status::ok(); }
   Result<float> elapsedMs(void*, void*) override {
+    if (graphLaunches > 0) return graphMs_;  // a replay of the captured runs
     size_t i = static_cast<size_t>(runs - 1);
     return i < times_.size() ? times_[i] : times_.back();
   }
   Status streamWaitEvent(void*, void*) override { return Status::ok(); }
-  bool isCapturing(void*) override { return false; }
-  Status beginCapture(void*) override { return Status::ok(); }
-  Result<void*> endCapture(void*) override { return nullptr; }
-  Status launchGraph(void*, void*) override { return Status::ok(); }
+  bool isCapturing(void*) override { return capturing; }
+  Status beginCapture(void*) override {
+    if (captureRefused) return unsupported("scripted device: no capture");
+    capturing = true;
+    return Status::ok();
+  }
+  Result<void*> endCapture(void*) override {
+    capturing = false;
+    return static_cast<void*>(this);
+  }
+  Status launchGraph(void*, void*) override {
+    ++graphLaunches;
+    return Status::ok();
+  }
   void destroyGraph(void*) override {}
   void rangePush(char const*) override {}
   void rangePop() override {}
@@ -50,10 +65,16 @@ class ScriptedDevice final : public backends::DeviceBackend {
 
  private:
   std::vector<float> times_;
+  float graphMs_;
 };
 
-Result<double> timeOn(ScriptedDevice& dev, int iterations, double best) {
+Result<double> timeOn(ScriptedDevice& dev, int iterations, double best, bool failWhenCaptured = false) {
   return medianDeviceMs(&dev, nullptr, iterations, best, [&] {
+    if (dev.capturing) {
+      if (failWhenCaptured) return internalError("cannot run in a capture");
+      ++dev.capturedRuns;
+      return Status::ok();
+    }
     ++dev.runs;
     return Status::ok();
   });
@@ -89,6 +110,50 @@ TEST(DeviceTiming, StopsOnceAHundredMillisecondsWereSpent) {
   auto ms = timeOn(dev, 10, 0);
   ASSERT_TRUE(ms.isOk()) << ms.status().message();
   EXPECT_EQ(dev.runs, 3);  // the warm-up does not count toward the 100 ms
+}
+
+TEST(DeviceTiming, ShortRunsAreTimedFromACapturedGraph) {
+  // 0.02 ms between the events of one enqueue (launch latency included); 16 captured runs replay in 0.08 ms.
+  ScriptedDevice dev({1.0f, 0.02f, 0.02f, 0.02f}, 0.08f);
+  auto ms = timeOn(dev, 3, 0);
+  ASSERT_TRUE(ms.isOk()) << ms.status().message();
+  EXPECT_NEAR(*ms, 0.08 / kGraphTimedRuns, 1e-6);
+  EXPECT_EQ(dev.runs, 4);
+  EXPECT_EQ(dev.capturedRuns, kGraphTimedRuns);
+  EXPECT_EQ(dev.graphLaunches, 4);  // one untimed, three timed
+  EXPECT_FALSE(dev.capturing);
+}
+
+TEST(DeviceTiming, LongRunsKeepTheirEventTimes) {
+  ScriptedDevice dev({1.0f, 0.2f, 0.2f}, 0.08f);
+  auto ms = timeOn(dev, 2, 0);
+  ASSERT_TRUE(ms.isOk()) << ms.status().message();
+  EXPECT_NEAR(*ms, 0.2, 1e-6);
+  EXPECT_EQ(dev.graphLaunches, 0);
+}
+
+TEST(DeviceTiming, AShortFirstRunDoesNotCutTheCandidate) {
+  // Event time 0.03 ms against a best of 0.01 (itself graph-timed): the graph time, 0.005 ms, decides.
+  ScriptedDevice dev({1.0f, 0.03f, 0.03f}, 0.08f);
+  auto ms = timeOn(dev, 2, 0.01);
+  ASSERT_TRUE(ms.isOk()) << ms.status().message();
+  EXPECT_NEAR(*ms, 0.005, 1e-6);
+  EXPECT_EQ(dev.runs, 3);
+}
+
+TEST(DeviceTiming, WithoutACaptureTheEventTimesStand) {
+  ScriptedDevice refused({1.0f, 0.02f, 0.02f}, 0.08f);
+  refused.captureRefused = true;
+  auto ms = timeOn(refused, 2, 0);
+  ASSERT_TRUE(ms.isOk()) << ms.status().message();
+  EXPECT_NEAR(*ms, 0.02, 1e-6);
+  // A run that fails while captured: the capture is ended, nothing is replayed, the event times stand.
+  ScriptedDevice failing({1.0f, 0.02f, 0.02f}, 0.08f);
+  ms = timeOn(failing, 2, 0, /*failWhenCaptured=*/true);
+  ASSERT_TRUE(ms.isOk()) << ms.status().message();
+  EXPECT_NEAR(*ms, 0.02, 1e-6);
+  EXPECT_FALSE(failing.capturing);
+  EXPECT_EQ(failing.graphLaunches, 0);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // MatrixMultiply on the GPU: the shape analysis shared by the tactics (operand layouts, broadcast batch, bias
-// map, the residual, as the reference kernel defines them) and the tactics of the own kernels: the tiled
-// matrixmultiply_cuda_simt (every float type) and the tensor-core matrixmultiply_cuda_mma_<tile> (fp16/bf16, the
-// epilogue fused). The cuBLASLt tactics are in matmul_cublaslt.cc.
+// map, the residual, as the reference kernel defines them) and the tactic of the own tiled kernel,
+// matrixmultiply_cuda_simt. The cuBLASLt tactics are in matmul_cublaslt.cc.
 #include "backends/cuda/matmul.h"
 
 #include "backends/cuda/cuda_util.h"
@@ -204,67 +203,6 @@ backends::Tactic makeSimt() {
   return t;
 }
 KILN_REGISTER_CUDA_TACTIC(makeSimt);
-
-// The tensor-core GEMM with the epilogue fused (matmul_mma.cu), one tactic per CTA tile; launches it does not
-// take (layout, alignment, sizes) run on the tiled kernel.
-class MmaKernel final : public backends::Kernel {
- public:
-  MmaKernel(Attrs at, MatmulMmaTile tile) : at_(std::move(at)), tile_(tile) {}
-  Status enqueue(backends::LaunchContext const& ctx) const override {
-    KILN_ASSIGN_OR_RETURN(Shape s, analyzeLaunch(at_, ctx));
-    TensorView const& y = ctx.outputs[0];
-    if (y.count() == 0) return Status::ok();
-    void const* bias = ctx.inputs.size() > 2 ? ctx.inputs[2].data : nullptr;
-    MatmulProblem p = s.p;
-    p.dtype = static_cast<int32_t>(y.dtype);
-    MatmulEpilogue ep = epilogueFor(s, at_, bias, bias != nullptr, true);
-    ep.residual = residualOf(ctx);
-    if (!launchMatmulMma(tile_, ctx.inputs[0].data, ctx.inputs[1].data, y.data, p, s.batch, s.batchCount, ep,
-                         streamOf(ctx)))
-      return runSimt(s, at_, ctx);
-    return launchStatus(at_.who + ": tensor-core matmul kernel");
-  }
-
- private:
-  Attrs at_;
-  MatmulMmaTile tile_;
-};
-
-// Dims that are known (not -1) and not a multiple of 8 rule the kernel out at build time.
-bool knownNotMultipleOf8(int64_t d) { return d >= 0 && d % 8 != 0; }
-
-bool mmaSupports(ir::Node const& n, std::vector<ir::TensorInfo> const& in, std::vector<ir::TensorInfo> const& out) {
-  if (!supportsNode(n, in, out, /*withFloat64=*/false)) return false;
-  if (out[0].dtype != DataType::kHALF && out[0].dtype != DataType::kBF16) return false;
-  auto at = readAttrs(n);
-  if (!at.isOk() || at->opA != MatrixOperation::kNONE || at->opB == MatrixOperation::kVECTOR) return false;
-  Dims const& a = in[0].shape;
-  Dims const& b = in[1].shape;
-  if (a.nbDims < 2 || b.nbDims < 2) return false;
-  bool const trB = at->opB == MatrixOperation::kTRANSPOSE;
-  int64_t const k = a.d[a.nbDims - 1], nDim = trB ? b.d[b.nbDims - 2] : b.d[b.nbDims - 1];
-  return !knownNotMultipleOf8(k) && !knownNotMultipleOf8(nDim);
-}
-
-backends::Tactic makeMma(MatmulMmaTile tile) {
-  backends::Tactic t;
-  t.name = strCat("matrixmultiply_cuda_mma_", matmulMmaTileName(tile));
-  t.op = ir::OpType::kMatrixMultiply;
-  t.source = TacticSource::kKILN;
-  t.priority = 12;
-  t.supports = mmaSupports;
-  t.create = [tile](ir::Node const& n) -> Result<std::unique_ptr<backends::Kernel>> {
-    KILN_ASSIGN_OR_RETURN(Attrs at, readAttrs(n));
-    return std::unique_ptr<backends::Kernel>(new MmaKernel(std::move(at), tile));
-  };
-  return t;
-}
-backends::Tactic makeMma32x64() { return makeMma(MatmulMmaTile::k32x64); }
-backends::Tactic makeMma64x64() { return makeMma(MatmulMmaTile::k64x64); }
-backends::Tactic makeMma64x128() { return makeMma(MatmulMmaTile::k64x128); }
-KILN_REGISTER_CUDA_TACTIC(makeMma32x64);
-KILN_REGISTER_CUDA_TACTIC(makeMma64x64);
-KILN_REGISTER_CUDA_TACTIC(makeMma64x128);
 
 }  // namespace
 }  // namespace kiln::cuda::matmul

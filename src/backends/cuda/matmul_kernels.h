@@ -51,26 +51,6 @@ struct MatmulProblem {
 bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const& p, MatmulBatch const& batch,
                       int64_t batchCount, MatmulEpilogue const& ep, cudaStream_t stream);
 
-/// Output tile of one CTA of the tensor-core GEMM (matmul_mma.cu): rows x columns.
-enum class MatmulMmaTile { k32x64, k64x64, k64x128 };
-inline constexpr MatmulMmaTile kMatmulMmaTiles[] = {MatmulMmaTile::k32x64, MatmulMmaTile::k64x64,
-                                                    MatmulMmaTile::k64x128};
-/// "32x64", "64x64", "64x128".
-char const* matmulMmaTileName(MatmulMmaTile tile);
-
-/// True when the tensor-core GEMM takes this launch: fp16/bf16; m, n, k > 0 and below 2^31 with n and k multiples
-/// of 8; a row-major (aCol 1) and b row-major (bCol 1) or transposed (bRow 1), every row and batch stride a multiple
-/// of 8 elements; a, b and y 16-byte aligned, the bias and the residual 4-byte aligned.
-bool matmulMmaFits(void const* a, void const* b, void const* y, MatmulProblem const& p, MatmulBatch const& batch,
-                   MatmulEpilogue const& ep);
-
-/// Enqueues the tensor-core GEMM (mma.sync, fp32 accumulation) with the epilogue fused: bias, residual and
-/// activation applied to the accumulators, y written once. Returns false, enqueueing nothing, when matmulMmaFits
-/// refuses the launch or the kernel cannot be given its shared memory (the caller runs another kernel). Check
-/// launchStatus after.
-bool launchMatmulMma(MatmulMmaTile tile, void const* a, void const* b, void* y, MatmulProblem const& p,
-                     MatmulBatch const& batch, int64_t batchCount, MatmulEpilogue const& ep, cudaStream_t stream);
-
 /// Which kernel launchMatmulEpilogue runs for a call.
 enum class MatmulEpiloguePath {
   kVector,   ///< launchGemmEpilogue: 16-byte loads and stores, the activation compiled in; no bias or one along

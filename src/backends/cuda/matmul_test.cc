@@ -364,97 +364,9 @@ TEST(CudaMatrixMultiply, ResidualBertAndManyBatches) {
   }
 }
 
-// ---- The tensor-core kernel (matrixmultiply_cuda_mma_<tile>), each tile on its own. ----
-
-// Runs c on the one tactic `tactic` against the reference; expects it to take the node.
-void checkOnly(DataType t, Mm const& c, std::string const& tactic, uint32_t seed = 1) {
-  SCOPED_TRACE(strCat(tactic, " ", dataTypeName(t), " a ", dimsToString(makeDims(c.a)), " b ",
-                      dimsToString(makeDims(c.b)), " op ", c.opB, " act ", c.act));
-  ir::Attributes at = attrs({{"op_a", int64_t{c.opA}},
-                             {"op_b", int64_t{c.opB}},
-                             {"activation", int64_t{c.act}},
-                             {"act_alpha", c.alpha},
-                             {"act_beta", c.beta}});
-  // Values in [-2, 2): the activations see both signs and the sums are not tiny.
-  std::vector<In> ins = {var(randomTensor(t, c.a, seed, -2, 2)),
-                         c.constB ? cst(randomTensor(t, c.b, seed + 1)) : var(randomTensor(t, c.b, seed + 1))};
-  if (c.bias) ins.push_back(var(randomTensor(t, *c.bias, seed + 2)));
-  if (c.residual) {
-    if (!c.bias) ins.push_back(none());
-    ins.push_back(var(randomTensor(t, *c.residual, seed + 3)));
-  }
-  NodeSpec spec{ir::OpType::kMatrixMultiply, at, ins};
-  spec.only = tactic;
-  auto r = expectMatchesReference(spec);
-  EXPECT_EQ(r.size(), 1u);
-}
-
-TEST(CudaMatmulMma, TilesLayoutsAndEpilogues) {
-  KILN_REQUIRE_GPU();
-  int const gelu = static_cast<int>(ActivationType::kGELU_ERF), relu = static_cast<int>(ActivationType::kRELU);
-  for (cuda::MatmulMmaTile tile : cuda::kMatmulMmaTiles) {
-    std::string const name = strCat("matrixmultiply_cuda_mma_", cuda::matmulMmaTileName(tile));
-    for (DataType t : {DataType::kHALF, DataType::kBF16}) {
-      // Row tails (m 1, 37, 200), a k that leaves a partial stage (72, 8), column tails (136 = 128 + 8).
-      checkOnly(t, mm({1, 64}, {64, 8}), name);
-      checkOnly(t, mm({37, 72}, {72, 136}), name);
-      checkOnly(t, mm({200, 8}, {8, 64}), name);
-      checkOnly(t, mm({37, 72}, {136, 72}, 0, 1), name);  // b transposed
-      // Broadcast batches: [2, 1] x [3] and a shared b folded into a tall a.
-      checkOnly(t, mm({2, 1, 33, 40}, {3, 40, 24}), name);
-      checkOnly(t, mm({2, 1, 33, 40}, {3, 24, 40}, 0, 1), name);
-      checkOnly(t, mm({4, 9, 16}, {16, 8}), name);
-      // BERT's FFN-in at batch 1 (bias along n, erf GELU), its FFN-out (bias, residual), Q K^T per head.
-      Mm ffn = mm({1, 128, 768}, {768, 3072});
-      ffn.constB = true;
-      ffn.bias = Shape{3072};
-      ffn.act = gelu;
-      checkOnly(t, ffn, name);
-      Mm out = mm({1, 200, 512}, {512, 64});
-      out.bias = Shape{64};
-      out.residual = Shape{1, 200, 64};
-      checkOnly(t, out, name);
-      checkOnly(t, mm({2, 3, 40, 64}, {2, 3, 48, 64}, 0, 1), name);
-      // Bias maps other than along n (along m, over the batch, whole), with an activation and a residual.
-      for (Shape const& bias : {Shape{33, 1}, Shape{2, 1, 1, 1}, Shape{2, 3, 33, 24}}) {
-        Mm c = mm({2, 1, 33, 40}, {3, 40, 24});
-        c.bias = bias;
-        c.act = relu;
-        c.residual = Shape{2, 3, 33, 24};
-        checkOnly(t, c, name);
-      }
-    }
-  }
-}
-
-TEST(CudaMatmulMma, NotClaimedWhereItCannotRun) {
-  KILN_REQUIRE_GPU();
-  auto claims = [](DataType t, Shape const& a, Shape const& b, int opA, int opB) {
-    ir::Graph g;
-    ir::Value* x = *g.addInput("a", t, makeDims(a));
-    ir::Value* w = *g.addInput("b", t, makeDims(b));
-    ir::Node* n = g.addNode(ir::OpType::kMatrixMultiply, "mm", {x, w}, 1);
-    n->attrs.setInt("op_a", opA);
-    n->attrs.setInt("op_b", opB);
-    ir::HostEvaluator eval = backends::referenceEvaluator();
-    EXPECT_TRUE(ir::inferGraphInPlace(g, &eval).isOk());
-    std::vector<ir::TensorInfo> in{{t, x->shape}, {t, w->shape}}, out{{t, n->output(0)->shape}};
-    backends::Tactic const* tac = backends::TacticRegistry::instance().find("matrixmultiply_cuda_mma_64x64");
-    EXPECT_NE(tac, nullptr);
-    return tac && tac->supports(*n, in, out);
-  };
-  EXPECT_TRUE(claims(DataType::kHALF, {16, 32}, {32, 64}, 0, 0));
-  EXPECT_TRUE(claims(DataType::kBF16, {16, 32}, {64, 32}, 0, 1));
-  EXPECT_FALSE(claims(DataType::kFLOAT, {16, 32}, {32, 64}, 0, 0)) << "fp32";
-  EXPECT_FALSE(claims(DataType::kHALF, {16, 30}, {30, 64}, 0, 0)) << "k not a multiple of 8";
-  EXPECT_FALSE(claims(DataType::kHALF, {16, 32}, {32, 60}, 0, 0)) << "n not a multiple of 8";
-  EXPECT_FALSE(claims(DataType::kHALF, {32, 16}, {32, 64}, 1, 0)) << "a transposed";
-  EXPECT_FALSE(claims(DataType::kHALF, {16, 32}, {32}, 0, 2)) << "b a vector";
-}
-
 // Device time of every tactic on the GEMMs of BERT-base and ViT-B/16 at batch 1 (fp16, the epilogue each layer
 // fuses), beside the bytes of the operands. Prints only: the builder's timing decides, per shape.
-TEST(CudaMatmulMma, TimesTransformerBatch1) {
+TEST(CudaMatrixMultiply, TimesTransformerBatch1) {
   KILN_REQUIRE_GPU();
   struct Case {
     char const* name;

@@ -1,5 +1,5 @@
-// gpu tests that print how long each CUDA tactic takes on one node (device time, the median of event-timed runs
-// after a warm-up): figures for people choosing kernels, never asserted on (the builder's timing decides).
+// gpu tests that print how long each CUDA tactic takes on one node (device time, the median of event-timed graph
+// replays of 16 captured runs after a warm-up): figures for people choosing kernels, never asserted on (the builder's timing decides).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -13,8 +13,8 @@
 namespace kiln::cudatest {
 
 /// Runs every non-fallback CUDA tactic supporting `node` (inputs and outputs as `in` / `out`, every one present
-/// and of known shape) `runs` times on device buffers filled with `fillByte` patterns, and prints each one's median
-/// time and the rate of `bytesMoved`. Fails the test where a tactic cannot be created or enqueued.
+/// and of known shape) `runs` times (graph replays of 16 runs, per run) on device buffers filled with `fillByte`
+/// patterns, and prints each one's median time and the rate of `bytesMoved`. Fails the test where a tactic cannot be created or enqueued.
 inline void printTacticTimes(ir::Node const& node, std::vector<ir::TensorInfo> const& in,
                              std::vector<ir::TensorInfo> const& out, double bytesMoved, int runs = 20) {
   backends::DeviceBackend* dev = device();
@@ -55,17 +55,33 @@ inline void printTacticTimes(ir::Node const& node, std::vector<ir::TensorInfo> c
     EXPECT_TRUE(s.isOk()) << tac->name << ": " << s.toString();
     EXPECT_TRUE(dev->synchronize(stream).isOk());
     if (!s.isOk()) continue;
+    // Timed as the runtime's graphs run it: kGraphRuns enqueues captured into one graph, each replay between two
+    // events (no host launch inside the timed span); where the capture fails, each enqueue between two events.
+    constexpr int kGraphRuns = 16;
+    cudaGraphExec_t exec = nullptr;
+    if (cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      bool ok = true;
+      for (int i = 0; i < kGraphRuns && ok; ++i) ok = (*k)->enqueue(ctx).isOk();
+      cudaGraph_t graph = nullptr;
+      if (cudaStreamEndCapture(cs, &graph) == cudaSuccess && ok && graph)
+        if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) exec = nullptr;
+      if (graph) cudaGraphDestroy(graph);
+      (void)cudaGetLastError();
+      if (exec) cudaGraphLaunch(exec, cs);  // untimed: uploads the graph
+    }
     std::vector<float> ms;
     for (int i = 0; i < runs; ++i) {
       cudaEventRecord(e0, cs);
-      Status r = (*k)->enqueue(ctx);
+      Status r = exec ? (cudaGraphLaunch(exec, cs) == cudaSuccess ? Status::ok() : internalError("graph launch"))
+                      : (*k)->enqueue(ctx);
       cudaEventRecord(e1, cs);
       EXPECT_EQ(cudaEventSynchronize(e1), cudaSuccess);
       EXPECT_TRUE(r.isOk()) << tac->name << ": " << r.toString();
       float v = 0;
       cudaEventElapsedTime(&v, e0, e1);
-      ms.push_back(v);
+      ms.push_back(exec ? v / kGraphRuns : v);
     }
+    if (exec) cudaGraphExecDestroy(exec);
     std::sort(ms.begin(), ms.end());
     float med = ms[ms.size() / 2];
     std::printf("[ bench ]   %-42s %9.3f ms %6.2f TB/s\n", tac->name.c_str(), static_cast<double>(med),
