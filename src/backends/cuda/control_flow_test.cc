@@ -1,6 +1,7 @@
 // gpu: the If/Loop device tactics (control_flow.cc) against the reference kernels on hand-built IR graphs: both
 // branches, branches of different shapes, trip counts (read and constant), conditions, scanned inputs and stacked
 // outputs, an RNN-like recurrence with MatMuls, nesting; fp32 and fp16; outputs poisoned first; CUDA graph capture.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include "backends/cuda/cuda_test_util.h"
@@ -289,6 +290,28 @@ TEST(CudaControlFlow, IfConditionReadIsRefusedInsideCapture) {
   EXPECT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("my_if"), std::string::npos) << s.toString();
   EXPECT_NE(s.message().find("CUDA graph"), std::string::npos) << s.toString();
+  dev->destroyStream(stream);
+}
+
+// A capture that fails (here: synchronizing the capturing stream, which capture refuses and which invalidates it) ends
+// with an error from endCapture and leaves no CUDA error behind for the next launch's check to take as its own: the
+// builder's graph timing falls back from such a capture and goes on timing other kernels.
+TEST(CudaGraphCapture, AFailedCaptureLeavesNoStaleError) {
+  KILN_REQUIRE_GPU();
+  backends::DeviceBackend* dev = device();
+  void* stream = *dev->createStream();
+  auto buf = backends::DeviceBuffer::allocate(dev, 16, "capture test");
+  ASSERT_TRUE(buf.isOk());
+  ASSERT_TRUE(dev->beginCapture(stream).isOk());
+  EXPECT_TRUE(dev->fill(buf->data(), 1, 16, stream).isOk());
+  EXPECT_NE(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), cudaSuccess);
+  auto exec = dev->endCapture(stream);
+  EXPECT_FALSE(exec.isOk());
+  if (exec.isOk()) dev->destroyGraph(*exec);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_FALSE(dev->isCapturing(stream));
+  EXPECT_TRUE(dev->fill(buf->data(), 0, 16, stream).isOk());
+  EXPECT_TRUE(dev->synchronize(stream).isOk());
   dev->destroyStream(stream);
 }
 

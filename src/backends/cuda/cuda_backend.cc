@@ -133,9 +133,15 @@ void trackedFreeAsync(void* p, cudaStream_t stream) {
 void noteResource(TrackedResource r, int32_t delta) {
   Tracker& t = tracker();
   switch (r) {
-    case TrackedResource::kStream: t.streams.fetch_add(delta); break;
-    case TrackedResource::kEvent: t.events.fetch_add(delta); break;
-    case TrackedResource::kGraph: t.graphs.fetch_add(delta); break;
+    case TrackedResource::kStream:
+      t.streams.fetch_add(delta);
+      break;
+    case TrackedResource::kEvent:
+      t.events.fetch_add(delta);
+      break;
+    case TrackedResource::kGraph:
+      t.graphs.fetch_add(delta);
+      break;
   }
 }
 
@@ -179,7 +185,8 @@ Result<DeviceMemory> DeviceMemory::upload(void const* host, size_t bytes, char c
   if (bytes == 0) return m;
   KILN_ASSIGN_OR_RETURN(m.ptr_, trackedMalloc(bytes, what));
   m.size_ = bytes;
-  if (host) KILN_CUDA_RETURN_IF_ERROR(cudaMemcpy(m.ptr_, host, bytes, cudaMemcpyHostToDevice), strCat("uploading ", what));
+  if (host)
+    KILN_CUDA_RETURN_IF_ERROR(cudaMemcpy(m.ptr_, host, bytes, cudaMemcpyHostToDevice), strCat("uploading ", what));
   return m;
 }
 
@@ -191,13 +198,13 @@ HostTensor const* constantInput(ir::Node const& n, size_t i) {
 
 Status cublasStatus(cublasStatus_t s, std::string const& what) {
   char const* name = s == CUBLAS_STATUS_NOT_INITIALIZED    ? "CUBLAS_STATUS_NOT_INITIALIZED"
-                     : s == CUBLAS_STATUS_ALLOC_FAILED   ? "CUBLAS_STATUS_ALLOC_FAILED"
-                     : s == CUBLAS_STATUS_INVALID_VALUE  ? "CUBLAS_STATUS_INVALID_VALUE"
-                     : s == CUBLAS_STATUS_ARCH_MISMATCH  ? "CUBLAS_STATUS_ARCH_MISMATCH"
+                     : s == CUBLAS_STATUS_ALLOC_FAILED     ? "CUBLAS_STATUS_ALLOC_FAILED"
+                     : s == CUBLAS_STATUS_INVALID_VALUE    ? "CUBLAS_STATUS_INVALID_VALUE"
+                     : s == CUBLAS_STATUS_ARCH_MISMATCH    ? "CUBLAS_STATUS_ARCH_MISMATCH"
                      : s == CUBLAS_STATUS_EXECUTION_FAILED ? "CUBLAS_STATUS_EXECUTION_FAILED"
-                     : s == CUBLAS_STATUS_NOT_SUPPORTED  ? "CUBLAS_STATUS_NOT_SUPPORTED"
-                     : s == CUBLAS_STATUS_INTERNAL_ERROR ? "CUBLAS_STATUS_INTERNAL_ERROR"
-                                                         : "cublasStatus_t";
+                     : s == CUBLAS_STATUS_NOT_SUPPORTED    ? "CUBLAS_STATUS_NOT_SUPPORTED"
+                     : s == CUBLAS_STATUS_INTERNAL_ERROR   ? "CUBLAS_STATUS_INTERNAL_ERROR"
+                                                           : "cublasStatus_t";
   return errorStatus(s == CUBLAS_STATUS_ALLOC_FAILED ? StatusCode::kOutOfMemory : StatusCode::kInternal, what,
                      ": cuBLASLt error ", name, " (", static_cast<int>(s), ")");
 }
@@ -293,7 +300,8 @@ class CudaBackend final : public backends::DeviceBackend {
   }
   Status fill(void* dst, int32_t byteValue, size_t bytes, void* stream) override {
     if (bytes == 0) return Status::ok();
-    KILN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(dst, byteValue, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+    KILN_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(dst, byteValue, bytes, static_cast<cudaStream_t>(stream)),
+                              "cudaMemsetAsync");
     return Status::ok();
   }
   Status synchronize(void* stream) override {
@@ -341,8 +349,9 @@ class CudaBackend final : public backends::DeviceBackend {
     return ms;
   }
   Status streamWaitEvent(void* stream, void* event) override {
-    KILN_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
-                              "cudaStreamWaitEvent");
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
+        "cudaStreamWaitEvent");
     return Status::ok();
   }
   bool isCapturing(void* stream) override {
@@ -350,15 +359,24 @@ class CudaBackend final : public backends::DeviceBackend {
     if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &st) != cudaSuccess) return false;
     return st != cudaStreamCaptureStatusNone;
   }
+  // A failed capture call also sets the thread's last CUDA error, which the next kernel's launchStatus would report
+  // as its own (the builder's timing falls back from a capture that fails and goes on launching): cleared here.
   Status beginCapture(void* stream) override {
-    KILN_CUDA_RETURN_IF_ERROR(
-        cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeThreadLocal),
-        "cudaStreamBeginCapture");
+    cudaError_t e = cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return cudaStatus(e, "cudaStreamBeginCapture");
+    }
     return Status::ok();
   }
   Result<void*> endCapture(void* stream) override {
     cudaGraph_t g = nullptr;
-    KILN_CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &g), "cudaStreamEndCapture");
+    cudaError_t ended = cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &g);
+    if (ended != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (g) cudaGraphDestroy(g);
+      return cudaStatus(ended, "cudaStreamEndCapture");
+    }
     // The fault point comes after the capture has ended, so that a failure leaves the stream usable.
     Status admitted = deviceFaultPoint("instantiating a CUDA graph");
     if (!admitted.isOk()) {
@@ -368,13 +386,16 @@ class CudaBackend final : public backends::DeviceBackend {
     cudaGraphExec_t exec = nullptr;
     cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
-    KILN_CUDA_RETURN_IF_ERROR(e, "cudaGraphInstantiate");
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return cudaStatus(e, "cudaGraphInstantiate");
+    }
     noteResource(TrackedResource::kGraph, 1);
     return static_cast<void*>(exec);
   }
   Status launchGraph(void* graphExec, void* stream) override {
-    KILN_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graphExec), static_cast<cudaStream_t>(stream)),
-                              "cudaGraphLaunch");
+    KILN_CUDA_RETURN_IF_ERROR(
+        cudaGraphLaunch(static_cast<cudaGraphExec_t>(graphExec), static_cast<cudaStream_t>(stream)), "cudaGraphLaunch");
     return Status::ok();
   }
   void destroyGraph(void* graphExec) override {
@@ -404,8 +425,9 @@ std::unique_ptr<backends::DeviceBackend> makeCudaBackend(std::string* error) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     if (error)
-      *error = e != cudaSuccess ? strCat("no usable CUDA device (", cudaGetErrorName(e), ": ", cudaGetErrorString(e), ")")
-                                : std::string("no CUDA device is present");
+      *error = e != cudaSuccess
+                   ? strCat("no usable CUDA device (", cudaGetErrorName(e), ": ", cudaGetErrorString(e), ")")
+                   : std::string("no CUDA device is present");
     cudaGetLastError();
     return nullptr;
   }
@@ -413,7 +435,9 @@ std::unique_ptr<backends::DeviceBackend> makeCudaBackend(std::string* error) {
   cudaGetDevice(&dev);
   cudaDeviceProp p{};
   if (cudaGetDeviceProperties(&p, dev) != cudaSuccess || p.major < 9) {
-    if (error) *error = strCat("device ", dev, " (", p.name, ", sm_", p.major, p.minor, ") is older than sm_90, which this build targets");
+    if (error)
+      *error = strCat("device ", dev, " (", p.name, ", sm_", p.major, p.minor,
+                      ") is older than sm_90, which this build targets");
     return nullptr;
   }
   return std::make_unique<CudaBackend>(dev);

@@ -39,9 +39,10 @@ struct RowArgs {
   StridedSpace outer;  // the rows, with offsets into x (0), scale (1) and bias (2)
   int32_t nvec;        // 16-byte vectors in a row
   float epsilon;
-  bool streaming;  // RowVariant::kAlternative
-  bool staged;     // scale and bias per element and the same for every row: staged in shared memory as fp32
-                   // (the kernels' kStaged; the launcher picks the instantiation from it)
+  bool streaming;     // RowVariant::kAlternative
+  bool staged;        // scale and bias per element and the same for every row: staged in shared memory as fp32
+                      // (the kernels' kStaged; the launcher picks the instantiation from it)
+  bool held = false;  // the same, not staged: warpRowNormKernel holds each lane's scale and bias in registers
 };
 
 // Offsets of row o into x, scale and bias; the common single-dim case without a division.
@@ -199,6 +200,46 @@ __device__ __forceinline__ void storeRow(RowArgs const& a, Idx idx, RawRow<kVecs
   }
 }
 
+// Per-element scale and bias shared by every row (a layer norm), each lane's vector slots of them as fp32 in
+// registers: a lane's slots are the same in every row, so they are loaded once, beside the first row's loads, and
+// the row's store does not wait on a second round trip to memory (with few rows, one per warp, that round trip was
+// a third of the kernel).
+template <int V, int kVecs>
+struct HeldAffine {
+  float s[kVecs][V];
+  float b[kVecs][V];
+};
+
+template <int V, int kVecs, typename Idx>
+__device__ __forceinline__ void loadHeldAffine(RowArgs const& a, Idx idx, HeldAffine<V, kVecs>& h) {
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    int vi = idx(k);
+    if (vi < a.nvec) {
+      vec::loadAny<V>(a.scale.data, a.scale.dtype, static_cast<int64_t>(vi) * V, h.s[k]);
+      vec::loadAny<V>(a.bias.data, a.bias.dtype, static_cast<int64_t>(vi) * V, h.b[k]);
+    }
+  }
+}
+
+template <typename T, int kVecs, bool kResidual, typename Idx>
+__device__ __forceinline__ void storeRowHeld(RowArgs const& a, Idx idx, RawRow<kVecs, kResidual> const& row, float mean,
+                                             float inv, HeldAffine<vec::kWidth<T>, kVecs> const& h) {
+  constexpr int V = vec::kWidth<T>;
+  T* yr = static_cast<T*>(a.y) + row.off[0];
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    int vi = idx(k);
+    if (vi < a.nvec) {
+      float v[V], o[V];
+      inputAt<T>(row, k, v);
+#pragma unroll
+      for (int i = 0; i < V; ++i) o[i] = (v[i] - mean) * inv * h.s[k][i] + h.b[k][i];
+      vec::storeRaw(yr + static_cast<int64_t>(vi) * V, vec::pack<T>(o), a.streaming);
+    }
+  }
+}
+
 // One warp per row of nvec <= 32 * kVecs vectors (vector k of lane l at index l + 32 k: each load instruction of
 // the warp covers 512 contiguous bytes), the warps of a persistent grid looping over the rows. With kPrefetch the
 // next row's loads are issued before the current row is reduced, so that every warp keeps a row in flight while it
@@ -220,6 +261,12 @@ __global__ void __launch_bounds__(kRowBlock, 3) warpRowNormKernel(RowArgs a) {
   RawRow<kVecs, kResidual> cur;
   // The first row's loads go out before the staging, which waits on its own loads.
   if (o < rows) loadRow<T, kVecs, kResidual>(a, o, idx, cur);
+  // Held scale and bias (a.held) for up to 4 vectors a lane: 64 more registers at most.
+  constexpr bool kHold = !kStaged && kVecs <= 4;
+  HeldAffine<V, kHold ? kVecs : 1> held;
+  if constexpr (kHold) {
+    if (a.held && o < rows) loadHeldAffine<V>(a, idx, held);
+  }
   if constexpr (kStaged) {
     stageAffine<V>(a, staged);
     __syncthreads();
@@ -236,7 +283,15 @@ __global__ void __launch_bounds__(kRowBlock, 3) warpRowNormKernel(RowArgs a) {
     float const mean = red::warpReduce(rowSum<T>(a, idx, cur), red::SumOp{}) / count;
     float const var = red::warpReduce(squaredDeviations<T>(a, idx, cur, mean), red::SumOp{}) / count;
     float const inv = 1.f / sqrtf(var + a.epsilon);
-    storeRow<T, kVecs, kResidual, kStaged>(a, idx, cur, mean, inv, staged);
+    if constexpr (kHold) {
+      if (a.held) {
+        storeRowHeld<T>(a, idx, cur, mean, inv, held);
+      } else {
+        storeRow<T, kVecs, kResidual, kStaged>(a, idx, cur, mean, inv, staged);
+      }
+    } else {
+      storeRow<T, kVecs, kResidual, kStaged>(a, idx, cur, mean, inv, staged);
+    }
     if constexpr (kPrefetch) cur = next;
   }
 }
@@ -537,6 +592,7 @@ NormPath launchTyped(T const* x, T const* r, int64_t rp, T* y, void const* scale
     // ~6 us reading scale and bias with the row's own vector loads).
     a.staged = sharedRow && s.mode == kPerElement && b.mode == kPerElement &&
                outer.count >= 4 * static_cast<int64_t>(vec::multiprocessorCount());
+    a.held = !a.staged && sharedRow && s.mode == kPerElement && b.mode == kPerElement;
     int64_t const perLane = (nvec + 31) / 32;
     if (!a.staged) {
       // Other scale/bias forms (instance norm, group norm, per-row scale): fewer kernels, 2, 4 or 8 vectors a lane.

@@ -55,6 +55,23 @@ TEST(CudaNormalization, LayerNormRowLengths) {
                               {1}));
 }
 
+// Few rows (under 4 per SM: one warp a block) with one scale and bias for every row: each lane holds its slots of
+// them in registers (RowArgs::held), in their own types, for 1 to 4 vectors a lane and beyond (8: not held).
+TEST(CudaNormalization, FewRowsHoldScaleAndBias) {
+  KILN_REQUIRE_GPU();
+  uint32_t seed = 300;
+  for (int64_t len : {64, 768, 1024, 2048}) {
+    SCOPED_TRACE(strCat("len ", len));
+    seed += 6;
+    expectMatchesReference(norm(randomTensor(DataType::kHALF, {197, len}, seed, -3, 3),
+                                randomTensor(DataType::kFLOAT, {len}, seed + 1, 0.5, 1.5),
+                                randomTensor(DataType::kBF16, {len}, seed + 2), {1}));
+    expectMatchesReference(norm(randomTensor(DataType::kFLOAT, {5, len}, seed + 3, -3, 3),
+                                randomTensor(DataType::kHALF, {len}, seed + 4, 0.5, 1.5),
+                                randomTensor(DataType::kFLOAT, {len}, seed + 5), {1}));
+  }
+}
+
 TEST(CudaNormalization, LayerNormAxesAndBroadcasts) {
   KILN_REQUIRE_GPU();
   for (DataType t : kFloats) {
