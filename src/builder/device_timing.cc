@@ -7,10 +7,37 @@
 namespace kiln::builder {
 namespace {
 
+// The two events every timed step records around its work, destroyed with this object.
+struct EventPair {
+  backends::DeviceBackend* dev;
+  void* e0 = nullptr;
+  void* e1 = nullptr;
+  ~EventPair() {
+    if (e0) dev->destroyEvent(e0);
+    if (e1) dev->destroyEvent(e1);
+  }
+};
+
+// Milliseconds between the two events recorded on `stream` around `work`.
+Result<double> timedMs(backends::DeviceBackend* dev, void* stream, EventPair const& ev,
+                       std::function<Status()> const& work) {
+  KILN_RETURN_IF_ERROR(dev->recordEvent(ev.e0, stream));
+  KILN_RETURN_IF_ERROR(work());
+  KILN_RETURN_IF_ERROR(dev->recordEvent(ev.e1, stream));
+  KILN_ASSIGN_OR_RETURN(float ms, dev->elapsedMs(ev.e0, ev.e1));
+  return static_cast<double>(ms);
+}
+
+// The median of `times` (not empty).
+double medianOf(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
 // Median milliseconds per run of `run` replayed kGraphTimedRuns at a time from one captured CUDA graph: up to
 // max(1, iterations) replays after one untimed, stopping once 100 ms were spent. An error where the capture, the
 // graph or a run fails (the capture is always ended first).
-Result<double> graphMedianMs(backends::DeviceBackend* dev, void* stream, int iterations, void* e0, void* e1,
+Result<double> graphMedianMs(backends::DeviceBackend* dev, void* stream, int iterations, EventPair const& ev,
                              std::function<Status()> const& run) {
   KILN_RETURN_IF_ERROR(dev->beginCapture(stream));
   Status s = Status::ok();
@@ -21,15 +48,12 @@ Result<double> graphMedianMs(backends::DeviceBackend* dev, void* stream, int ite
     return s.isOk() ? graph.status() : s;
   }
   void* exec = *graph;
+  auto replay = [&] { return dev->launchGraph(exec, stream); };
   std::vector<double> times;
   double total = 0;
-  s = dev->launchGraph(exec, stream);  // untimed: uploads the graph
+  s = replay();  // untimed: uploads the graph
   for (int i = 0; s.isOk() && i < std::max(1, iterations); ++i) {
-    s = dev->recordEvent(e0, stream);
-    if (s.isOk()) s = dev->launchGraph(exec, stream);
-    if (s.isOk()) s = dev->recordEvent(e1, stream);
-    if (!s.isOk()) break;
-    auto ms = dev->elapsedMs(e0, e1);
+    auto ms = timedMs(dev, stream, ev, replay);
     if (!ms) {
       s = ms.status();
       break;
@@ -43,30 +67,21 @@ Result<double> graphMedianMs(backends::DeviceBackend* dev, void* stream, int ite
   KILN_RETURN_IF_ERROR(s);
   KILN_RETURN_IF_ERROR(sy);
   if (times.empty()) return internalError("GPU timing: no graph replay was timed");
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return medianOf(std::move(times));
 }
 
 }  // namespace
 
 Result<double> medianDeviceMs(backends::DeviceBackend* dev, void* stream, int iterations, double best,
                               std::function<Status()> const& run) {
-  KILN_ASSIGN_OR_RETURN(void* e0, dev->createEvent());
-  auto e1r = dev->createEvent();
-  if (!e1r) {
-    dev->destroyEvent(e0);
-    return e1r.status();
-  }
-  void* e1 = *e1r;
+  EventPair ev{dev};
+  KILN_ASSIGN_OR_RETURN(ev.e0, dev->createEvent());
+  KILN_ASSIGN_OR_RETURN(ev.e1, dev->createEvent());
   std::vector<double> times;
   double total = 0;
   Status s = Status::ok();
   for (int i = 0; s.isOk() && i <= std::max(1, iterations); ++i) {
-    s = dev->recordEvent(e0, stream);
-    if (s.isOk()) s = run();
-    if (s.isOk()) s = dev->recordEvent(e1, stream);
-    if (!s.isOk()) break;
-    auto ms = dev->elapsedMs(e0, e1);
+    auto ms = timedMs(dev, stream, ev, run);
     if (!ms) {
       s = ms.status();
       break;
@@ -83,24 +98,17 @@ Result<double> medianDeviceMs(backends::DeviceBackend* dev, void* stream, int it
     if (total > 100) break;
   }
   Status sy = dev->synchronize(stream);
-  if (!s.isOk() || !sy.isOk() || times.empty()) {
-    dev->destroyEvent(e0);
-    dev->destroyEvent(e1);
-    KILN_RETURN_IF_ERROR(s);
-    KILN_RETURN_IF_ERROR(sy);
-    return internalError("GPU timing: no run was timed");
-  }
-  std::sort(times.begin(), times.end());
-  double median = times[times.size() / 2];
+  KILN_RETURN_IF_ERROR(s);
+  KILN_RETURN_IF_ERROR(sy);
+  if (times.empty()) return internalError("GPU timing: no run was timed");
+  double median = medianOf(std::move(times));
   // A short kernel is timed again as it runs in a CUDA graph, back to back with no host in between: what the
   // runtime's graphs (and a busy stream) see. Where it cannot be captured, the event times stand.
   if (median < kGraphTimedBelowMs && !dev->isCapturing(stream)) {
-    auto g = graphMedianMs(dev, stream, iterations, e0, e1, run);
+    auto g = graphMedianMs(dev, stream, iterations, ev, run);
     if (g) median = *g;
     (void)dev->synchronize(stream);
   }
-  dev->destroyEvent(e0);
-  dev->destroyEvent(e1);
   return median;
 }
 

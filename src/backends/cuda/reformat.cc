@@ -11,13 +11,11 @@
 namespace kiln::cuda {
 namespace {
 
-bool isFloat(DataType t) { return t == DataType::kFLOAT || t == DataType::kHALF || t == DataType::kBF16; }
-
 // The converting Reformat's one form: kLINEAR <-> kHWC between two float types.
 bool convertsBetween(TensorFormat from, TensorFormat to, DataType in, DataType out) {
   bool const linearHwc = (from == TensorFormat::kLINEAR && to == TensorFormat::kHWC) ||
                          (from == TensorFormat::kHWC && to == TensorFormat::kLINEAR);
-  return linearHwc && isFloat(in) && isFloat(out);
+  return linearHwc && isCudaFloat(in) && isCudaFloat(out);
 }
 
 class ReformatKernel final : public backends::Kernel {
