@@ -18,7 +18,7 @@ namespace kiln::backends {
 // 2: Tactic::formatAware; 3: Node::plugin, Kernel::createContextState, LaunchContext::state; 4: the device fault hook
 // (admitAllocation, setAllocFailAt, allocCount, outstanding) and synchronizeEvent.
 // 5: DeviceBackend's host evaluator.
-constexpr int32_t kDeviceBackendAbiVersion = 5;
+constexpr int32_t kDeviceBackendAbiVersion = 6;
 
 enum class CopyKind : int32_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
@@ -30,6 +30,12 @@ struct DeviceResourceCounts {
   int64_t streams = 0;
   int64_t events = 0;
   int64_t graphs = 0;  // instantiated CUDA graphs
+};
+
+/// A span of device memory (prefetchToL2's argument).
+struct DeviceRange {
+  void const* data = nullptr;
+  size_t bytes = 0;
 };
 
 /// What a device library provides. Every method is thread-safe. Streams, events and graphs are the native
@@ -78,6 +84,9 @@ class DeviceBackend {
   virtual void rangePop() = 0;
   /// Waits on the host until the work before the last recordEvent() of `event` has finished.
   virtual Status synchronizeEvent(void* event) = 0;
+  /// Enqueues on `stream` a hint that the device's L2 cache load `ranges` (read-only; nothing waits for the data
+  /// and nothing is written). A device or build without such a prefetch enqueues nothing and returns ok.
+  virtual Status prefetchToL2(DeviceRange const* ranges, size_t count, void* stream) = 0;
 
   // The device fault hook. Every device allocation and resource creation Kiln makes on this device is one "fault
   // point": the backend's own (allocate, createStream, createEvent, endCapture, the tactics' scratch memory and

@@ -58,6 +58,7 @@ class ScriptedDevice final : public backends::DeviceBackend {
   void rangePush(char const*) override {}
   void rangePop() override {}
   Status synchronizeEvent(void*) override { return Status::ok(); }
+  Status prefetchToL2(backends::DeviceRange const*, size_t, void*) override { return Status::ok(); }
   Status admitAllocation(size_t, char const*) override { return Status::ok(); }
   int64_t setAllocFailAt(int64_t) override { return 0; }
   int64_t allocCount() const override { return 0; }

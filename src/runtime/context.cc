@@ -2,6 +2,7 @@
 // runs each node's kernel (synchronously on the CPU target).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -44,6 +45,9 @@ class ContextImpl final : public IExecutionContext {
     if (core_->device) {
       for (void* e : events_) core_->device->destroyEvent(e);
       core_->device->destroyEvent(doneEvent_);
+      if (prefetchFork_) core_->device->destroyEvent(prefetchFork_);
+      if (prefetchJoin_) core_->device->destroyEvent(prefetchJoin_);
+      if (prefetchStream_) core_->device->destroyStream(prefetchStream_);
     }
     core_->liveContexts.fetch_sub(1);
   }
@@ -617,6 +621,8 @@ class ContextImpl final : public IExecutionContext {
     if (gpuTiming) KILN_RETURN_IF_ERROR(core_->device->recordEvent(events_[0], stream_));
     size_t layerIndex = 0;
     ctx.pool = pool_.get();
+    bool prefetch = false;
+    KILN_ASSIGN_OR_RETURN(bool const prefetching, preparePrefetch());
     for (int32_t nodeId : core_->layerNodes) {
       Node const& n = *g.nodes()[nodeId];
       ctx.inputs.clear();
@@ -694,6 +700,13 @@ class ContextImpl final : public IExecutionContext {
       Status s = inPlace ? runInPlace(n, ctx) : core_->kernels[nodeId]->enqueue(ctx);
       if (core_->device) core_->device->rangePop();
       if (!s.isOk()) return s.withContext(n.describe());
+      // The prefetch forks off after this layer: it runs beside the next ones (mostly small kernels: attention,
+      // normalizations, pointwise passes), not beside this layer's GEMM, whose grid may fill every SM.
+      if (prefetching && !core_->l2Prefetch[layerIndex].empty()) {
+        KILN_RETURN_IF_ERROR(forkPrefetch(core_->l2Prefetch[layerIndex]).withContext("the L2 prefetch after " +
+                                                                                       n.describe()));
+        prefetch = true;
+      }
       ++layerIndex;
       if (gpuTiming) {
         KILN_RETURN_IF_ERROR(core_->device->recordEvent(events_[layerIndex], stream_));
@@ -708,6 +721,12 @@ class ContextImpl final : public IExecutionContext {
         KILN_RETURN_IF_ERROR(inferAndCheck().withContext("after " + n.describe()));
       }
     }
+    if (prefetch) {
+      // The side stream joins the run's stream: a capture ends with no branch left open, and the next run (or the
+      // context's completion event) orders after every prefetch.
+      KILN_RETURN_IF_ERROR(core_->device->recordEvent(prefetchJoin_, prefetchStream_).withContext("the L2 prefetch"));
+      KILN_RETURN_IF_ERROR(core_->device->streamWaitEvent(stream_, prefetchJoin_).withContext("the L2 prefetch"));
+    }
     if (gpuTiming) {
       for (size_t i = 0; i < core_->layerNodes.size(); ++i) {
         KILN_ASSIGN_OR_RETURN(float ms, core_->device->elapsedMs(events_[i], events_[i + 1]));
@@ -721,6 +740,32 @@ class ContextImpl final : public IExecutionContext {
     if (profile)
       for (auto const& [name, ms] : lastTimes_) profiler_->reportLayerTime(name.c_str(), ms);
     return Status::ok();
+  }
+
+  // The L2 prefetch of weights (EngineCore::l2Prefetch): whether this run issues it, creating the side stream and
+  // its two events on the first run that is not captured. By default only captured runs prefetch: there the fork
+  // and the prefetch cost the GPU nothing, where each is a few microseconds of host time in a plain enqueue (which
+  // at small batches is what the GPU waits for). KILN_L2_PREFETCH=0 turns it off, =2 on for every run.
+  Result<bool> preparePrefetch() {
+    static int const mode = [] {
+      char const* env = std::getenv("KILN_L2_PREFETCH");
+      return env && *env ? std::atoi(env) : 1;
+    }();
+    if (!core_->device || core_->l2Prefetch.empty() || mode <= 0) return false;
+    bool const capturing = core_->device->isCapturing(stream_);
+    if (!prefetchStream_ && !capturing) {
+      KILN_ASSIGN_OR_RETURN(prefetchFork_, core_->device->createEvent());
+      KILN_ASSIGN_OR_RETURN(prefetchJoin_, core_->device->createEvent());
+      KILN_ASSIGN_OR_RETURN(prefetchStream_, core_->device->createStream());
+    }
+    return prefetchStream_ != nullptr && (capturing || mode >= 2);
+  }
+
+  // Forks the side stream off the run's stream at this point and queues the prefetch of `ranges` on it.
+  Status forkPrefetch(std::vector<backends::DeviceRange> const& ranges) {
+    KILN_RETURN_IF_ERROR(core_->device->recordEvent(prefetchFork_, stream_));
+    KILN_RETURN_IF_ERROR(core_->device->streamWaitEvent(prefetchStream_, prefetchFork_));
+    return core_->device->prefetchToL2(ranges.data(), ranges.size(), prefetchStream_);
   }
 
   Status ensureEvents(size_t n) {
@@ -763,6 +808,9 @@ class ContextImpl final : public IExecutionContext {
   std::unordered_map<int32_t, backends::DeviceBuffer> dynDeviceBuffers_;
   backends::DeviceBuffer dynDeviceWorkspace_;
   std::vector<void*> events_;                               // per-layer timing events
+  void* prefetchStream_ = nullptr;                          // the L2 prefetch's side stream (preparePrefetch)
+  void* prefetchFork_ = nullptr;                            // recorded on stream_ where a prefetch forks off
+  void* prefetchJoin_ = nullptr;                            // recorded on the side stream at the run's end
   void* doneEvent_ = nullptr;                               // recorded after each run (orderAfterPreviousRun)
   bool doneRecorded_ = false;
   cudaStream_t doneStream_ = nullptr;                       // the stream it was last recorded on

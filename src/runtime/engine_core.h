@@ -49,6 +49,9 @@ struct EngineCore {
   std::vector<backends::DeviceBuffer> deviceConstants;
   std::vector<void*> constantAddress;
   IGpuAllocator* allocator = nullptr;
+  // The weights to ask into L2 ahead of their layers, by layer position (parallel to layerNodes; empty when nothing
+  // is prefetched): the run forks a side stream after that layer and prefetches them there (planL2Prefetch).
+  std::vector<std::vector<backends::DeviceRange>> l2Prefetch;
   bool hasHostFallback = false;  // some layer runs on the host (no CUDA graph capture)
 
   IOTensor const* findIO(char const* name) const {
@@ -57,6 +60,19 @@ struct EngineCore {
     return it == ioByName.end() ? nullptr : &io[it->second];
   }
 };
+
+/// The L2 prefetch of weights (engine.cc): layers that read constants whole (MatrixMultiply, Convolution,
+/// Deconvolution) with kL2PrefetchMinBytes to kL2PrefetchMaxBytes of them have those constants prefetched from a
+/// side stream forked after the kL2PrefetchAhead-th such layer before them (or after the run's first layer).
+inline constexpr size_t kL2PrefetchAhead = 3;
+inline constexpr size_t kL2PrefetchMinBytes = size_t{64} << 10;
+inline constexpr size_t kL2PrefetchMaxBytes = size_t{8} << 20;
+
+/// The ranges to prefetch after each layer position of `layerNodes` (node ids in run order), reading constants at
+/// `constantAddress` (by value id; null: not on the device); empty when nothing is prefetched.
+std::vector<std::vector<backends::DeviceRange>> planL2Prefetch(ir::Graph const& g,
+                                                               std::vector<int32_t> const& layerNodes,
+                                                               std::vector<void*> const& constantAddress);
 
 /// Builds an engine core from plan bytes: reads and verifies the plan, creates every kernel by tactic name.
 Result<std::shared_ptr<EngineCore>> loadEngine(void const* blob, size_t size, Reporter const& reporter,

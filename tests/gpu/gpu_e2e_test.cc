@@ -858,6 +858,94 @@ TEST(GpuRuntime, CudaGraphCaptureAndReplay) {
   cudaStreamDestroy(s);
 }
 
+// Five 256 x 256 fp32 GEMMs with ReLUs between (256 KB of weights each, so the engine prefetches their weights into
+// L2): under CUDA graph capture the run forks the prefetch kernels off onto a side branch that joins at the end, and
+// the replays still match the CPU build.
+DefineFn gemmChain() {
+  return [](kiln::IBuilder&, kiln::INetworkDefinition& n, kiln::IBuilderConfig&) {
+    constexpr int64_t kWidth = 256;
+    static std::vector<std::vector<float>> const w = [] {
+      std::vector<std::vector<float>> all(5, std::vector<float>(kWidth * kWidth));
+      for (size_t l = 0; l < all.size(); ++l)
+        for (size_t i = 0; i < all[l].size(); ++i)
+          all[l][i] = 0.12f * static_cast<float>(static_cast<int64_t>((i * 2654435761u + l * 97) % 2001) - 1000) / 1000.f;
+      return all;
+    }();
+    kiln::ITensor* x = n.addInput("x", kiln::DataType::kFLOAT, kiln::Dims2(8, kWidth));
+    if (!x) return false;
+    for (size_t l = 0; l < w.size(); ++l) {
+      auto* c = n.addConstant(kiln::Dims2(kWidth, kWidth), kiln::Weights{kiln::DataType::kFLOAT, w[l].data(),
+                                                                          static_cast<int64_t>(w[l].size())});
+      if (!c) return false;
+      auto* mm = n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *c->getOutput(0), kiln::MatrixOperation::kNONE);
+      if (!mm) return false;
+      x = mm->getOutput(0);
+      if (l + 1 < w.size()) {
+        auto* relu = n.addActivation(*x, kiln::ActivationType::kRELU);
+        if (!relu) return false;
+        x = relu->getOutput(0);
+      }
+    }
+    x->setName("y");
+    n.markOutput(*x);
+    return true;
+  };
+}
+
+TEST(GpuRuntime, L2PrefetchForksOffUnderCapture) {
+  REQUIRE_GPU();
+  CapturingLogger logger;
+  auto in = randomInput("x", kiln::Dims2(8, 256), 9);
+  auto ref = runCpu(logger, gemmChain(), {in});
+  auto plan = buildGpuPlan(logger, gemmChain(), {3});
+  std::unique_ptr<kiln::IRuntime> rt(kiln::createInferRuntime(logger));
+  auto engine = loadEngine(*rt, plan);
+  ASSERT_NE(engine, nullptr) << logger.lastError();
+  std::unique_ptr<kiln::IExecutionContext> ctx(engine->createExecutionContext());
+  DeviceIO io;
+  ASSERT_TRUE(io.bind(*ctx, {in}));
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  ASSERT_TRUE(ctx->enqueueV3(s));  // the first run, not captured, creates the side stream
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  bool enq = ctx->enqueueV3(s);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);  // fails if a forked branch did not join
+  ASSERT_TRUE(enq) << logger.lastError();
+  size_t count = 0;
+  ASSERT_EQ(cudaGraphGetNodes(g, nullptr, &count), cudaSuccess);
+  std::vector<cudaGraphNode_t> nodes(count);
+  ASSERT_EQ(cudaGraphGetNodes(g, nodes.data(), &count), cudaSuccess);
+  int prefetches = 0;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    ASSERT_EQ(cudaGraphNodeGetType(node, &type), cudaSuccess);
+    if (type != cudaGraphNodeTypeKernel) continue;
+    cudaKernelNodeParams params{};
+    if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess) {  // a library's driver-API kernel
+      (void)cudaGetLastError();
+      continue;
+    }
+    char const* name = nullptr;
+    if (cudaFuncGetName(&name, params.func) == cudaSuccess && name && std::string(name).find("l2Prefetch") !=
+                                                                          std::string::npos)
+      ++prefetches;
+  }
+  (void)cudaGetLastError();
+  // Weight layers at positions 0-4 (each GEMM with its ReLU fused) or 0, 2, 4, 6, 8: the weights of the second,
+  // third and fourth fork off after the first layer, the fifth's after the second GEMM.
+  EXPECT_EQ(prefetches, 2);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+  ASSERT_TRUE(io.fetch(s));
+  EXPECT_LE(compare(io.outputs(), ref), 1e-5);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
 class CountingProfiler : public kiln::IProfiler {
  public:
   void reportLayerTime(char const* name, float ms) noexcept override {

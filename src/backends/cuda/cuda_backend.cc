@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cuda_libs.h"
 #include "backends/cuda/cuda_util.h"
+#include "backends/cuda/l2_prefetch_kernels.h"
 
 namespace kiln::cuda {
 
@@ -334,6 +335,17 @@ class CudaBackend final : public backends::DeviceBackend {
   }
   Status synchronizeEvent(void* event) override {
     KILN_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+    return Status::ok();
+  }
+  Status prefetchToL2(backends::DeviceRange const* ranges, size_t count, void* stream) override {
+    for (size_t first = 0; first < count; first += kL2PrefetchMaxSpans) {
+      L2PrefetchSpans spans;
+      for (size_t i = first; i < count && spans.count < kL2PrefetchMaxSpans; ++i, ++spans.count) {
+        spans.data[spans.count] = static_cast<char const*>(ranges[i].data);
+        spans.bytes[spans.count] = ranges[i].data ? ranges[i].bytes : 0;
+      }
+      KILN_CUDA_RETURN_IF_ERROR(launchL2Prefetch(spans, static_cast<cudaStream_t>(stream)), "L2 prefetch launch");
+    }
     return Status::ok();
   }
   Status recordEvent(void* event, void* stream) override {
