@@ -703,8 +703,8 @@ class ContextImpl final : public IExecutionContext {
       // The prefetch forks off after this layer: it runs beside the next ones (mostly small kernels: attention,
       // normalizations, pointwise passes), not beside this layer's GEMM, whose grid may fill every SM.
       if (prefetching && !core_->l2Prefetch[layerIndex].empty()) {
-        KILN_RETURN_IF_ERROR(forkPrefetch(core_->l2Prefetch[layerIndex]).withContext("the L2 prefetch after " +
-                                                                                       n.describe()));
+        KILN_RETURN_IF_ERROR(
+            forkPrefetch(core_->l2Prefetch[layerIndex]).withContext("the L2 prefetch after " + n.describe()));
         prefetch = true;
       }
       ++layerIndex;
@@ -754,8 +754,13 @@ class ContextImpl final : public IExecutionContext {
     if (!core_->device || core_->l2Prefetch.empty() || mode <= 0) return false;
     bool const capturing = core_->device->isCapturing(stream_);
     if (!prefetchStream_ && !capturing) {
-      KILN_ASSIGN_OR_RETURN(prefetchFork_, core_->device->createEvent());
-      KILN_ASSIGN_OR_RETURN(prefetchJoin_, core_->device->createEvent());
+      // Each made once: after a failure here the next run makes only what is still missing.
+      if (!prefetchFork_) {
+        KILN_ASSIGN_OR_RETURN(prefetchFork_, core_->device->createEvent());
+      }
+      if (!prefetchJoin_) {
+        KILN_ASSIGN_OR_RETURN(prefetchJoin_, core_->device->createEvent());
+      }
       KILN_ASSIGN_OR_RETURN(prefetchStream_, core_->device->createStream());
     }
     return prefetchStream_ != nullptr && (capturing || mode >= 2);

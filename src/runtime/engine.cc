@@ -332,8 +332,7 @@ std::vector<std::vector<backends::DeviceRange>> planL2Prefetch(ir::Graph const& 
   std::vector<size_t> previous;  // positions of the layers so far that read weights whole
   for (size_t pos = 0; pos < layerNodes.size(); ++pos) {
     ir::Node const& n = *g.nodes()[static_cast<size_t>(layerNodes[pos])];
-    if (n.op != ir::OpType::kMatrixMultiply && n.op != ir::OpType::kConvolution &&
-        n.op != ir::OpType::kDeconvolution)
+    if (n.op != ir::OpType::kMatrixMultiply && n.op != ir::OpType::kConvolution && n.op != ir::OpType::kDeconvolution)
       continue;
     std::vector<backends::DeviceRange> ranges;
     size_t total = 0;

@@ -57,13 +57,13 @@ TEST(L2PrefetchPlan, WeightsOfEachGemmForkOffThreeWeightLayersAhead) {
   ir::Value* w4 = weights(g, "w4", 256, 256);
   ir::Value* w5 = weights(g, "w5", 256, 256);
   ir::Value* b5 = weights(g, "b5", 1, 256);
-  ir::Value* h = g.addNode(ir::OpType::kMatrixMultiply, "m0", {*x, w0})->output(0);      // position 0
-  h = g.addNode(ir::OpType::kActivation, "relu", {h})->output(0);                        // 1
-  h = g.addNode(ir::OpType::kMatrixMultiply, "m1", {h, w1})->output(0);                  // 2
-  ir::Value* side = g.addNode(ir::OpType::kMatrixMultiply, "m2", {w2, w2})->output(0);   // 3
-  ir::Value* big = g.addNode(ir::OpType::kMatrixMultiply, "m3", {w3, w3})->output(0);    // 4
-  h = g.addNode(ir::OpType::kMatrixMultiply, "m4", {h, w4})->output(0);                  // 5
-  h = g.addNode(ir::OpType::kMatrixMultiply, "m5", {h, w5, b5})->output(0);              // 6
+  ir::Value* h = g.addNode(ir::OpType::kMatrixMultiply, "m0", {*x, w0})->output(0);     // position 0
+  h = g.addNode(ir::OpType::kActivation, "relu", {h})->output(0);                       // 1
+  h = g.addNode(ir::OpType::kMatrixMultiply, "m1", {h, w1})->output(0);                 // 2
+  ir::Value* side = g.addNode(ir::OpType::kMatrixMultiply, "m2", {w2, w2})->output(0);  // 3
+  ir::Value* big = g.addNode(ir::OpType::kMatrixMultiply, "m3", {w3, w3})->output(0);   // 4
+  h = g.addNode(ir::OpType::kMatrixMultiply, "m4", {h, w4})->output(0);                 // 5
+  h = g.addNode(ir::OpType::kMatrixMultiply, "m5", {h, w5, b5})->output(0);             // 6
   g.markOutput(h);
   g.markOutput(side);
   g.markOutput(big);

@@ -868,14 +868,15 @@ DefineFn gemmChain() {
       std::vector<std::vector<float>> all(5, std::vector<float>(kWidth * kWidth));
       for (size_t l = 0; l < all.size(); ++l)
         for (size_t i = 0; i < all[l].size(); ++i)
-          all[l][i] = 0.12f * static_cast<float>(static_cast<int64_t>((i * 2654435761u + l * 97) % 2001) - 1000) / 1000.f;
+          all[l][i] =
+              0.12f * static_cast<float>(static_cast<int64_t>((i * 2654435761u + l * 97) % 2001) - 1000) / 1000.f;
       return all;
     }();
     kiln::ITensor* x = n.addInput("x", kiln::DataType::kFLOAT, kiln::Dims2(8, kWidth));
     if (!x) return false;
     for (size_t l = 0; l < w.size(); ++l) {
-      auto* c = n.addConstant(kiln::Dims2(kWidth, kWidth), kiln::Weights{kiln::DataType::kFLOAT, w[l].data(),
-                                                                          static_cast<int64_t>(w[l].size())});
+      auto* c = n.addConstant(kiln::Dims2(kWidth, kWidth),
+                              kiln::Weights{kiln::DataType::kFLOAT, w[l].data(), static_cast<int64_t>(w[l].size())});
       if (!c) return false;
       auto* mm = n.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *c->getOutput(0), kiln::MatrixOperation::kNONE);
       if (!mm) return false;
@@ -928,8 +929,8 @@ TEST(GpuRuntime, L2PrefetchForksOffUnderCapture) {
       continue;
     }
     char const* name = nullptr;
-    if (cudaFuncGetName(&name, params.func) == cudaSuccess && name && std::string(name).find("l2Prefetch") !=
-                                                                          std::string::npos)
+    if (cudaFuncGetName(&name, params.func) == cudaSuccess && name &&
+        std::string(name).find("l2Prefetch") != std::string::npos)
       ++prefetches;
   }
   (void)cudaGetLastError();

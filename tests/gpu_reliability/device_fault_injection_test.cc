@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <vector>
 
 #include "gpu_reliability/gpu_reliability_util.h"
 
@@ -55,6 +56,30 @@ bool defineNonZero(kiln::IBuilder&, kiln::INetworkDefinition& net, kiln::IBuilde
   return true;
 }
 
+// x [2, 256] through two 256 x 256 GEMMs: 256 KB of weights each, so the engine prefetches the second's into L2 and
+// each context makes the prefetch's side stream and events on its first run (fault points of load + run).
+bool defineGemms(kiln::IBuilder&, kiln::INetworkDefinition& net, kiln::IBuilderConfig&) {
+  static std::vector<float> const w = [] {
+    std::vector<float> v(2 * 256 * 256);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>((i * 7919) % 201) - 100) / 1600.f;
+    return v;
+  }();
+  kiln::ITensor* x = net.addInput("x", kiln::DataType::kFLOAT, kiln::Dims2{2, 256});
+  if (x == nullptr) return false;
+  for (int l = 0; l < 2; ++l) {
+    kiln::IConstantLayer* c = net.addConstant(
+        kiln::Dims2{256, 256}, kiln::Weights{kiln::DataType::kFLOAT, w.data() + l * 256 * 256, 256 * 256});
+    if (c == nullptr) return false;
+    kiln::IMatrixMultiplyLayer* mm =
+        net.addMatrixMultiply(*x, kiln::MatrixOperation::kNONE, *c->getOutput(0), kiln::MatrixOperation::kNONE);
+    if (mm == nullptr) return false;
+    x = mm->getOutput(0);
+  }
+  x->setName("y");
+  net.markOutput(*x);
+  return true;
+}
+
 struct Model {
   std::string name;
   DefineFn define;
@@ -78,6 +103,7 @@ std::vector<Model> models() {
                 },
                 {randomInput("input", kiln::Dims3{2, 3, 16}, 3)},
                 {}});
+  ms.push_back({"gemms", defineGemms, {randomInput("x", kiln::Dims2{2, 256}, 5)}, {}});
   Model nz{"nonzero", defineNonZero, {{"x", kiln::Dims2{2, 6}, {0, 1, 0, 2, 3, 0, 0, 0, 4, 0, 5, 6}}}, {}};
   // Outputs in the engine's order (indices, then twice): NonZero's [2, 6] int64 row/column indices.
   std::vector<int64_t> idx = {0, 0, 0, 1, 1, 1, 1, 3, 4, 2, 4, 5};
