@@ -621,8 +621,16 @@ class ContextImpl final : public IExecutionContext {
     if (gpuTiming) KILN_RETURN_IF_ERROR(core_->device->recordEvent(events_[0], stream_));
     size_t layerIndex = 0;
     ctx.pool = pool_.get();
-    bool prefetch = false;
     KILN_ASSIGN_OR_RETURN(bool const prefetching, preparePrefetch());
+    // Set once a prefetch forked off: the side stream then joins the run's stream however the run ends (a failed
+    // run's prefetch still reads the engine's constants, and a capture must end with no branch left open).
+    struct PrefetchJoin {
+      ContextImpl* self;
+      bool forked = false;
+      ~PrefetchJoin() {
+        if (forked) (void)self->joinPrefetch();
+      }
+    } prefetchJoin{this};
     for (int32_t nodeId : core_->layerNodes) {
       Node const& n = *g.nodes()[nodeId];
       ctx.inputs.clear();
@@ -703,9 +711,9 @@ class ContextImpl final : public IExecutionContext {
       // The prefetch forks off after this layer: it runs beside the next ones (mostly small kernels: attention,
       // normalizations, pointwise passes), not beside this layer's GEMM, whose grid may fill every SM.
       if (prefetching && !core_->l2Prefetch[layerIndex].empty()) {
+        prefetchJoin.forked = true;
         KILN_RETURN_IF_ERROR(
             forkPrefetch(core_->l2Prefetch[layerIndex]).withContext("the L2 prefetch after " + n.describe()));
-        prefetch = true;
       }
       ++layerIndex;
       if (gpuTiming) {
@@ -721,11 +729,11 @@ class ContextImpl final : public IExecutionContext {
         KILN_RETURN_IF_ERROR(inferAndCheck().withContext("after " + n.describe()));
       }
     }
-    if (prefetch) {
+    if (prefetchJoin.forked) {
       // The side stream joins the run's stream: a capture ends with no branch left open, and the next run (or the
       // context's completion event) orders after every prefetch.
-      KILN_RETURN_IF_ERROR(core_->device->recordEvent(prefetchJoin_, prefetchStream_).withContext("the L2 prefetch"));
-      KILN_RETURN_IF_ERROR(core_->device->streamWaitEvent(stream_, prefetchJoin_).withContext("the L2 prefetch"));
+      prefetchJoin.forked = false;
+      KILN_RETURN_IF_ERROR(joinPrefetch().withContext("the L2 prefetch"));
     }
     if (gpuTiming) {
       for (size_t i = 0; i < core_->layerNodes.size(); ++i) {
@@ -771,6 +779,12 @@ class ContextImpl final : public IExecutionContext {
     KILN_RETURN_IF_ERROR(core_->device->recordEvent(prefetchFork_, stream_));
     KILN_RETURN_IF_ERROR(core_->device->streamWaitEvent(prefetchStream_, prefetchFork_));
     return core_->device->prefetchToL2(ranges.data(), ranges.size(), prefetchStream_);
+  }
+
+  // Makes the run's stream wait for everything queued on the side stream so far.
+  Status joinPrefetch() {
+    KILN_RETURN_IF_ERROR(core_->device->recordEvent(prefetchJoin_, prefetchStream_));
+    return core_->device->streamWaitEvent(stream_, prefetchJoin_);
   }
 
   Status ensureEvents(size_t n) {
