@@ -1,7 +1,7 @@
-// Device side of the L2 prefetch (l2_prefetch_kernels.h). On sm_90 each thread hands the copy engine of its SM
-// bulk prefetches of up to kChunk bytes (cp.async.bulk.prefetch.L2: fire and forget, the kernel ends long before the
-// data is in); the generic path (PTX JIT-compiled for another architecture without bulk copies) prefetches line by
-// line.
+// Device side of the L2 prefetch (l2_prefetch_kernels.h). On sm_90 and later each thread hands the copy engine of its
+// SM bulk prefetches of up to kChunk bytes (cp.async.bulk.prefetch.L2: fire and forget, the kernel ends long before
+// the data is in). The line-by-line path is for a build that adds an architecture before sm_90 (the library is built
+// for sm_90a and compute_90 PTX only, so it is not compiled today).
 #include <algorithm>
 #include <cstdint>
 
