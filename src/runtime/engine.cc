@@ -14,9 +14,8 @@ namespace kiln::runtime {
 namespace {
 
 // A GPU engine's layers read constants from device memory: each constant a layer reads is uploaded once, all of
-// them into one allocation, each at a 256-byte boundary. One block rather than one allocation per constant: the
-// weights lie together whatever the memory pool held before (in a process that has just built the engine, the
-// builder's freed blocks), and loading makes one allocation instead of hundreds.
+// them into one allocation, each at a 256-byte boundary: loading makes one allocation (one fault point) instead of
+// one per constant, and the weights lie together in the order the plan lists them.
 Status uploadConstants(EngineCore& core) {
   constexpr size_t kAlign = 256;
   ir::Graph const& g = *core.plan.graph;
