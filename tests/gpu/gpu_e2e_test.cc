@@ -828,6 +828,28 @@ TEST(GpuRuntime, ManyContextsOnManyStreams) {
   for (auto const& f : failures) EXPECT_EQ(f, "");
 }
 
+// One run of `ctx` on `s` outside a capture (lazy per-shape state; the L2 prefetch's side stream), then one captured
+// into *graph (its end fails if a forked branch did not join).
+void captureOneRun(kiln::IExecutionContext& ctx, cudaStream_t s, CapturingLogger& logger, cudaGraph_t* graph) {
+  ASSERT_TRUE(ctx.enqueueV3(s)) << logger.lastError();
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  bool enq = ctx.enqueueV3(s);
+  ASSERT_EQ(cudaStreamEndCapture(s, graph), cudaSuccess);
+  ASSERT_TRUE(enq) << logger.lastError();
+}
+
+// Instantiates `g`, replays it three times on `s`, checks the outputs against `ref` (1e-5), and destroys it.
+void replayAndCompare(cudaGraph_t g, cudaStream_t s, DeviceIO& io, std::vector<HostTensor> const& ref) {
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+  ASSERT_TRUE(io.fetch(s));
+  EXPECT_LE(compare(io.outputs(), ref), 1e-5);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+}
+
 TEST(GpuRuntime, CudaGraphCaptureAndReplay) {
   REQUIRE_GPU();
   CapturingLogger logger;
@@ -841,20 +863,10 @@ TEST(GpuRuntime, CudaGraphCaptureAndReplay) {
   ASSERT_TRUE(io.bind(*ctx, {in}));
   cudaStream_t s;
   cudaStreamCreate(&s);
-  ASSERT_TRUE(ctx->enqueueV3(s));  // first run outside the capture (lazy per-shape state)
-  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  bool enq = ctx->enqueueV3(s);
   cudaGraph_t g = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
-  ASSERT_TRUE(enq) << logger.lastError();
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
-  ASSERT_TRUE(io.fetch(s));
-  EXPECT_LE(compare(io.outputs(), ref), 1e-5);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(g);
+  captureOneRun(*ctx, s, logger, &g);
+  if (HasFatalFailure()) return;
+  replayAndCompare(g, s, io, ref);
   cudaStreamDestroy(s);
 }
 
@@ -907,13 +919,9 @@ TEST(GpuRuntime, L2PrefetchForksOffUnderCapture) {
   ASSERT_TRUE(io.bind(*ctx, {in}));
   cudaStream_t s;
   ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
-  ASSERT_TRUE(ctx->enqueueV3(s));  // the first run, not captured, creates the side stream
-  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  bool enq = ctx->enqueueV3(s);
   cudaGraph_t g = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);  // fails if a forked branch did not join
-  ASSERT_TRUE(enq) << logger.lastError();
+  captureOneRun(*ctx, s, logger, &g);  // the first run, not captured, creates the side stream
+  if (HasFatalFailure()) return;
   size_t count = 0;
   ASSERT_EQ(cudaGraphGetNodes(g, nullptr, &count), cudaSuccess);
   std::vector<cudaGraphNode_t> nodes(count);
@@ -937,13 +945,7 @@ TEST(GpuRuntime, L2PrefetchForksOffUnderCapture) {
   // Weight layers at positions 0-4 (each GEMM with its ReLU fused) or 0, 2, 4, 6, 8: the weights of the second,
   // third and fourth fork off after the first layer, the fifth's after the second GEMM.
   EXPECT_EQ(prefetches, 2);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
-  ASSERT_TRUE(io.fetch(s));
-  EXPECT_LE(compare(io.outputs(), ref), 1e-5);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(g);
+  replayAndCompare(g, s, io, ref);
   cudaStreamDestroy(s);
 }
 
