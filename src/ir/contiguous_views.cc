@@ -93,19 +93,26 @@ std::optional<std::vector<int64_t>> gatherOffset(Node const& n, TensorInfo const
       n.attrs.getInt("num_elementwise_dims", 0) != 0)
     return std::nullopt;
   HostTensor const& c = *idx->producer->constant;
-  if ((c.dtype() != DataType::kINT32 && c.dtype() != DataType::kINT64) || volume(c.shape()) != 1) return std::nullopt;
+  if ((c.dtype() != DataType::kINT32 && c.dtype() != DataType::kINT64) || c.count() < 1) return std::nullopt;
   Dims const& xs = x.shape;
   Result<int32_t> axis = normalizeAxis(n.attrs.getInt("axis", 0), xs.nbDims);
   if (!axis.isOk()) return std::nullopt;
   for (int32_t d = 0; d < *axis; ++d)
     if (xs.d[d] != 1) return std::nullopt;
-  int64_t k = c.toInt64Vector().at(0), extent = xs.d[*axis];
-  if (k < 0) k += extent;
-  if (k < 0 || k >= extent) return std::nullopt;
+  // The indices (of any shape), in order, must name consecutive rows k, k + 1, ... of the axis: one run.
+  std::vector<int64_t> const ks = c.toInt64Vector();
+  int64_t const extent = xs.d[*axis];
+  int64_t first = 0;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    int64_t k = ks[i] < 0 ? ks[i] + extent : ks[i];
+    if (k < 0 || k >= extent) return std::nullopt;
+    if (i == 0) first = k;
+    else if (k != first + static_cast<int64_t>(i)) return std::nullopt;
+  }
   int64_t inner = 1;
   for (int32_t d = *axis + 1; d < xs.nbDims; ++d) inner *= xs.d[d];
-  if (inner <= 0 || volume(y.shape) != inner) return std::nullopt;
-  return std::vector<int64_t>{k * inner * esize};
+  if (inner <= 0 || volume(y.shape) != inner * static_cast<int64_t>(ks.size())) return std::nullopt;
+  return std::vector<int64_t>{first * inner * esize};
 }
 
 }  // namespace

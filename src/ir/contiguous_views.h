@@ -17,7 +17,8 @@ namespace kiln::ir {
 /// (one entry). nullopt when the node is no such view here: another op, unknown or non-matching shapes, a
 /// sub-byte or unsupported type, a Concatenation with a dim other than 1 before its axis, a Slice that is not
 /// kSTRICT_BOUNDS with unit strides and attribute parameters over one contiguous run, a Gather that is not
-/// kDEFAULT with a constant one-element index in bounds and only dims of 1 before its axis.
+/// kDEFAULT with constant indices in bounds that name consecutive rows in order (one index, or BERT's flattened
+/// mask gathered at b * S + s) and only dims of 1 before its axis.
 std::optional<std::vector<int64_t>> contiguousViewOffsets(Node const& n, std::vector<TensorInfo> const& in,
                                                           std::vector<TensorInfo> const& out);
 

@@ -112,6 +112,29 @@ TEST(ContiguousViews, GatherRows) {
                    .offsets);
 }
 
+TEST(ContiguousViews, GatherOfConsecutiveRows) {
+  // BERT's padding mask: the flattened [B * S, 1] mask gathered at b * S + s, here B = 2, S = 3, as [2, 1, 3].
+  std::string x = "  input x: bool[6,1]\n";
+  Parsed p = offsetsOf(x,
+                       "  k: i64[2,1,3] = Constant \"k\" () {data=[0,1,2,3,4,5]}\n"
+                       "  y: bool[2,1,3,1] = Gather \"v\" (x, k) {axis=0}\n  output y\n");
+  ASSERT_TRUE(p.offsets);
+  EXPECT_EQ(*p.offsets, offs({0}));
+  // A run that starts inside the axis, negative indices counted from its end.
+  p = offsetsOf("  input x: f16[1,7,3]\n",
+                "  k: i32[2] = Constant \"k\" () {data=[-4,-3]}\n  y: f16[1,2,3] = Gather \"v\" (x, k) {axis=1}\n"
+                "  output y\n");
+  ASSERT_TRUE(p.offsets);
+  EXPECT_EQ(*p.offsets, offs({3 * 3 * 2}));
+  // Out of order, repeated, a gap, or past the end: the rows are not one run.
+  for (char const* data : {"[1,0,2]", "[0,0,1]", "[0,1,3]", "[4,5,6]"}) {
+    EXPECT_FALSE(offsetsOf(x, std::string("  k: i64[3] = Constant \"k\" () {data=") + data +
+                                  "}\n  y: bool[3,1] = Gather \"v\" (x, k) {axis=0}\n  output y\n")
+                     .offsets)
+        << data;
+  }
+}
+
 TEST(ContiguousViews, OtherOpsAndUnknownShapes) {
   EXPECT_FALSE(offsetsOf("  input x: f32[1,4]\n", "  y: f32[1,4] = Identity \"v\" (x)\n  output y\n").offsets);
   Parsed p = offsetsOf("  input a: f32[1,3]\n  input b: f32[1,3]\n",

@@ -1,5 +1,5 @@
 // Identity elimination: drops Identity and Cast nodes that do not change the type, Shuffles that do not move
-// or reshape anything, and merges two consecutive Shuffles into one when their reshapes are static.
+// or reshape anything, Slices that read their whole input in order, and merges two consecutive Shuffles into one when their reshapes are static.
 #include <numeric>
 #include <optional>
 
@@ -140,6 +140,7 @@ class EliminateIdentity final : public Pass {
     ir::Value const* out = n.outputs[0];
     if (in->dtype != out->dtype) return false;
     if (n.op == ir::OpType::kIdentity || n.op == ir::OpType::kCast) return n.inputs.size() == 1;
+    if (n.op == ir::OpType::kSlice) return readsWholeInput(n);
     if (n.op != ir::OpType::kShuffle) return false;
     auto f = readShuffle(n);
     if (!f) return false;
@@ -147,6 +148,37 @@ class EliminateIdentity final : public Pass {
     // A reshape to the very same static shape, with no transposition around it.
     return passutil::isIdentityPermutation(f->first) && passutil::isIdentityPermutation(f->second) && dimsKnown(in->shape) &&
            dimsEqual(in->shape, out->shape);
+  }
+
+  // A Slice whose output is its input: the same known dims, read from index 0 with unit steps (an ONNX Expand to
+  // the shape the tensor already has, as exporters write the attention mask's). No sampling mode matters then.
+  static bool readsWholeInput(ir::Node const& n) {
+    ir::Value const* in = n.inputs[0];
+    ir::Value const* out = n.outputs[0];
+    if (!dimsKnown(in->shape) || !dimsEqual(in->shape, out->shape)) return false;
+    auto start = sliceParam(n, 1, "start");
+    if (!start) return false;
+    for (int64_t s : *start)
+      if (s != 0) return false;
+    if (n.input(3) || n.attrs.has("stride")) {
+      auto stride = sliceParam(n, 3, "stride");
+      if (!stride) return false;
+      for (int64_t s : *stride)
+        if (s != 1) return false;
+    }
+    return true;
+  }
+
+  // A Slice parameter's values: the constant at `input` when it is given, else the attribute `name`; nullopt when
+  // neither is known here.
+  static std::optional<std::vector<int64_t>> sliceParam(ir::Node const& n, size_t input, char const* name) {
+    if (ir::Value const* v = n.input(input)) {
+      HostTensor const* c = passutil::constantData(v);
+      if (!c || (c->dtype() != DataType::kINT32 && c->dtype() != DataType::kINT64)) return std::nullopt;
+      return c->toInt64Vector();
+    }
+    if (!n.attrs.has(name)) return std::nullopt;
+    return n.attrs.getInts(name);
   }
 
   static bool mergeWithProducer(ir::Graph& g, ir::Node& b) {

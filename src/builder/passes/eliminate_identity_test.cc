@@ -150,5 +150,52 @@ TEST(EliminateIdentity, DoesNotMergeDynamicReshapes) {
                   "}\n");
 }
 
+TEST(EliminateIdentity, RemovesASliceThatReadsItsWholeInput) {
+  auto pass = createEliminateIdentityPass();
+  // An ONNX Expand to the shape the mask already has: a wrapping Slice from 0 whose size comes from a constant.
+  expectRewrite(*pass,
+                "graph {\n"
+                "  input x: bool[1,1,4,4]\n"
+                "  n: bool[1,1,4,4] = Unary \"not\" (x) {op=20}\n"
+                "  s: i64[4] = Constant \"s\" () {data=[1,1,4,4]}\n"
+                "  e: bool[1,1,4,4] = Slice \"expand\" (n, _, s) {mode=1, start=[0,0,0,0], stride=[1,1,1,1]}\n"
+                "  y: bool[1,1,4,4] = Unary \"not2\" (e) {op=20}\n"
+                "  output y\n"
+                "}\n",
+                "graph {\n"
+                "  input x: bool[1,1,4,4]\n"
+                "  n: bool[1,1,4,4] = Unary \"not\" (x) {op=20}\n"
+                "  s: i64[4] = Constant \"s\" () {data=[1,1,4,4]}\n"  // dead now: eliminate_dead_layers' to drop
+                "  y: bool[1,1,4,4] = Unary \"not2\" (n) {op=20}\n"
+                "  output y\n"
+                "}\n");
+}
+
+TEST(EliminateIdentity, KeepsSlicesThatMoveData) {
+  auto pass = createEliminateIdentityPass();
+  // Same shape, but wrapping from index 1, or every second element wrapped around: both reorder the data.
+  for (char const* attrs : {"{mode=1, start=[1], size=[4], stride=[1]}", "{mode=1, start=[0], size=[4], stride=[2]}"}) {
+    expectNoRewrite(*pass, std::string("graph {\n"
+                                       "  input x: f32[4]\n"
+                                       "  n: f32[4] = Activation \"relu\" (x) {type=0}\n"
+                                       "  e: f32[4] = Slice \"s\" (n) ") +
+                               attrs +
+                               "\n"
+                               "  y: f32[4] = Activation \"relu2\" (e) {type=0}\n"
+                               "  output y\n"
+                               "}\n");
+  }
+  // A start known only at run time.
+  expectNoRewrite(*pass,
+                  "graph {\n"
+                  "  input x: f32[4]\n"
+                  "  input st: i64[1]\n"
+                  "  n: f32[4] = Activation \"relu\" (x) {type=0}\n"
+                  "  e: f32[4] = Slice \"s\" (n, st) {mode=1, size=[4], stride=[1]}\n"
+                  "  y: f32[4] = Activation \"relu2\" (e) {type=0}\n"
+                  "  output y\n"
+                  "}\n");
+}
+
 }  // namespace
 }  // namespace kiln::builder

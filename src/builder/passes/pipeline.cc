@@ -25,6 +25,8 @@ Status runPipeline(ir::Graph& g, PassContext const& ctx) {
   }
   passes.push_back(createEliminateIdentityPass());
   passes.push_back(createEliminateCommonSubexpressionsPass());
+  // Before attention fusion: the mask it takes keeps its key-padding shape.
+  passes.push_back(createEliminateBroadcastsPass());
   passes.push_back(createFoldScaleIntoConvolutionPass());
   passes.push_back(createFuseGeluPass());
   // Before transpose and bias folding, which would otherwise take parts of the attention pattern apart.
