@@ -70,7 +70,7 @@ class EliminateBroadcasts final : public Pass {
         if (keep < 0) continue;
         Value* from = n->outputs[0];
         Value* to = n->inputs[static_cast<size_t>(keep)];
-        if (from->isOutput || !dimsKnown(from->shape) || !dimsKnown(to->shape)) continue;
+        if (from->isOutput || from->shape.nbDims < 0 || from->shape.nbDims != to->shape.nbDims) continue;
         std::map<Value*, Dims> shapes{{from, to->shape}};
         if (!dimsEqual(from->shape, to->shape) && !shrinks(order, shapes)) continue;
         passutil::log(ctx, strCat(name(), ": removed ", n->describe(), " (passes ", to->name, " through)"));
@@ -88,7 +88,10 @@ class EliminateBroadcasts final : public Pass {
  private:
   // Whether the one value in `changedShape` may take the shape it maps to there (a shape it broadcasts from):
   // walking the layers after it in topological order with the shapes they would get, every value whose shape
-  // changes (added to `changedShape`) is read only by pointwise layers and is no graph output.
+  // changes (added to `changedShape`) is read only by pointwise layers and is no graph output. Unknown extents
+  // (-1) are fine: the constant's extents are known, so an axis it broadcast is known in `from`, and the
+  // broadcast counts as restored only where another operand gives that axis the same known extent (a -1 there
+  // could be 1 at run time).
   static bool shrinks(std::vector<Node*> const& order, std::map<Value*, Dims>& changedShape) {
     for (Node* n : order) {
       bool reads = false;
@@ -102,7 +105,7 @@ class EliminateBroadcasts final : public Pass {
         if (!v) return false;
         auto it = changedShape.find(v);
         Dims const& vs = it != changedShape.end() ? it->second : v->shape;
-        if (!dimsKnown(vs)) return false;
+        if (vs.nbDims < 0) return false;
         if (first) {
           s = vs;
           first = false;
@@ -112,7 +115,7 @@ class EliminateBroadcasts final : public Pass {
         if (!b.isOk()) return false;
         s = *b;
       }
-      if (first || !dimsKnown(y->shape)) return false;
+      if (first || y->shape.nbDims < 0) return false;
       if (dimsEqual(s, y->shape)) continue;  // the broadcast is back: nothing after this layer changes
       if (y->isOutput || s.nbDims != y->shape.nbDims) return false;
       changedShape[y] = s;

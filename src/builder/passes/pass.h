@@ -44,7 +44,7 @@ std::unique_ptr<Pass> createEliminateIdentityPass();
 std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
 std::unique_ptr<Pass> createFuseBiasActivationPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
-/// Any target, static shapes: And with a constant true everywhere (Or: false everywhere) becomes its other operand
+/// Any target: And with a constant true everywhere (Or: false everywhere) becomes its other operand
 /// where the layers reading the smaller tensor are pointwise up to where the broadcast is restored.
 std::unique_ptr<Pass> createEliminateBroadcastsPass();
 std::unique_ptr<Pass> createFuseGeluPass();
