@@ -1,5 +1,6 @@
 // Broadcast elimination: a logical And with a constant that is true everywhere (Or: false everywhere) passes its
-// other operand through, only broadcast to the shape of the constant. The operand takes the result's place when
+// other operand through, only broadcast to the shape of the constant, and an Expand (imported as a wrapping
+// Slice) broadcasts its input. The operand takes the result's place when
 // every layer that would see a smaller tensor is pointwise (ElementWise, Select, Unary, Activation, Cast) and the
 // broadcast comes back where it is consumed: each value whose shape changes is read only by such layers, and none
 // is a graph output. Transformers' padding mask (HuggingFace BERT exported through PyTorch 2.x):
@@ -42,8 +43,30 @@ bool allEqual(HostTensor const& c, bool value) {
   return true;
 }
 
-// The operand an And/Or passes through (the one that is not the identity constant), or -1.
-int passedOperand(Node const& n) {
+// The input whose value `n`'s output is, only broadcast to a larger shape, or -1: the operand of an And/Or that is
+// not the identity constant, or the input of an Expand (a wrapping Slice from index 0 with unit steps whose every
+// output extent, all known, is the input's or repeats an input extent of 1).
+int broadcastSource(Node const& n) {
+  if (n.op == OpType::kSlice) {
+    Value const* x = n.input(0);
+    Value const* y = n.outputs.size() == 1 ? n.outputs[0] : nullptr;
+    if (!x || !y || n.attrs.getInt("mode", 0) != static_cast<int64_t>(SampleMode::kWRAP) || n.input(5) ||
+        n.attrs.has("axes") || !dimsKnown(x->shape) || !dimsKnown(y->shape) || x->shape.nbDims != y->shape.nbDims)
+      return -1;
+    auto start = passutil::constantInts(n, 1, "start");
+    if (!start || static_cast<int32_t>(start->size()) != x->shape.nbDims) return -1;
+    for (int64_t v : *start)
+      if (v != 0) return -1;
+    if (n.input(3) || n.attrs.has("stride")) {
+      auto stride = passutil::constantInts(n, 3, "stride");
+      if (!stride) return -1;
+      for (int64_t v : *stride)
+        if (v != 1) return -1;
+    }
+    for (int32_t d = 0; d < x->shape.nbDims; ++d)
+      if (x->shape.d[d] != y->shape.d[d] && x->shape.d[d] != 1) return -1;
+    return 0;
+  }
   if (n.op != OpType::kElementWise || n.inputs.size() != 2 || !n.inputs[0] || !n.inputs[1]) return -1;
   auto op = static_cast<ElementWiseOperation>(n.attrs.getInt("op", -1));
   if (op != ElementWiseOperation::kAND && op != ElementWiseOperation::kOR) return -1;
@@ -66,7 +89,7 @@ class EliminateBroadcasts final : public Pass {
       again = false;
       KILN_ASSIGN_OR_RETURN(std::vector<Node*> order, g.topoOrder());
       for (Node* n : order) {
-        int const keep = passedOperand(*n);
+        int const keep = broadcastSource(*n);
         if (keep < 0) continue;
         Value* from = n->outputs[0];
         Value* to = n->inputs[static_cast<size_t>(keep)];

@@ -60,6 +60,35 @@ TEST(EliminateBroadcasts, DynamicBatch) {
   expectNoRewrite(*pass, unknownRows);
 }
 
+TEST(EliminateBroadcasts, ExpandBeforeABroadcastingAdd) {
+  auto pass = createEliminateBroadcastsPass();
+  std::string const expand =
+      "graph {\n"
+      "  input m: f32[2,1,4]\n"
+      "  input s: f32[2,3,4]\n"
+      "  e: f32[2,3,4] = Slice \"expand\" (m) {mode=1, start=[0,0,0], size=[2,3,4], stride=[1,1,1]}\n"
+      "  r: f32[2,3,4] = Activation \"relu\" (e) {type=0}\n"
+      "  y: f32[2,3,4] = ElementWise \"add\" (s, r) {op=0}\n"
+      "  output y\n"
+      "}\n";
+  expectRewrite(*pass, expand,
+                "graph {\n"
+                "  input m: f32[2,1,4]\n"
+                "  input s: f32[2,3,4]\n"
+                "  r: f32[2,1,4] = Activation \"relu\" (m) {type=0}\n"
+                "  y: f32[2,3,4] = ElementWise \"add\" (s, r) {op=0}\n"
+                "  output y\n"
+                "}\n");
+  // Not a broadcast: starting at 1 (a rotation of the repeated axis' source), a step of 2, clamping.
+  for (auto const& [from, to] : {std::pair<char const*, char const*>{"start=[0,0,0]", "start=[0,0,1]"},
+                                 {"stride=[1,1,1]", "stride=[1,1,2]"},
+                                 {"mode=1", "mode=2"}}) {
+    std::string g = expand;
+    g.replace(g.find(from), std::string(from).size(), to);
+    expectNoRewrite(*pass, g);
+  }
+}
+
 TEST(EliminateBroadcasts, OrWithFalseAndSameShapes) {
   auto pass = createEliminateBroadcastsPass();
   // Same shapes: the operand replaces the result whoever reads it (here a graph output through a Unary).

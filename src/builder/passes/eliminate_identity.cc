@@ -156,29 +156,17 @@ class EliminateIdentity final : public Pass {
     ir::Value const* in = n.inputs[0];
     ir::Value const* out = n.outputs[0];
     if (!dimsKnown(in->shape) || !dimsEqual(in->shape, out->shape)) return false;
-    auto start = sliceParam(n, 1, "start");
+    auto start = passutil::constantInts(n, 1, "start");
     if (!start) return false;
     for (int64_t s : *start)
       if (s != 0) return false;
     if (n.input(3) || n.attrs.has("stride")) {
-      auto stride = sliceParam(n, 3, "stride");
+      auto stride = passutil::constantInts(n, 3, "stride");
       if (!stride) return false;
       for (int64_t s : *stride)
         if (s != 1) return false;
     }
     return true;
-  }
-
-  // A Slice parameter's values: the constant at `input` when it is given, else the attribute `name`; nullopt when
-  // neither is known here.
-  static std::optional<std::vector<int64_t>> sliceParam(ir::Node const& n, size_t input, char const* name) {
-    if (ir::Value const* v = n.input(input)) {
-      HostTensor const* c = passutil::constantData(v);
-      if (!c || (c->dtype() != DataType::kINT32 && c->dtype() != DataType::kINT64)) return std::nullopt;
-      return c->toInt64Vector();
-    }
-    if (!n.attrs.has(name)) return std::nullopt;
-    return n.attrs.getInts(name);
   }
 
   static bool mergeWithProducer(ir::Graph& g, ir::Node& b) {

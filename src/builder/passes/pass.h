@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,9 @@ std::unique_ptr<Pass> createEliminateIdentityPass();
 std::unique_ptr<Pass> createFoldScaleIntoConvolutionPass();
 std::unique_ptr<Pass> createFuseBiasActivationPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
-/// Any target: And with a constant true everywhere (Or: false everywhere) becomes its other operand
-/// where the layers reading the smaller tensor are pointwise up to where the broadcast is restored.
+/// Any target: And with a constant true everywhere (Or: false everywhere) becomes its other operand, and an
+/// Expand (wrapping Slice from 0, unit steps, static shapes) its input, where the layers reading the smaller
+/// tensor are pointwise up to where the broadcast is restored.
 std::unique_ptr<Pass> createEliminateBroadcastsPass();
 std::unique_ptr<Pass> createFuseGeluPass();
 /// An ElementWise kSUM of two same-shape tensors read only by a Normalization (as x) becomes its residual input.
@@ -147,6 +149,19 @@ inline bool isIdentityPermutation(std::vector<int64_t> const& perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != static_cast<int64_t>(i)) return false;
   return true;
+}
+
+/// A layer parameter given either as a constant int input or as an int-list attribute (Slice's start/size/stride):
+/// the constant at `input` when that input is present, else the attribute `name`; nullopt when the input is not
+/// a constant int32/int64 tensor, or neither is given.
+inline std::optional<std::vector<int64_t>> constantInts(ir::Node const& n, size_t input, char const* name) {
+  if (ir::Value const* v = n.input(input)) {
+    HostTensor const* c = constantData(v);
+    if (!c || (c->dtype() != DataType::kINT32 && c->dtype() != DataType::kINT64)) return std::nullopt;
+    return c->toInt64Vector();
+  }
+  if (!n.attrs.has(name)) return std::nullopt;
+  return n.attrs.getInts(name);
 }
 
 /// Appends a line to the pass log when there is one.
