@@ -80,9 +80,10 @@ function(kiln_tests name)
   # second label would be read as a property name: the first label goes there, and every label is set on the
   # discovered tests by a script ctest includes after the discovery's own (it defines ${name}_tests_TESTS).
   list(GET ARG_LABELS 0 first_label)
-  gtest_discover_tests(${name}_tests
-    PROPERTIES LABELS "${first_label}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED "
-    DISCOVERY_TIMEOUT 60)
+  # DISCOVERY_TIMEOUT goes before PROPERTIES, whose value list would otherwise take it in (leaving CMake's 5 s,
+  # which a binary loading cuDNN on a busy 2-core machine can exceed, failing the build).
+  gtest_discover_tests(${name}_tests DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${first_label}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED ")
   list(LENGTH ARG_LABELS label_count)
   if(label_count GREATER 1)
     set(labels_script ${CMAKE_CURRENT_BINARY_DIR}/${name}_tests_labels.cmake)
