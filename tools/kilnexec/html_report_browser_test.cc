@@ -54,9 +54,10 @@ PageResult openInChromium(std::string const& chromium, std::filesystem::path con
   std::string error;
   EXPECT_TRUE(writeFile(page.string(), html.data(), html.size(), error)) << error;
   // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start; the page is our own file.
+  // --disable-dev-shm-usage: a container's /dev/shm is often 64 MB, which Chromium can outgrow and crash.
   std::string const cmd = "timeout 120 '" + chromium +
-                          "' --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
-                          "--user-data-dir='" +
+                          "' --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+                          "--disable-extensions --user-data-dir='" +
                           (dir / "profile").string() +
                           "' --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom 'file://" +
                           page.string() + "' > '" + dom.string() + "' 2> '" + log.string() + "'";
