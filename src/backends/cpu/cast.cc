@@ -63,8 +63,9 @@ class OnednnCastKernel final : public Kernel {
   PrimitiveCache<CastPrimitive> cache_;
 };
 
-// float32 -> bf16 and bf16 -> float32 (a same-type Cast is a copy the reference does as well).
+// float32 -> bf16 and bf16 -> float32 where oneDNN runs bf16 (a same-type Cast is a copy the reference does as well).
 bool castTypes(DataType from, DataType to) {
+  if (!bf16Supported()) return false;
   return (from == DataType::kFLOAT && to == DataType::kBF16) || (from == DataType::kBF16 && to == DataType::kFLOAT);
 }
 

@@ -236,9 +236,24 @@ int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_
   return pr < 0 ? -1 : pr;
 }
 
+bool onednnAvx512() {
+  // cpu_isa values are sets of feature bits: avx512_core's bits all present means AVX-512 (avx2_vnni, for one, is
+  // numerically larger without them).
+  static bool const has = [] {
+    auto const isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto const need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & need) == need;
+  }();
+  return has;
+}
+
+bool bf16Supported() { return onednnAvx512(); }
+
+bool onednnFloatType(DataType t) { return t == DataType::kFLOAT || (t == DataType::kBF16 && bf16Supported()); }
+
 std::optional<dnnl::memory::data_type> dnnlFloatType(DataType t) {
   if (t == DataType::kFLOAT) return dnnl::memory::data_type::f32;
-  if (t == DataType::kBF16) return dnnl::memory::data_type::bf16;
+  if (t == DataType::kBF16 && bf16Supported()) return dnnl::memory::data_type::bf16;
   return std::nullopt;
 }
 

@@ -152,7 +152,21 @@ void runReorder(dnnl::reorder const* r, dnnl::memory::desc const& from, void con
 /// reference); -1 when that would need negative padding.
 int64_t rightPadding(int64_t in, int64_t out, int64_t dk, int64_t stride, int64_t padBegin, int64_t padEnd);
 
-/// oneDNN's element type for a Kiln float type: f32 or bf16 (the types the oneDNN tactics run); nullopt otherwise.
+/// Whether oneDNN's effective ISA includes AVX-512 (avx512_core): what its bf16 and Winograd convolutions need.
+/// Read once (ONEDNN_MAX_CPU_ISA can lower it, as the tests do to check the refusals).
+bool onednnAvx512();
+
+/// Whether oneDNN runs bf16 primitives on this CPU (onednnAvx512()). oneDNN 2.x has them from AVX-512 (avx512_core,
+/// emulated below avx512_core_bf16) up; on a CPU without AVX-512 every bf16 primitive descriptor fails to be created,
+/// so the oneDNN tactics take no bf16 there (the builder keeps float32, or runs the reference kernels) instead of
+/// failing the build.
+bool bf16Supported();
+
+/// Whether the oneDNN tactics run type t: float32, and bf16 where bf16Supported().
+bool onednnFloatType(DataType t);
+
+/// oneDNN's element type for a Kiln float type: f32 or bf16 (the types the oneDNN tactics run, bf16 only where
+/// bf16Supported()); nullopt otherwise.
 std::optional<dnnl::memory::data_type> dnnlFloatType(DataType t);
 
 /// oneDNN dims of a Kiln shape.
