@@ -272,7 +272,7 @@ bool supportsConv(ir::Node const& node, std::vector<TensorInfo> const& in, std::
     return false;
   // One element type throughout: float32, or bf16 (a bf16 build's convolutions; fp32 accumulation).
   DataType dt = out[0].dtype;
-  if (!onednnFloatType(dt)) return false;
+  if (!dnnlFloatType(dt)) return false;
   for (TensorInfo const& t : in)
     if (t.shape.nbDims >= 0 && t.dtype != dt) return false;
   // bf16 weights, or float32 ones that the weight reorder converts (the builder asks before it casts them).

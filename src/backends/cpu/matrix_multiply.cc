@@ -207,7 +207,7 @@ bool supportsMatMul(ir::Node const& node, std::vector<TensorInfo> const& in, std
   // One element type throughout: float32, or bf16 (a bf16 build's products; fp32 accumulation).
   if (in.size() < 2 || in.size() > 4 || out.size() != 1) return false;
   DataType dt = out[0].dtype;
-  if (!onednnFloatType(dt)) return false;
+  if (!dnnlFloatType(dt)) return false;
   for (TensorInfo const& t : in)
     if (t.shape.nbDims >= 0 && t.dtype != dt) return false;
   int64_t opA = node.attrs.getInt("op_a", 0), opB = node.attrs.getInt("op_b", 0);

@@ -249,8 +249,6 @@ bool onednnAvx512() {
 
 bool bf16Supported() { return onednnAvx512(); }
 
-bool onednnFloatType(DataType t) { return t == DataType::kFLOAT || (t == DataType::kBF16 && bf16Supported()); }
-
 std::optional<dnnl::memory::data_type> dnnlFloatType(DataType t) {
   if (t == DataType::kFLOAT) return dnnl::memory::data_type::f32;
   if (t == DataType::kBF16 && bf16Supported()) return dnnl::memory::data_type::bf16;

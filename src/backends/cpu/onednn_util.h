@@ -162,9 +162,6 @@ bool onednnAvx512();
 /// failing the build.
 bool bf16Supported();
 
-/// Whether the oneDNN tactics run type t: float32, and bf16 where bf16Supported().
-bool onednnFloatType(DataType t);
-
 /// oneDNN's element type for a Kiln float type: f32 or bf16 (the types the oneDNN tactics run, bf16 only where
 /// bf16Supported()); nullopt otherwise.
 std::optional<dnnl::memory::data_type> dnnlFloatType(DataType t);

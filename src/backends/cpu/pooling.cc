@@ -149,9 +149,7 @@ Result<PoolConfig> readConfig(ir::Node const& node, int32_t ns) {
 }
 
 bool supportsPool(ir::Node const& node, std::vector<TensorInfo> const& in, std::vector<TensorInfo> const& out) {
-  if (in.size() != 1 || out.size() != 1 || in[0].dtype != out[0].dtype ||
-      !onednnFloatType(in[0].dtype))
-    return false;
+  if (in.size() != 1 || out.size() != 1 || in[0].dtype != out[0].dtype || !dnnlFloatType(in[0].dtype)) return false;
   int32_t rank = in[0].shape.nbDims;
   if (rank != 4 && rank != 5)
     return false;
