@@ -216,6 +216,19 @@ bool buildPlan(Options const& o, BuildRequest const& request, NetworkSource& sou
     config->setBuilderOptimizationLevel(0);
   } else {
     config->setBuilderOptimizationLevel(o.builderOptimizationLevel);
+    // options.cc names the sources by their value, 0 (CUBLAS) .. 7 (REFERENCE).
+    static_assert(kiln::EnumMax<kiln::TacticSource>() == 8, "--tacticSources: update the names in options.cc");
+    if (!o.tacticSources.empty() && o.backend != Backend::kReference) {
+      kiln::TacticSources sources = config->getTacticSources();
+      for (auto const& [add, which] : o.tacticSources) {
+        uint32_t const bit = 1u << static_cast<uint32_t>(which);
+        sources = add ? (sources | bit) : (sources & ~bit);
+      }
+      if (!config->setTacticSources(sources)) {
+        error = "--tacticSources: the builder refused the tactic sources: " + logger.lastError();
+        return false;
+      }
+    }
     if (o.fp16 || o.best) config->setFlag(kiln::BuilderFlag::kFP16);
     if (o.bf16 || o.best) config->setFlag(kiln::BuilderFlag::kBF16);
     for (auto const& [pool, bytes] : o.memPoolSizes)

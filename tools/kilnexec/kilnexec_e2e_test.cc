@@ -266,6 +266,24 @@ TEST_F(Kilnexec, BuildFlags) {
   EXPECT_NE(dynamicDefault.err.find("dynamic input 'x'"), std::string::npos) << dynamicDefault.err;
 }
 
+// --tacticSources edits what the builder may time: without oneDNN the CPU build takes the reference kernels;
+// without any CPU source it fails naming a layer; the reference backend says it ignores the flag.
+TEST_F(Kilnexec, TacticSources) {
+  Result all = run(std::string("--backend=cpu --dumpLayerInfo") + kQuick);
+  ASSERT_EQ(all.code, 0) << all.out << all.err;
+  EXPECT_NE(all.out.find("tactic=convolution_onednn"), std::string::npos) << all.out;
+  Result noOnednn = run(std::string("--backend=cpu --tacticSources=-onednn --dumpLayerInfo") + kQuick);
+  ASSERT_EQ(noOnednn.code, 0) << noOnednn.out << noOnednn.err;
+  EXPECT_EQ(noOnednn.out.find("_onednn"), std::string::npos) << noOnednn.out;  // no oneDNN tactic
+  EXPECT_NE(noOnednn.out.find("tactic=convolution_reference"), std::string::npos) << noOnednn.out;
+  Result none = run(std::string("--backend=cpu --tacticSources=-ONEDNN,-REFERENCE,-KILN") + kQuick);
+  EXPECT_EQ(none.code, 1) << none.out << none.err;
+  EXPECT_NE(none.err.find("from the allowed tactic sources"), std::string::npos) << none.err;
+  Result reference = run(std::string("--backend=reference --tacticSources=-REFERENCE") + kQuick);
+  EXPECT_EQ(reference.code, 0) << reference.out << reference.err;
+  EXPECT_NE(reference.err.find("--tacticSources: the reference backend"), std::string::npos) << reference.err;
+}
+
 TEST_F(Kilnexec, DefaultBackendIsCudaOnlyWhereCudaCanRun) {
   Result r = run(std::string("--percentile=50") + kQuick, /*pinCpu=*/false);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
@@ -280,10 +298,9 @@ TEST_F(Kilnexec, GpuFlagsOnTheCpuBackendSaySo) {
                              "--timingCacheFile=t.cache --int8") +
                  kQuick);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  for (char const* s :
-       {"--useCudaGraph: the cpu backend runs on the host, so this flag does nothing there",
-        "--noDataTransfers: the cpu backend", "--infStreams=2: the cpu backend", "--device=0: the cpu backend",
-        "--timingCacheFile=t.cache: the cpu backend", "--int8: INT8"})
+  for (char const* s : {"--useCudaGraph: the cpu backend runs on the host, so this flag does nothing there",
+                        "--noDataTransfers: the cpu backend", "--infStreams=2: the cpu backend",
+                        "--device=0: the cpu backend", "--timingCacheFile=t.cache: the cpu backend", "--int8: INT8"})
     EXPECT_NE(r.err.find(s), std::string::npos) << s << "\n" << r.err;
   EXPECT_FALSE(fs::exists(path("t.cache")));
 }

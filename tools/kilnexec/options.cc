@@ -2,10 +2,12 @@
 // combinations that contradict each other.
 #include "options.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -248,6 +250,27 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
     o.profilingVerbosity = v;
     return true;
   };
+  // trtexec's tactic source edits: +NAME / -NAME, comma-separated, on top of the default (every source in Kiln).
+  valueFlags["tacticSources"] = [&o](std::string const& v, std::string& err) {
+    static const char* const kNames[] = {"CUBLAS",           "CUBLAS_LT", "CUDNN",  "EDGE_MASK_CONVOLUTIONS",
+                                         "JIT_CONVOLUTIONS", "KILN",      "ONEDNN", "REFERENCE"};
+    for (auto const& entry : split(v, ',')) {
+      std::string name = entry.size() > 1 ? entry.substr(1) : "";
+      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      int32_t source = -1;
+      for (int32_t i = 0; i < static_cast<int32_t>(std::size(kNames)); ++i)
+        if (name == kNames[i]) source = i;
+      if ((entry.empty() || (entry[0] != '+' && entry[0] != '-')) || source < 0) {
+        err =
+            "expected +NAME or -NAME (comma-separated) with NAME one of CUBLAS, CUBLAS_LT, CUDNN, "
+            "EDGE_MASK_CONVOLUTIONS, JIT_CONVOLUTIONS, KILN, ONEDNN, REFERENCE; got '" +
+            entry + "'";
+        return false;
+      }
+      o.tacticSources.emplace_back(entry[0] == '+', source);
+    }
+    return true;
+  };
   valueFlags["percentile"] = [&o](std::string const& v, std::string& err) {
     o.percentiles.clear();
     for (auto const& p : split(v, ',')) {
@@ -346,12 +369,13 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
   if (!o.loadEngine.empty()) {
     bool const buildFlag = o.fp16 || o.bf16 || o.int8 || o.best || o.stronglyTyped || !o.minShapes.empty() ||
                            !o.optShapes.empty() || !o.maxShapes.empty() || !o.memPoolSizes.empty() ||
-                           !o.timingCacheFile.empty() || !o.saveEngine.empty() || !o.profilingVerbosity.empty();
+                           !o.timingCacheFile.empty() || !o.saveEngine.empty() || !o.profilingVerbosity.empty() ||
+                           !o.tacticSources.empty();
     if (buildFlag)
       return fail(
           "--loadEngine runs an engine already built: build flags (--fp16, --bf16, --int8, --best, "
           "--stronglyTyped, --min/opt/maxShapes, --memPoolSize, --timingCacheFile, --profilingVerbosity, "
-          "--saveEngine) have no effect on it");
+          "--tacticSources, --saveEngine) have no effect on it");
     if (o.check) return fail("--check needs the network to build the reference from: use --onnx (or no model)");
   }
   if (o.stronglyTyped && (o.fp16 || o.bf16 || o.int8 || o.best))
@@ -403,6 +427,8 @@ std::vector<std::string> unsupportedFlagNotes(Options const& o) {
       notes.push_back("--timingCacheFile=" + o.timingCacheFile + onHost +
                       " (the timing cache keeps GPU tactic timings); nothing is read or written");
   }
+  if (o.backend == Backend::kReference && !o.tacticSources.empty())
+    notes.push_back("--tacticSources: the reference backend builds from the reference kernels only; ignored");
   for (auto const& [pool, bytes] : o.memPoolSizes)
     if (pool != "workspace")
       notes.push_back("--memPoolSize=" + pool + ": Kiln has no such pool (DLA and tactic shared memory); ignored");
@@ -433,6 +459,9 @@ Build
   --builderOptimizationLevel=N   0 (fast build) .. 5; default 3
   --profilingVerbosity=V      layer_names_only, detailed or none (default detailed when layer info is asked for)
   --timingCacheFile=FILE      GPU: read the timing cache from FILE if it exists, write it back after the build
+  --tacticSources=+A,-B,...   Add (+) or remove (-) tactic sources from the default (all of them): CUBLAS,
+                              CUBLAS_LT, CUDNN, EDGE_MASK_CONVOLUTIONS, JIT_CONVOLUTIONS, KILN (Kiln's own
+                              kernels), ONEDNN, REFERENCE; e.g. --tacticSources=-CUDNN times no cuDNN kernel
   --staticPlugins=LIBS / --dynamicPlugins=LIBS   Plugin libraries loaded before parsing or loading: static ones are
                               opened (their REGISTER_KILN_PLUGIN creators register themselves), dynamic ones go
                               through IPluginRegistry::loadLibrary (they export getCreators); a failure exits 1

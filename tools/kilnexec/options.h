@@ -39,6 +39,8 @@ struct Options {
   std::string timingCacheFile;
   std::vector<std::string> staticPlugins, dynamicPlugins;
   std::string profilingVerbosity;  ///< "" (default), "layer_names_only", "detailed" or "none"
+  /// --tacticSources edits, in order: (true: +, false: -) and the kiln::TacticSource value.
+  std::vector<std::pair<bool, int32_t>> tacticSources;
 
   // Inference.
   int32_t iterations = 10;  ///< at least this many timed inferences

@@ -67,7 +67,8 @@ TEST(Options, EveryFlagIsAccepted) {
                          "--check-layers",
                          "--atol=1e-3",
                          "--rtol=0.01",
-                         "--report=r.html"});
+                         "--report=r.html",
+                         "--tacticSources=-CUDNN,+kiln,-cublas_lt"});
   ASSERT_TRUE(r.ok) << r.error;
   Options const& o = r.options;
   EXPECT_EQ(o.onnx, "m.onnx");
@@ -94,6 +95,8 @@ TEST(Options, EveryFlagIsAccepted) {
   EXPECT_EQ(o.loadInputs[0], (std::pair<std::string, std::string>{"x", "in.npy"}));
   EXPECT_EQ(o.report, "r.html");
   EXPECT_EQ(o.profilingVerbosity, "detailed");
+  // trtexec's +/- syntax, names in any case, in order: kCUDNN = 2, kKILN = 5, kCUBLAS_LT = 1.
+  EXPECT_EQ(o.tacticSources, (std::vector<std::pair<bool, int32_t>>{{false, 2}, {true, 5}, {false, 1}}));
 }
 
 TEST(Options, ValueSyntax) {
@@ -136,12 +139,17 @@ TEST(Options, RefusesUnknownAndMalformedFlags) {
   expectUsageError({"--loadInputs=in.npy"}, "--loadInputs");
   expectUsageError({"model.onnx"}, "unexpected argument");
   expectUsageError({"--threads=0"}, "--threads");
+  expectUsageError({"--tacticSources=CUDNN"}, "expected +NAME or -NAME");  // no sign
+  expectUsageError({"--tacticSources=-CUDNN,+TPU"}, "got '+TPU'");
+  expectUsageError({"--tacticSources=-CUDNN,"}, "got ''");
+  expectUsageError({"--tacticSources=+"}, "--tacticSources");
 }
 
 TEST(Options, RefusesContradictions) {
   expectUsageError({"--onnx=a.onnx", "--loadEngine=a.plan"}, "--onnx and --loadEngine");
   expectUsageError({"--loadEngine=a.plan", "--fp16"}, "build flags");
   expectUsageError({"--loadEngine=a.plan", "--saveEngine=b.plan"}, "build flags");
+  expectUsageError({"--loadEngine=a.plan", "--tacticSources=-CUDNN"}, "--tacticSources");
   expectUsageError({"--loadEngine=a.plan", "--check"}, "--check needs the network");
   expectUsageError({"--stronglyTyped", "--fp16"}, "--stronglyTyped");
   expectUsageError({"--skipInference", "--check"}, "--skipInference");
