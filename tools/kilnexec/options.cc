@@ -251,6 +251,8 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
     return true;
   };
   // trtexec's tactic source edits: +NAME / -NAME, comma-separated, on top of the default (every source in Kiln).
+  // The names are kiln::TacticSource's in value order (engine_build.cc checks the count; libkiln's plan summary
+  // keeps its own copy, internal to the library).
   valueFlags["tacticSources"] = [&o](std::string const& v, std::string& err) {
     static const char* const kNames[] = {"CUBLAS",           "CUBLAS_LT", "CUDNN",  "EDGE_MASK_CONVOLUTIONS",
                                          "JIT_CONVOLUTIONS", "KILN",      "ONEDNN", "REFERENCE"};
@@ -261,10 +263,9 @@ ParseResult parseCommandLine(std::vector<std::string> const& args) {
       for (int32_t i = 0; i < static_cast<int32_t>(std::size(kNames)); ++i)
         if (name == kNames[i]) source = i;
       if ((entry.empty() || (entry[0] != '+' && entry[0] != '-')) || source < 0) {
-        err =
-            "expected +NAME or -NAME (comma-separated) with NAME one of CUBLAS, CUBLAS_LT, CUDNN, "
-            "EDGE_MASK_CONVOLUTIONS, JIT_CONVOLUTIONS, KILN, ONEDNN, REFERENCE; got '" +
-            entry + "'";
+        err = "expected +NAME or -NAME (comma-separated) with NAME one of ";
+        for (size_t i = 0; i < std::size(kNames); ++i) err += std::string(i ? ", " : "") + kNames[i];
+        err += "; got '" + entry + "'";
         return false;
       }
       o.tacticSources.emplace_back(entry[0] == '+', source);
