@@ -165,8 +165,8 @@ def time_cuda(fn, input_sets, warmup, runs):
 # kilnexec
 
 
-def kiln_paths(work, row_id, graph):
-    tag = f"{row_id}_{'graph' if graph else 'nograph'}"
+def kiln_paths(work, row_id, graph, loaded=False):
+    tag = f"{row_id}_{'graph' if graph else 'nograph'}{'_loaded' if loaded and graph else ''}"
     return os.path.join(work, tag + ".times.json"), os.path.join(work, row_id + ".plan")
 
 
@@ -175,7 +175,7 @@ def bert_input_files(work, batch):
 
 
 def kiln_command(args, work, row_id, name, batch, graph, load_plan=False, save_plan=True):
-    times, plan = kiln_paths(work, row_id, graph)
+    times, plan = kiln_paths(work, row_id, graph, loaded=load_plan)
     shapes = ",".join(f"{n}:{'x'.join(str(d) for d in [batch] + dims)}" for n, dims, _ in MODELS[name][2])
     cmd = [args.kilnexec]
     if load_plan:
@@ -211,12 +211,20 @@ def median_from_times(path, stdout):
     raise RuntimeError("no timings in " + path + " nor in kilnexec's output")
 
 
-def run_kiln(args, work, logdir, row_id, name, batch, graph, deadline):
-    """Runs kilnexec once; returns (median ms, note). Raises with the first error line on failure."""
-    times, plan = kiln_paths(work, row_id, graph)
-    load = not graph and os.path.exists(plan)  # the no-graph run reuses the plan built by the graph run
-    attempts = [kiln_command(args, work, row_id, name, batch, graph, load_plan=load, save_plan=graph)]
-    if graph:  # if saving the plan is what fails, measure without it
+def run_kiln(args, work, logdir, row_id, name, batch, graph, deadline, loaded=False):
+    """Runs kilnexec once; returns (median ms, note). Raises with the first error line on failure.
+
+    graph and not loaded: builds the plan, saves it and times it in the building process; graph and loaded: times
+    the saved plan in a fresh process (as a deployment runs it, like trtexec --loadEngine); no graph: the saved plan
+    too (or a new build where there is none)."""
+    times, plan = kiln_paths(work, row_id, graph, loaded)
+    if loaded and not os.path.exists(plan):
+        raise RuntimeError("no saved plan to load")
+    load = loaded or (not graph and os.path.exists(plan))
+    attempts = [kiln_command(args, work, row_id, name, batch, graph, load_plan=load, save_plan=graph and not load)]
+    if graph and not load and os.path.exists(plan):
+        os.remove(plan)  # a plan of an earlier run must not stand in for this build's
+    if graph and not load:  # if saving the plan is what fails, measure without it
         attempts.append(kiln_command(args, work, row_id, name, batch, graph, save_plan=False))
     if load:  # if loading the plan fails, build again
         attempts.append(kiln_command(args, work, row_id, name, batch, graph, save_plan=False))
@@ -234,7 +242,7 @@ def run_kiln(args, work, logdir, row_id, name, batch, graph, deadline):
             out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
             out += f"\n[E] kilnexec timed out after {min(args.kiln_timeout, left):.0f} s"
             rc = -1
-        logfile = os.path.join(logdir, f"{row_id}_{'graph' if graph else 'nograph'}_{n}.log")
+        logfile = os.path.join(logdir, f"{row_id}_{'graph' if graph else 'nograph'}{'_loaded' if loaded else ''}_{n}.log")
         with open(logfile, "w") as f:
             f.write(" ".join(shlex.quote(c) for c in cmd) + "\n\n" + out)
         if rc == 0:
@@ -245,7 +253,7 @@ def run_kiln(args, work, logdir, row_id, name, batch, graph, deadline):
             return ms, note
         err = first_line(out) if out.strip() else f"kilnexec exit code {rc}"
         retry = n + 1 < len(attempts) and (
-            ("save" in out.lower() or "serializ" in out.lower()) if graph else True)
+            ("save" in out.lower() or "serializ" in out.lower()) if graph and not load else True)
         if not retry or rc == -1:
             raise RuntimeError(err)
         log(f"kiln: {err}; retrying")
@@ -337,16 +345,23 @@ def ratio(peer, kiln):
     return f"{peer / kiln:.2f}×" if peer and kiln else "—"
 
 
+def kiln_figure(r):
+    """Kiln's figure for a row: the saved plan with CUDA graphs in a fresh process, else the building process's."""
+    return r.get("kiln_loaded_ms") or r.get("kiln_ms")
+
+
 def table(rows, results, compile_mode):
-    head = ["Model", "Batch", "Kiln ms (graph)", "Kiln ms (no graph)", "Eager ms", f"Compile ms ({compile_mode})",
+    head = ["Model", "Batch", "Kiln ms (graph)", "Kiln ms (graph, building process)", "Kiln ms (no graph)",
+            "Eager ms", f"Compile ms ({compile_mode})",
             "Kiln items/s", "Eager/Kiln", "Compile/Kiln", "GFLOP", "Kiln TFLOP/s", "% of 790", "Notes"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for row_id, name, batch in rows:
         r = results.get(row_id, {})
-        kiln = r.get("kiln_ms")
+        kiln = kiln_figure(r)
         flops = r.get("flops")
         tflops = flops / (kiln * 1e-3) / 1e12 if flops and kiln else None
-        cells = [MODELS[name][0], str(batch), fmt(kiln), fmt(r.get("kiln_nograph_ms")), fmt(r.get("eager_ms")),
+        cells = [MODELS[name][0], str(batch), fmt(kiln), fmt(r.get("kiln_ms")), fmt(r.get("kiln_nograph_ms")),
+                 fmt(r.get("eager_ms")),
                  fmt(r.get("compile_ms")), fmt(batch / kiln * 1e3 if kiln else None),
                  ratio(r.get("eager_ms"), kiln), ratio(r.get("compile_ms"), kiln),
                  fmt(flops / 1e9 if flops else None), fmt(tflops),
@@ -392,7 +407,9 @@ def write_report(args, rows, results, env, final):
           f"GPU {env.get('gpu')}, driver {env.get('driver')}, torch {env.get('torch')} (CUDA {env.get('cuda')}, "
           f"cuDNN {env.get('cudnn')}), torchvision {env.get('torchvision')}, transformers {env.get('transformers')}, "
           f"Kiln {env.get('kiln_commit')}. Kiln: kilnexec --backend=cuda --fp16, median compute time of "
-          f"{args.kiln_iterations} inferences; peers: fp16, median of {args.runs} runs (CUDA events), "
+          f"{args.kiln_iterations} inferences; Kiln ms (graph): the saved plan loaded in a fresh kilnexec process "
+          f"(--loadEngine, as a deployment runs it), replayed as a CUDA graph; beside it the same plan timed in the "
+          f"process that built it (a few % slower at batch 1, see RESULTS.md); peers: fp16, median of {args.runs} runs (CUDA events), "
           f"torch.compile mode {args.compile_mode}. Speed-up = peer ms / Kiln ms (>1: Kiln faster). "
           f"TFLOP/s = model FLOPs (FlopCounterMode, 2*MACs) / Kiln time; % of the {PEAK_TFLOPS:.0f} TFLOP/s "
           f"fp16 GEMM ceiling.", "", text, ""]
@@ -475,6 +492,8 @@ def main():
                 for n, f in bert_input_files(work, batch):
                     print(f"npy: {f} ({n}, int64 {batch}x{BERT_SEQ})")
             print("kiln: " + " ".join(shlex.quote(c) for c in kiln_command(args, work, row_id, name, batch, True)))
+            print("kiln: " + " ".join(shlex.quote(c) for c in
+                                      kiln_command(args, work, row_id, name, batch, True, load_plan=True)))
             if not args.skip_nograph:
                 print("kiln: " + " ".join(shlex.quote(c) for c in
                                           kiln_command(args, work, row_id, name, batch, False, load_plan=True)))
@@ -544,25 +563,30 @@ def main():
         write_report(args, rows, results, env, final=False)
 
     # Phase 2 and 3: kilnexec with, then without CUDA graphs.
-    phases = [True] + ([] if args.skip_nograph else [False])
+    # (graph, loaded): build, save and time; the saved plan in a fresh process; without graphs.
+    phases = [(True, False), (True, True)] + ([] if args.skip_nograph else [(False, False)])
     if not os.path.exists(args.kilnexec):
         phases = []
         for r in rows:
             results[r[0]]["notes"].append(f"kiln: no kilnexec at {args.kilnexec}")
-    for graph in phases:
+    for graph, loaded in phases:
+        key = "kiln_loaded_ms" if loaded else "kiln_ms" if graph else "kiln_nograph_ms"
+        what = " (plan loaded)" if loaded else "" if graph else " (no graph)"
         for row_id, name, batch in rows:
             if not have_onnx.get(name):
                 continue
-            if not graph and any("timed out" in n or "budget" in n for n in results[row_id]["notes"]):
+            if loaded and "kiln_ms" not in results[row_id]:
+                continue  # no plan was built
+            if (loaded or not graph) and any("timed out" in n or "budget" in n for n in results[row_id]["notes"]):
                 continue  # the run with CUDA graphs used up its time: no second try
             try:
-                ms, note = run_kiln(args, work, logdir, row_id, name, batch, graph, deadline)
-                results[row_id]["kiln_ms" if graph else "kiln_nograph_ms"] = ms
+                ms, note = run_kiln(args, work, logdir, row_id, name, batch, graph, deadline, loaded)
+                results[row_id][key] = ms
                 if note and note not in results[row_id]["notes"]:
                     results[row_id]["notes"].append(note)
-                log(f"kiln {row_id} ({'graph' if graph else 'no graph'}): {ms:.3f} ms")
+                log(f"kiln {row_id}{what or ' (graph)'}: {ms:.3f} ms")
             except Exception as e:
-                results[row_id]["notes"].append(f"kiln{'' if graph else ' (no graph)'}: {first_line(str(e))}")
+                results[row_id]["notes"].append(f"kiln{what}: {first_line(str(e))}")
                 log(f"kiln {row_id}: {e}")
             write_report(args, rows, results, env, final=False)
 
