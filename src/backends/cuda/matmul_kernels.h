@@ -52,8 +52,8 @@ struct MatmulProblem {
 bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const& p, MatmulBatch const& batch,
                       int64_t batchCount, MatmulEpilogue const& ep, cudaStream_t stream);
 
-/// Block tiles (rows x columns of y) of the tensor-core GEMM (matmul_mma.cu).
-enum class MatmulMmaTile { k32x64, k64x64, k64x128 };
+/// Block tiles of the tensor-core GEMM (matmul_mma.cu): rows x columns of y x the depth of one pipeline stage.
+enum class MatmulMmaTile { k32x32x64, k32x64x32, k32x64x64, k64x64x32 };
 int64_t matmulMmaTileRows(MatmulMmaTile tile);
 int64_t matmulMmaTileCols(MatmulMmaTile tile);
 
@@ -72,7 +72,7 @@ struct MatmulMmaCall {
   void const* residual = nullptr;
   int32_t activation = -1;
   float alpha = 0.f, beta = 0.f;
-  MatmulMmaTile tile = MatmulMmaTile::k64x64;
+  MatmulMmaTile tile = MatmulMmaTile::k32x64x32;
 };
 
 /// Whether launchMatmulMma takes the call's shape: fp16 / bf16; m, n, k > 0 and below 2^31, k and n multiples of 8;

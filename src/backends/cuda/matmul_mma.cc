@@ -93,12 +93,14 @@ backends::Tactic makeMma(MatmulMmaTile tile, char const* name, int priority) {
   return t;
 }
 
-backends::Tactic makeMma32x64() { return makeMma(MatmulMmaTile::k32x64, "32x64", 14); }
-backends::Tactic makeMma64x64() { return makeMma(MatmulMmaTile::k64x64, "64x64", 13); }
-backends::Tactic makeMma64x128() { return makeMma(MatmulMmaTile::k64x128, "64x128", 12); }
-KILN_REGISTER_CUDA_TACTIC(makeMma32x64);
-KILN_REGISTER_CUDA_TACTIC(makeMma64x64);
-KILN_REGISTER_CUDA_TACTIC(makeMma64x128);
+backends::Tactic makeMma32x32x64() { return makeMma(MatmulMmaTile::k32x32x64, "32x32x64", 14); }
+backends::Tactic makeMma32x64x32() { return makeMma(MatmulMmaTile::k32x64x32, "32x64x32", 13); }
+backends::Tactic makeMma32x64x64() { return makeMma(MatmulMmaTile::k32x64x64, "32x64x64", 12); }
+backends::Tactic makeMma64x64x32() { return makeMma(MatmulMmaTile::k64x64x32, "64x64x32", 11); }
+KILN_REGISTER_CUDA_TACTIC(makeMma32x32x64);
+KILN_REGISTER_CUDA_TACTIC(makeMma32x64x32);
+KILN_REGISTER_CUDA_TACTIC(makeMma32x64x64);
+KILN_REGISTER_CUDA_TACTIC(makeMma64x64x32);
 
 }  // namespace
 }  // namespace kiln::cuda::matmul

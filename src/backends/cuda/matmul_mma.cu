@@ -19,31 +19,12 @@ namespace kiln::cuda {
 namespace {
 
 constexpr int kMmaThreads = 128;
-constexpr int kBk = 32;  // depth of one stage
 constexpr int kPad = 8;  // elements of padding per shared row (16 bytes)
 
-__device__ __forceinline__ void cpAsync16(void* smem, void const* gmem, bool valid) {
-  auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  int const bytes = valid ? 16 : 0;  // 0: the 16 bytes are zero-filled, nothing is read
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
-}
 __device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-__device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], void const* smem) {
-  auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-__device__ __forceinline__ void ldmatrixX4Trans(uint32_t (&r)[4], void const* smem) {
-  auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
 }
 
 // c += a (16 x 16, row) * b (16 x 8, col), fp32 accumulators.
@@ -51,8 +32,7 @@ template <typename T>
 __device__ __forceinline__ void mma16816(float (&c)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1);
 template <>
 __device__ __forceinline__ void mma16816<__half>(float (&c)[4], uint32_t const (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -60,8 +40,7 @@ __device__ __forceinline__ void mma16816<__half>(float (&c)[4], uint32_t const (
 template <>
 __device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&c)[4], uint32_t const (&a)[4], uint32_t b0,
                                                         uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -73,51 +52,99 @@ struct alignas(4) Pair {
   T x, y;
 };
 
-template <typename T, int BM, int BN, int STAGES, bool TRANS_B>
+// cp.async of 16 bytes to a shared address (zero-filled where !valid), and ldmatrix x4 from one (.trans: each 8 x 8
+// piece transposed), the shared addresses as 32-bit offsets computed once per thread.
+__device__ __forceinline__ void cpAsync16(uint32_t smem, void const* gmem, bool valid) {
+  int const bytes = valid ? 16 : 0;  // 0: the 16 bytes are zero-filled, nothing is read
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem));
+}
+__device__ __forceinline__ void ldmatrixX4Trans(uint32_t (&r)[4], uint32_t smem) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem));
+}
+
+template <typename T, int BM, int BN, int BK, int STAGES, bool TRANS_B>
 __global__ void __launch_bounds__(kMmaThreads)
     mmaGemmKernel(T const* __restrict__ a, T const* __restrict__ b, T* __restrict__ y, int m, int n, int k,
                   T const* __restrict__ bias, T const* __restrict__ residual, int act, float alpha, float beta) {
   constexpr int WM = BM / 2, WN = BN / 2;  // warp tile (2 x 2 warps)
   constexpr int MI = WM / 16, NI = WN / 8;
   static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0, "tile too small for the warp layout");
-  constexpr int A_STRIDE = kBk + kPad;
-  constexpr int B_ROWS = TRANS_B ? BN : kBk;
-  constexpr int B_STRIDE = TRANS_B ? kBk + kPad : BN + kPad;
+  constexpr int A_STRIDE = BK + kPad;
+  constexpr int B_ROWS = TRANS_B ? BN : BK;
+  constexpr int B_STRIDE = TRANS_B ? BK + kPad : BN + kPad;
   constexpr int A_ELEMS = BM * A_STRIDE, B_ELEMS = B_ROWS * B_STRIDE;
-  constexpr int STAGE = A_ELEMS + B_ELEMS;
-  __shared__ __align__(16) uint16_t smem[STAGES * STAGE];
+  constexpr int STAGE_BYTES = (A_ELEMS + B_ELEMS) * 2;
+  // 16-byte pieces of a stage each thread copies (compile-time counts: no loop over the block's threads).
+  constexpr int A_PIECES = BM * BK / 8 / kMmaThreads, B_PIECES = BN * BK / 8 / kMmaThreads;
+  static_assert(A_PIECES * kMmaThreads * 8 == BM * BK && B_PIECES * kMmaThreads * 8 == BN * BK, "tile split");
+  __shared__ __align__(16) uint16_t smem[STAGES * (A_ELEMS + B_ELEMS)];
 
   int const tid = static_cast<int>(threadIdx.x);
   int const row0 = static_cast<int>(blockIdx.y) * BM, col0 = static_cast<int>(blockIdx.x) * BN;
-  int const ktiles = (k + kBk - 1) / kBk;
+  int const ktiles = (k + BK - 1) / BK;
+  uint32_t const smem0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
 
-  auto loadStage = [&](int stage, int kt) {
-    int const k0 = kt * kBk;
-    uint16_t* as = smem + stage * STAGE;
-    uint16_t* bs = as + A_ELEMS;
-    constexpr int A_CHUNKS = BM * kBk / 8;
+  // Each piece's source (advanced by one stage's depth per load), shared offset within a stage, the validity of
+  // its row / column (fixed) and its offset along K within the stage (checked against k per load: k % 8 == 0, so
+  // a piece is wholly in or out).
+  T const* aSrc[A_PIECES];
+  uint32_t aDst[A_PIECES];
+  bool aOk[A_PIECES];
+  int aK[A_PIECES];
 #pragma unroll
-    for (int c = tid; c < A_CHUNKS; c += kMmaThreads) {
-      int const r = c / (kBk / 8), kc = (c % (kBk / 8)) * 8;
-      int const gr = row0 + r, gk = k0 + kc;
-      bool const ok = gr < m && gk < k;
-      cpAsync16(as + r * A_STRIDE + kc, ok ? a + static_cast<int64_t>(gr) * k + gk : a, ok);
-    }
-    constexpr int B_CHUNKS = BN * kBk / 8;
+  for (int i = 0; i < A_PIECES; ++i) {
+    int const c = tid + i * kMmaThreads, r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
+    aOk[i] = row0 + r < m;
+    aK[i] = kc;
+    aSrc[i] = a + (aOk[i] ? static_cast<int64_t>(row0 + r) * k + kc : 0);
+    aDst[i] = static_cast<uint32_t>((r * A_STRIDE + kc) * 2);
+  }
+  T const* bSrc[B_PIECES];
+  uint32_t bDst[B_PIECES];
+  bool bOk[B_PIECES];
+  int bK[B_PIECES];
 #pragma unroll
-    for (int c = tid; c < B_CHUNKS; c += kMmaThreads) {
-      if (TRANS_B) {  // b [N, K]: rows of n, k contiguous
-        int const r = c / (kBk / 8), kc = (c % (kBk / 8)) * 8;
-        int const gn = col0 + r, gk = k0 + kc;
-        bool const ok = gn < n && gk < k;
-        cpAsync16(bs + r * B_STRIDE + kc, ok ? b + static_cast<int64_t>(gn) * k + gk : b, ok);
-      } else {  // b [K, N]: rows of k, n contiguous
-        int const r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
-        int const gk = k0 + r, gn = col0 + nc;
-        bool const ok = gk < k && gn < n;
-        cpAsync16(bs + r * B_STRIDE + nc, ok ? b + static_cast<int64_t>(gk) * n + gn : b, ok);
-      }
+  for (int i = 0; i < B_PIECES; ++i) {
+    int const c = tid + i * kMmaThreads;
+    if (TRANS_B) {  // b [N, K]: rows of n, k contiguous
+      int const r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
+      bOk[i] = col0 + r < n;
+      bK[i] = kc;
+      bSrc[i] = b + (bOk[i] ? static_cast<int64_t>(col0 + r) * k + kc : 0);
+      bDst[i] = static_cast<uint32_t>((A_ELEMS + r * B_STRIDE + kc) * 2);
+    } else {  // b [K, N]: rows of k, n contiguous
+      int const r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
+      bOk[i] = col0 + nc < n;
+      bK[i] = r;
+      bSrc[i] = b + (bOk[i] ? static_cast<int64_t>(r) * n + col0 + nc : 0);
+      bDst[i] = static_cast<uint32_t>((A_ELEMS + r * B_STRIDE + nc) * 2);
     }
+  }
+  int64_t const bStep = TRANS_B ? BK : static_cast<int64_t>(BK) * n;  // elements one stage advances b
+
+  // Loads the next stage (depth kLoad) into the ring's slot at byte offset `slot`, then advances the sources.
+  int kLoad = 0;
+  auto loadNext = [&](uint32_t slot) {
+#pragma unroll
+    for (int i = 0; i < A_PIECES; ++i) {
+      bool const ok = aOk[i] && kLoad + aK[i] < k;
+      cpAsync16(smem0 + slot + aDst[i], ok ? aSrc[i] : a, ok);
+      aSrc[i] += BK;
+    }
+#pragma unroll
+    for (int i = 0; i < B_PIECES; ++i) {
+      bool const ok = bOk[i] && kLoad + bK[i] < k;
+      cpAsync16(smem0 + slot + bDst[i], ok ? bSrc[i] : b, ok);
+      bSrc[i] += bStep;
+    }
+    kLoad += BK;
   };
 
   float acc[MI][NI][4];
@@ -130,39 +157,52 @@ __global__ void __launch_bounds__(kMmaThreads)
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < ktiles) loadStage(s, s);
+    if (s < ktiles) loadNext(static_cast<uint32_t>(s * STAGE_BYTES));
     cpAsyncCommit();
   }
 
+  // This lane's ldmatrix addresses within a stage, for kk = 0 (kk = 16 adds 32 bytes along K).
   int const warp = tid / 32, lane = tid % 32;
   int const wm = warp / 2, wn = warp % 2;
+  uint32_t aFrag[MI];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+    aFrag[i] = static_cast<uint32_t>(((wm * WM + i * 16 + (lane % 16)) * A_STRIDE + (lane / 16) * 8) * 2);
+  uint32_t bFrag[NI / 2];
+#pragma unroll
+  for (int j = 0; j < NI; j += 2) {
+    if (TRANS_B) {
+      int const nr = wn * WN + j * 8 + (lane % 8) + (lane / 16) * 8, c = ((lane / 8) % 2) * 8;
+      bFrag[j / 2] = static_cast<uint32_t>((A_ELEMS + nr * B_STRIDE + c) * 2);
+    } else {
+      int const kr = (lane % 8) + ((lane / 8) % 2) * 8, c = wn * WN + j * 8 + (lane / 16) * 8;
+      bFrag[j / 2] = static_cast<uint32_t>((A_ELEMS + kr * B_STRIDE + c) * 2);
+    }
+  }
+  constexpr uint32_t B_KK_STEP = TRANS_B ? 16 * 2 : 16 * B_STRIDE * 2;  // bytes from kk = 0 to kk = 16
+
+  uint32_t readSlot = 0, writeSlot = static_cast<uint32_t>((STAGES - 1) * STAGE_BYTES);
   for (int kt = 0; kt < ktiles; ++kt) {
     cpAsyncWait<STAGES - 2>();  // stage kt has landed (for this thread) ...
-    __syncthreads();            // ... for every thread, and the stage refilled next is no longer read
-    int const next = kt + STAGES - 1;
-    if (next < ktiles) loadStage(next % STAGES, next);
+    __syncthreads();            // ... for every thread, and the slot refilled next is no longer read
+    if (kt + STAGES - 1 < ktiles) loadNext(writeSlot);
     cpAsyncCommit();
-    uint16_t const* as = smem + (kt % STAGES) * STAGE;
-    uint16_t const* bs = as + A_ELEMS;
+    writeSlot = writeSlot + STAGE_BYTES == STAGES * STAGE_BYTES ? 0 : writeSlot + STAGE_BYTES;
+    uint32_t const base = smem0 + readSlot;
+    readSlot = readSlot + STAGE_BYTES == STAGES * STAGE_BYTES ? 0 : readSlot + STAGE_BYTES;
 #pragma unroll
-    for (int kk = 0; kk < kBk; kk += 16) {
+    for (int kk = 0; kk < BK / 16; ++kk) {
       uint32_t af[MI][4];
 #pragma unroll
-      for (int i = 0; i < MI; ++i) {
-        int const r = wm * WM + i * 16 + (lane % 16), c = kk + (lane / 16) * 8;
-        ldmatrixX4(af[i], as + r * A_STRIDE + c);
-      }
+      for (int i = 0; i < MI; ++i) ldmatrixX4(af[i], base + aFrag[i] + kk * 32);
       uint32_t bf[NI][2];
 #pragma unroll
       for (int j = 0; j < NI; j += 2) {
         uint32_t r4[4];
-        if (TRANS_B) {
-          int const nr = wn * WN + j * 8 + (lane % 8) + (lane / 16) * 8, c = kk + ((lane / 8) % 2) * 8;
-          ldmatrixX4(r4, bs + nr * B_STRIDE + c);
-        } else {
-          int const kr = kk + (lane % 8) + ((lane / 8) % 2) * 8, c = wn * WN + j * 8 + (lane / 16) * 8;
-          ldmatrixX4Trans(r4, bs + kr * B_STRIDE + c);
-        }
+        if (TRANS_B)
+          ldmatrixX4(r4, base + bFrag[j / 2] + kk * B_KK_STEP);
+        else
+          ldmatrixX4Trans(r4, base + bFrag[j / 2] + kk * B_KK_STEP);
         bf[j][0] = r4[0];
         bf[j][1] = r4[1];
         bf[j + 1][0] = r4[2];
@@ -213,7 +253,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   }
 }
 
-template <typename T, int BM, int BN, int STAGES>
+template <typename T, int BM, int BN, int BK, int STAGES>
 void launchTile(MatmulMmaCall const& c, cudaStream_t stream) {
   dim3 grid(static_cast<unsigned>((c.n + BN - 1) / BN), static_cast<unsigned>((c.m + BM - 1) / BM));
   auto const* a = static_cast<T const*>(c.a);
@@ -223,24 +263,27 @@ void launchTile(MatmulMmaCall const& c, cudaStream_t stream) {
   auto const* residual = static_cast<T const*>(c.residual);
   int const m = static_cast<int>(c.m), n = static_cast<int>(c.n), k = static_cast<int>(c.k);
   if (c.transB)
-    mmaGemmKernel<T, BM, BN, STAGES, true>
+    mmaGemmKernel<T, BM, BN, BK, STAGES, true>
         <<<grid, kMmaThreads, 0, stream>>>(a, b, y, m, n, k, bias, residual, c.activation, c.alpha, c.beta);
   else
-    mmaGemmKernel<T, BM, BN, STAGES, false>
+    mmaGemmKernel<T, BM, BN, BK, STAGES, false>
         <<<grid, kMmaThreads, 0, stream>>>(a, b, y, m, n, k, bias, residual, c.activation, c.alpha, c.beta);
 }
 
 template <typename T>
 void launchTyped(MatmulMmaCall const& c, cudaStream_t stream) {
   switch (c.tile) {
-    case MatmulMmaTile::k32x64:
-      launchTile<T, 32, 64, 4>(c, stream);
+    case MatmulMmaTile::k32x32x64:
+      launchTile<T, 32, 32, 64, 4>(c, stream);
       break;
-    case MatmulMmaTile::k64x64:
-      launchTile<T, 64, 64, 4>(c, stream);
+    case MatmulMmaTile::k32x64x32:
+      launchTile<T, 32, 64, 32, 4>(c, stream);
       break;
-    case MatmulMmaTile::k64x128:
-      launchTile<T, 64, 128, 3>(c, stream);
+    case MatmulMmaTile::k32x64x64:
+      launchTile<T, 32, 64, 64, 3>(c, stream);
+      break;
+    case MatmulMmaTile::k64x64x32:
+      launchTile<T, 64, 64, 32, 4>(c, stream);
       break;
   }
 }
@@ -249,8 +292,8 @@ bool aligned(void const* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_
 
 }  // namespace
 
-int64_t matmulMmaTileRows(MatmulMmaTile tile) { return tile == MatmulMmaTile::k32x64 ? 32 : 64; }
-int64_t matmulMmaTileCols(MatmulMmaTile tile) { return tile == MatmulMmaTile::k64x128 ? 128 : 64; }
+int64_t matmulMmaTileRows(MatmulMmaTile tile) { return tile == MatmulMmaTile::k64x64x32 ? 64 : 32; }
+int64_t matmulMmaTileCols(MatmulMmaTile tile) { return tile == MatmulMmaTile::k32x32x64 ? 32 : 64; }
 
 bool matmulMmaShapeFits(MatmulMmaCall const& c) {
   if (c.dtype != dev::kHALF && c.dtype != dev::kBF16) return false;

@@ -30,9 +30,10 @@ struct TileTactic {
   char const* name;
 };
 std::vector<TileTactic> const& tiles() {
-  static std::vector<TileTactic> const t = {{MatmulMmaTile::k32x64, "matrixmultiply_cuda_mma_32x64"},
-                                            {MatmulMmaTile::k64x64, "matrixmultiply_cuda_mma_64x64"},
-                                            {MatmulMmaTile::k64x128, "matrixmultiply_cuda_mma_64x128"}};
+  static std::vector<TileTactic> const t = {{MatmulMmaTile::k32x32x64, "matrixmultiply_cuda_mma_32x32x64"},
+                                            {MatmulMmaTile::k32x64x32, "matrixmultiply_cuda_mma_32x64x32"},
+                                            {MatmulMmaTile::k32x64x64, "matrixmultiply_cuda_mma_32x64x64"},
+                                            {MatmulMmaTile::k64x64x32, "matrixmultiply_cuda_mma_64x64x32"}};
   return t;
 }
 
@@ -51,7 +52,7 @@ MatmulMmaCall fittingCall() {
   c.y = fakePointer(0x30000);
   c.bias = fakePointer(0x40000);
   c.residual = fakePointer(0x50000);
-  c.tile = MatmulMmaTile::k64x64;
+  c.tile = MatmulMmaTile::k64x64x32;
   return c;
 }
 
@@ -85,12 +86,12 @@ TEST(CudaMatmulMma, LauncherRefusesWhatItCannotRun) {
 
   // The row tiles fill the grid's y (65535): the limit follows the tile's rows.
   MatmulMmaCall tall = fittingCall();
-  tall.tile = MatmulMmaTile::k32x64;
+  tall.tile = MatmulMmaTile::k32x64x32;
   tall.m = 65535 * 32;
   EXPECT_TRUE(matmulMmaShapeFits(tall));
   tall.m += 1;
   EXPECT_FALSE(matmulMmaShapeFits(tall));
-  tall.tile = MatmulMmaTile::k64x64;
+  tall.tile = MatmulMmaTile::k64x64x32;
   EXPECT_TRUE(matmulMmaShapeFits(tall));
 }
 
@@ -273,7 +274,7 @@ TEST(CudaMatmulMma, EveryActivation) {
       c.hasAct = true;
       c.alpha = a.alpha;
       c.beta = a.beta;
-      checkOnTile("matrixmultiply_cuda_mma_32x64", t, c, seed += 5);
+      checkOnTile("matrixmultiply_cuda_mma_32x64x32", t, c, seed += 5);
     }
 }
 
@@ -290,7 +291,7 @@ double runDirect(DataType t, int64_t m, int64_t k, int64_t n, int64_t aOffset, b
   ir::Node* node = g.addNode(ir::OpType::kMatrixMultiply, "mm", ins);
   ActivationType const act = ActivationType::kGELU_ERF;
   node->attrs = attrs({{"activation", int64_t{static_cast<int>(act)}}});
-  backends::Tactic const* tac = backends::TacticRegistry::instance().find("matrixmultiply_cuda_mma_64x64");
+  backends::Tactic const* tac = backends::TacticRegistry::instance().find("matrixmultiply_cuda_mma_64x64x32");
   EXPECT_NE(tac, nullptr);
   if (!tac) return INFINITY;
   auto kernel = tac->create(*node);
@@ -320,7 +321,7 @@ double runDirect(DataType t, int64_t m, int64_t k, int64_t n, int64_t aOffset, b
   probe.b = db;
   probe.y = dy;
   probe.bias = dbias;
-  probe.tile = MatmulMmaTile::k64x64;
+  probe.tile = MatmulMmaTile::k64x64x32;
   EXPECT_EQ(matmulMmaFits(probe), mmaRuns);
 
   cudaStream_t stream = nullptr;
