@@ -1,7 +1,6 @@
-// Launchers of the MatrixMultiply device kernels (matmul.cu, matmul_mma.cu): the tiled shared-memory GEMM with its
-// fused bias/residual/activation epilogue, the tensor-core GEMM for fp16/bf16 with the same epilogue, and the bias +
-// activation pass that follows a cuBLASLt GEMM (gemm_epilogue.cu's vectorized kernel for the common cases, a generic
-// one for the rest). Plain C++ signatures.
+// Launchers of the MatrixMultiply device kernels (matmul.cu): the tiled shared-memory GEMM with its fused
+// bias/residual/activation epilogue, and the bias + activation pass that follows a cuBLASLt GEMM (gemm_epilogue.cu's
+// vectorized kernel for the common cases, a generic one for the rest). Plain C++ signatures.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -51,38 +50,6 @@ struct MatmulProblem {
 /// Returns false for a dtype it has no kernel for. m, n > 0 (k may be 0). Check launchStatus after.
 bool launchMatmulSimt(void const* a, void const* b, void* y, MatmulProblem const& p, MatmulBatch const& batch,
                       int64_t batchCount, MatmulEpilogue const& ep, cudaStream_t stream);
-
-/// Block tiles of the tensor-core GEMM (matmul_mma.cu): rows x columns of y x the depth of one pipeline stage.
-enum class MatmulMmaTile { k32x32x64, k32x64x32, k32x64x64, k64x64x32 };
-int64_t matmulMmaTileRows(MatmulMmaTile tile);
-int64_t matmulMmaTileCols(MatmulMmaTile tile);
-
-/// One tensor-core GEMM: y (m x n, row-major) = act(a (m x k, row-major) * b + bias + residual), b [k, n] row-major
-/// or, with transB, [n, k]; fp16 or bf16 (dtype: a DataType code) with fp32 accumulation and one rounding at the end.
-/// bias: n values along y's rows, or null; residual: y's shape, only read, or null; activation -1: none, else an
-/// ActivationType value with TensorRT's alpha/beta.
-struct MatmulMmaCall {
-  int32_t dtype = 0;
-  int64_t m = 0, n = 0, k = 0;
-  bool transB = false;
-  void const* a = nullptr;
-  void const* b = nullptr;
-  void* y = nullptr;
-  void const* bias = nullptr;
-  void const* residual = nullptr;
-  int32_t activation = -1;
-  float alpha = 0.f, beta = 0.f;
-  MatmulMmaTile tile = MatmulMmaTile::k32x64x32;
-};
-
-/// Whether launchMatmulMma takes the call's shape: fp16 / bf16; m, n, k > 0 and below 2^31, k and n multiples of 8;
-/// the row tiles within the grid's 65535.
-bool matmulMmaShapeFits(MatmulMmaCall const& c);
-/// matmulMmaShapeFits, and a and b 16-byte aligned, y, the bias and the residual 4-byte aligned.
-bool matmulMmaFits(MatmulMmaCall const& c);
-
-/// Enqueues the GEMM; false (nothing launched) where matmulMmaFits is false. Check launchStatus after.
-bool launchMatmulMma(MatmulMmaCall const& c, cudaStream_t stream);
 
 /// Which kernel launchMatmulEpilogue runs for a call.
 enum class MatmulEpiloguePath {
