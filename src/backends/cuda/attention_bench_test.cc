@@ -1,8 +1,9 @@
 // gpu micro-benchmark of the fp16 attention kernel on BERT-base's shape (12 heads, 128 tokens, head dim 64, q/k/v
 // packed [B, S, 3, H, D] as merge_qkv_projections leaves them) at batch 128 and 1: unmasked, with BERT's key mask
 // [B, 1, 1, S] (row mode) and with a full [B, 1, S, S] mask (tile mode), in the CTA form the grid picks and in each
-// form forced; and few queries over many keys with each key split. For reading on the H200; it asserts only that
-// the launches succeed (and, for BERT, that the outputs are convex combinations of v).
+// form forced; ViT-B/16 at batch 1 (197 tokens) in each CTA form and key split; and few queries over many keys
+// with each key split. For reading on the H200; it asserts only that the launches succeed (and, for BERT, that the
+// outputs are convex combinations of v).
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -48,6 +49,34 @@ double timeAttention(cuda::AttentionArgs const& a) {
   return ms / kIterations;
 }
 
+// Arguments of attention over q/k/v packed [B, S, 3, H, D] (layout 1: q, k, v slots H*D apart in rows of 3*H*D)
+// into y [B, S, H, D], as merge_qkv_projections leaves them.
+cuda::AttentionArgs packedQkvArgs(void const* qkv, void* y, int64_t batch, int64_t kH, int64_t kS, int64_t kD) {
+  cuda::AttentionArgs a;
+  auto const* qkvBytes = static_cast<unsigned char const*>(qkv);
+  a.q = qkvBytes;
+  a.k = qkvBytes + kH * kD * 2;
+  a.v = qkvBytes + 2 * kH * kD * 2;
+  a.y = y;
+  a.sq = a.skv = kS;
+  a.d = a.dv = kD;
+  a.batchRank = 2;
+  a.batch[0] = batch;
+  a.batch[1] = kH;
+  a.batchCount = batch * kH;
+  for (int64_t* s : {a.qStride, a.kStride, a.vStride}) {
+    s[0] = kS * 3 * kH * kD;
+    s[1] = kD;
+  }
+  a.qRowStride = a.kRowStride = a.vRowStride = 3 * kH * kD;
+  a.yStride[0] = kS * kH * kD;
+  a.yStride[1] = kD;
+  a.yRowStride = kH * kD;
+  a.yStrided = true;
+  a.scale = 0.125f;
+  return a;
+}
+
 TEST(CudaAttentionBench, BertMaskedAndUnmasked) {
   KILN_REQUIRE_GPU();
   constexpr int64_t kH = 12, kS = 128, kD = 64;
@@ -70,28 +99,7 @@ TEST(CudaAttentionBench, BertMaskedAndUnmasked) {
     ASSERT_EQ(cudaMemcpy(rowMask.p, rm.data(), rm.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(tileMask.p, tm.data(), tm.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
 
-    cuda::AttentionArgs a;  // layout 1, packed: q, k, v slots H*D apart in rows of 3*H*D
-    auto const* qkvBytes = static_cast<unsigned char const*>(dqkv.p);
-    a.q = qkvBytes;
-    a.k = qkvBytes + kH * kD * 2;
-    a.v = qkvBytes + 2 * kH * kD * 2;
-    a.y = dy.p;
-    a.sq = a.skv = kS;
-    a.d = a.dv = kD;
-    a.batchRank = 2;
-    a.batch[0] = batch;
-    a.batch[1] = kH;
-    a.batchCount = batch * kH;
-    for (int64_t* s : {a.qStride, a.kStride, a.vStride}) {
-      s[0] = kS * 3 * kH * kD;
-      s[1] = kD;
-    }
-    a.qRowStride = a.kRowStride = a.vRowStride = 3 * kH * kD;
-    a.yStride[0] = kS * kH * kD;
-    a.yStride[1] = kD;
-    a.yRowStride = kH * kD;
-    a.yStrided = true;
-    a.scale = 0.125f;
+    cuda::AttentionArgs a = packedQkvArgs(dqkv.p, dy.p, batch, kH, kS, kD);
     for (int maskKind = 0; maskKind < 3; ++maskKind) {
       a.mask = maskKind == 0 ? nullptr : (maskKind == 1 ? rowMask.p : tileMask.p);
       a.maskStride[0] = maskKind == 1 ? kS : kS * kS;
@@ -115,6 +123,35 @@ TEST(CudaAttentionBench, BertMaskedAndUnmasked) {
       HostTensor const o = HostTensor::borrow(DataType::kHALF, makeDims({4096}), out.data());
       for (int64_t i = 0; i < o.count(); ++i) ASSERT_LE(std::fabs(o.doubleAt(i)), 1.0) << "element " << i;
     }
+  }
+}
+
+
+// ViT-B/16 at batch 1: 12 heads over 197 tokens (d 64, packed q/k/v, no mask) -- 4 key tiles, so 16-row CTAs
+// by grid size (156 of them, unsplit); printed for that choice, for 64-row CTAs, and for 16-row CTAs with each key
+// split forced.
+TEST(CudaAttentionBench, VitBatch1) {
+  KILN_REQUIRE_GPU();
+  constexpr int64_t kH = 12, kS = 197, kD = 64;
+  DeviceBytes dqkv(static_cast<size_t>(kS * 3 * kH * kD) * 2), dy(static_cast<size_t>(kS * kH * kD) * 2);
+  HostTensor const x = randomTensor(DataType::kHALF, {kS * 3 * kH * kD}, 131, -1, 1);
+  ASSERT_EQ(cudaMemcpy(dqkv.p, x.data(), x.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  cuda::AttentionArgs const a = packedQkvArgs(dqkv.p, dy.p, 1, kH, kS, kD);
+  struct Form {
+    int64_t rows, splits;
+  };
+  for (Form const f : {Form{0, 0}, Form{cuda::kAttentionRowsPerTile, 1}, Form{cuda::kAttentionSmallRowsPerTile, 1},
+                       Form{cuda::kAttentionSmallRowsPerTile, 2}, Form{cuda::kAttentionSmallRowsPerTile, 4}}) {
+    int64_t const previousRows = cuda::setAttentionRowsPerCta(f.rows);
+    int64_t const previousSplits = cuda::setAttentionKeySplits(f.splits);
+    double const ms = timeAttention(a);
+    cuda::setAttentionRowsPerCta(previousRows);
+    cuda::setAttentionKeySplits(previousSplits);
+    ASSERT_GT(ms, 0) << "launch failed";
+    std::printf("[ bench    ] attention fp16 ViT b1 s197 rows/CTA %-4s key splits %-4s %8.4f ms %6.1f TFLOP/s\n",
+                f.rows == 0 ? "auto" : std::to_string(f.rows).c_str(),
+                f.rows == 0 ? "auto" : std::to_string(f.splits).c_str(), ms,
+                4.0 * kH * kS * kS * kD / (ms * 1e-3) / 1e12);
   }
 }
 
