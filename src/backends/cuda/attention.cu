@@ -776,20 +776,22 @@ std::atomic<int64_t> gRowsPerCta{0};  // setAttentionRowsPerCta's setting; 0: by
 std::atomic<int64_t> gKeySplits{0};   // setAttentionKeySplits' setting; 0: by grid size
 constexpr int64_t kMaxKeySplits = 8;  // the portable cluster size
 
-// Query rows per CTA of the fp16/bf16 kernel for `tiles` 64-row tiles per batch entry. A grid of fewer 64-row CTAs
-// than SMs leaves SMs idle, but 16-row CTAs alone do not pay: a warp's own work is the same, and on the H200 BERT
-// batch 1 (12 heads x 2 tiles = 24 CTAs, 2 key tiles) took 6.7 us with 16 rows against 5.6 us with 64. So 16 rows
-// only with at least 4 key tiles, the keys chooseKeySplits may split across CTAs when even the 16-row CTAs leave
-// SMs idle, which is what fills them (16 queries over 4,096 keys: 0.116 ms unsplit, 0.021 ms in 8 runs); where the
-// 16-row CTAs alone fill the SMs, they run unsplit (not measured against 64 rows). Otherwise 64 rows, whose 4
-// warps share each k/v tile load.
-int64_t rowsPerCta(AttentionArgs const& a, int64_t tiles) {
+// Query rows per CTA of the fp16/bf16 kernel. A grid of fewer 64-row CTAs than SMs leaves SMs idle, but smaller
+// CTAs alone do not pay: a warp's own work is the same, and the 4 warps of a 64-row CTA share each k/v tile load
+// (a 32-row form, tried, was slower than 64 rows on every BERT and ViT shape benched). On the H200, BERT batch 1 (12
+// heads x 2 tiles = 24 CTAs, 2 key tiles) took 6.7 us with 16 rows against 5.6 us with 64, and ViT-B/16 batch 1 (197
+// tokens, 4 key tiles: 48 CTAs of 64 rows, 156 of 16) 9.3 us with 16 rows against 8.0 with 64. What fills idle SMs is
+// the key split (chooseKeySplits), which only the 16-row form has: so 16 rows where the split will run -- at least 4
+// key tiles and even the 16-row CTAs fewer than the SMs (few queries over long keys: 16 queries over 4,096 keys took
+// 0.116 ms unsplit, 0.021 ms in 8 runs) -- and 64 rows otherwise.
+int64_t rowsPerCta(AttentionArgs const& a) {
   int64_t const forced = gRowsPerCta.load(std::memory_order_relaxed);
   int64_t const smallTiles = (a.sq + kSmallBlockM - 1) / kSmallBlockM;
   if (forced == kSmallBlockM && a.batchCount > 0x7fffffff / smallTiles) return kBlockM;  // one grid dimension
   if (forced != 0) return forced;
   int64_t const keyTiles = (a.skv + kBlockN - 1) / kBlockN;
-  return keyTiles >= 4 && a.batchCount * tiles < vec::multiprocessorCount() ? kSmallBlockM : kBlockM;
+  int64_t const sms = vec::multiprocessorCount();
+  return keyTiles >= 4 && a.batchCount * smallTiles < sms ? kSmallBlockM : kBlockM;
 }
 
 // The key split of a launch of `ctas` CTAs (rows rows each): the CTAs of one query tile split its key tiles into
@@ -812,7 +814,7 @@ void chooseKeySplits(AttentionArgs const& a, int64_t ctas, int64_t rows, MmaFlag
 }
 
 template <typename T>
-void launchMmaTyped(AttentionArgs const& a, int64_t tiles, cudaStream_t stream) {
+void launchMmaTyped(AttentionArgs const& a, cudaStream_t stream) {
   size_t const e = sizeof(T);
   MmaFlags f{};
   f.vec = rowsAligned16(a.q, e, a.qRowStride, a.qStride, a.batchRank) &&
@@ -824,7 +826,7 @@ void launchMmaTyped(AttentionArgs const& a, int64_t tiles, cudaStream_t stream) 
   // The largest in-tile offset of the plain-load path, over the larger row tile (launchAttention refused negative
   // strides).
   f.mask32 = (kBlockM - 1) * a.maskRowStride + (kBlockN - 1) * a.maskColStride <= 0x7fffffff;
-  int64_t const rows = rowsPerCta(a, tiles);
+  int64_t const rows = rowsPerCta(a);
   chooseKeySplits(a, a.batchCount * ((a.sq + rows - 1) / rows), rows, f);
   if (rows == kSmallBlockM)
     launchMmaFor<T, kSmallBlockM>(a, f, stream);  // the one form that splits keys
@@ -861,10 +863,10 @@ bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stre
   // Row tiles of one batch entry are neighbours in launch order, so they share its keys and values in L2.
   switch (dtype) {
     case dev::kHALF:
-      launchMmaTyped<__half>(a, tiles, stream);
+      launchMmaTyped<__half>(a, stream);
       break;
     case dev::kBF16:
-      launchMmaTyped<__nv_bfloat16>(a, tiles, stream);
+      launchMmaTyped<__nv_bfloat16>(a, stream);
       break;
     default: {
       auto const blocks = static_cast<unsigned>(a.batchCount * tiles);

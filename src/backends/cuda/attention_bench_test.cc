@@ -126,9 +126,8 @@ TEST(CudaAttentionBench, BertMaskedAndUnmasked) {
   }
 }
 
-// ViT-B/16 at batch 1: 12 heads over 197 tokens (d 64, packed q/k/v, no mask) -- 4 key tiles, so 16-row CTAs
-// by grid size (156 of them, unsplit); printed for that choice, for 64-row CTAs, and for 16-row CTAs with each key
-// split forced.
+// ViT-B/16 at batch 1: 12 heads over 197 tokens (d 64, packed q/k/v, no mask), 4 key tiles: printed for the
+// form the grid picks, for 64-row CTAs, and for 16-row CTAs with each key split forced.
 TEST(CudaAttentionBench, VitBatch1) {
   KILN_REQUIRE_GPU();
   constexpr int64_t kH = 12, kS = 197, kD = 64;

@@ -17,7 +17,8 @@ inline constexpr int64_t kAttentionMaxHeadDim = 128;
 /// these, so the tactic's size checks use them).
 inline constexpr int64_t kAttentionMaxRowTiles = 65535;
 inline constexpr int64_t kAttentionRowsPerTile = 64;
-/// Query rows per CTA of the fp16/bf16 kernel when 64-row CTAs would be fewer than the device's SMs.
+/// Query rows per CTA of the fp16/bf16 kernel's small form, the one that splits keys: chosen where the split runs
+/// (at least 4 key tiles of 64, and even 16-row CTAs fewer than the device's SMs).
 inline constexpr int64_t kAttentionSmallRowsPerTile = 16;
 
 /// One launch: the strided description the CPU loop takes too (attention_args.h; element type chosen at run time),
@@ -43,8 +44,8 @@ inline bool attentionHeadDimsOk(int64_t d, int64_t dv) {
 bool launchAttention(int32_t dtype, AttentionArgs const& args, cudaStream_t stream);
 
 /// Tests: forces the fp16/bf16 kernel's query rows per CTA for every later launch in the process
-/// (kAttentionRowsPerTile or kAttentionSmallRowsPerTile; 0 restores the choice by grid size: 16 rows when 64-row
-/// CTAs would be fewer than the SMs). Returns the previous setting. A forced 16 that would overflow the grid runs 64.
+/// (kAttentionRowsPerTile or kAttentionSmallRowsPerTile; 0 restores the choice by grid size: 16 rows where the key
+/// split runs, else 64). Returns the previous setting. A forced 16 that would overflow the grid runs 64.
 int64_t setAttentionRowsPerCta(int64_t rows);
 
 /// Tests: forces the fp16/bf16 kernel's key split for every later launch in the process: each query tile's key

@@ -714,9 +714,10 @@ TEST(CudaAttention, MaskThroughOddStrides) {
   EXPECT_FALSE(cuda::launchAttention(static_cast<int32_t>(DataType::kHALF), a, nullptr));
 }
 
-// The form chosen by grid size (nothing forced): layout 1 with BERT's [b,1,1,s] key mask at batch and head counts
-// whose 64-row grid is under the SM count (16-row CTAs: b1 h12 s128 and s384, b2 h16 s200, b3 h5 s65, b1 h1 s1) and
-// over it (64-row CTAs: b8 h12 s128).
+// The form chosen by grid size (nothing forced): layout 1 with BERT's [b,1,1,s] key mask. 16-row CTAs with the key
+// split where there are at least 4 key tiles and even the 16-row CTAs are fewer than the SMs (b1 h2 s300: 38 of
+// them), 64-row CTAs otherwise: fewer than 4 key tiles (b1 h1 s1, b1 h12 s128, b3 h5 s65, b8 h12 s128) or 16-row
+// CTAs that would fill the SMs (b2 h16 s200, b1 h12 s384).
 TEST(CudaAttention, RowsPerCtaChosenByGridSize) {
   KILN_REQUIRE_GPU();
   ScopedRowsPerCta automatic(0);
@@ -724,8 +725,8 @@ TEST(CudaAttention, RowsPerCtaChosenByGridSize) {
     int64_t b, h, s;
   };
   for (DataType t : {DataType::kHALF, DataType::kBF16})
-    for (Case const c :
-         {Case{1, 1, 1}, Case{1, 12, 128}, Case{2, 16, 200}, Case{3, 5, 65}, Case{8, 12, 128}, Case{1, 12, 384}}) {
+    for (Case const c : {Case{1, 1, 1}, Case{1, 12, 128}, Case{2, 16, 200}, Case{3, 5, 65}, Case{8, 12, 128},
+                         Case{1, 12, 384}, Case{1, 2, 300}}) {
       SCOPED_TRACE(strCat(dataTypeName(t), " b ", c.b, " h ", c.h, " s ", c.s));
       auto const seed = static_cast<uint32_t>(c.b * 31 + c.h * 7 + c.s);
       std::vector<double> m = randomValues(static_cast<size_t>(c.b * c.s), seed, -4, 0);
