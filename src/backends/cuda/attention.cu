@@ -782,7 +782,7 @@ constexpr int64_t kMaxKeySplits = 8;  // the portable cluster size
 // heads x 2 tiles = 24 CTAs, 2 key tiles) took 6.7 us with 16 rows against 5.6 us with 64, and ViT-B/16 batch 1 (197
 // tokens, 4 key tiles: 48 CTAs of 64 rows, 156 of 16) 9.3 us with 16 rows against 8.0 with 64. What fills idle SMs is
 // the key split (chooseKeySplits), which only the 16-row form has: so 16 rows where the split will run -- at least 4
-// key tiles and even the 16-row CTAs fewer than the SMs (few queries over long keys: 16 queries over 4,096 keys took
+// key tiles and twice the 16-row CTAs at most the SMs (few queries over long keys: 16 queries over 4,096 keys took
 // 0.116 ms unsplit, 0.021 ms in 8 runs) -- and 64 rows otherwise.
 int64_t rowsPerCta(AttentionArgs const& a) {
   int64_t const forced = gRowsPerCta.load(std::memory_order_relaxed);
@@ -791,7 +791,8 @@ int64_t rowsPerCta(AttentionArgs const& a) {
   if (forced != 0) return forced;
   int64_t const keyTiles = (a.skv + kBlockN - 1) / kBlockN;
   int64_t const sms = vec::multiprocessorCount();
-  return keyTiles >= 4 && a.batchCount * smallTiles < sms ? kSmallBlockM : kBlockM;
+  // chooseKeySplits' rule: at least 2 splits of at least 2 key tiles each, the SMs holding every split's CTA.
+  return keyTiles >= 4 && 2 * a.batchCount * smallTiles <= sms ? kSmallBlockM : kBlockM;
 }
 
 // The key split of a launch of `ctas` CTAs (rows rows each): the CTAs of one query tile split its key tiles into

@@ -51,27 +51,28 @@ double timeAttention(cuda::AttentionArgs const& a) {
 
 // Arguments of attention over q/k/v packed [B, S, 3, H, D] (layout 1: q, k, v slots H*D apart in rows of 3*H*D)
 // into y [B, S, H, D], as merge_qkv_projections leaves them.
-cuda::AttentionArgs packedQkvArgs(void const* qkv, void* y, int64_t batch, int64_t kH, int64_t kS, int64_t kD) {
+cuda::AttentionArgs packedQkvArgs(void const* qkv, void* y, int64_t batch, int64_t heads, int64_t tokens,
+                                  int64_t headDim) {
   cuda::AttentionArgs a;
   auto const* qkvBytes = static_cast<unsigned char const*>(qkv);
   a.q = qkvBytes;
-  a.k = qkvBytes + kH * kD * 2;
-  a.v = qkvBytes + 2 * kH * kD * 2;
+  a.k = qkvBytes + heads * headDim * 2;
+  a.v = qkvBytes + 2 * heads * headDim * 2;
   a.y = y;
-  a.sq = a.skv = kS;
-  a.d = a.dv = kD;
+  a.sq = a.skv = tokens;
+  a.d = a.dv = headDim;
   a.batchRank = 2;
   a.batch[0] = batch;
-  a.batch[1] = kH;
-  a.batchCount = batch * kH;
+  a.batch[1] = heads;
+  a.batchCount = batch * heads;
   for (int64_t* s : {a.qStride, a.kStride, a.vStride}) {
-    s[0] = kS * 3 * kH * kD;
-    s[1] = kD;
+    s[0] = tokens * 3 * heads * headDim;
+    s[1] = headDim;
   }
-  a.qRowStride = a.kRowStride = a.vRowStride = 3 * kH * kD;
-  a.yStride[0] = kS * kH * kD;
-  a.yStride[1] = kD;
-  a.yRowStride = kH * kD;
+  a.qRowStride = a.kRowStride = a.vRowStride = 3 * heads * headDim;
+  a.yStride[0] = tokens * heads * headDim;
+  a.yStride[1] = headDim;
+  a.yRowStride = heads * headDim;
   a.yStrided = true;
   a.scale = 0.125f;
   return a;

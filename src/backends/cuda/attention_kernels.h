@@ -18,7 +18,7 @@ inline constexpr int64_t kAttentionMaxHeadDim = 128;
 inline constexpr int64_t kAttentionMaxRowTiles = 65535;
 inline constexpr int64_t kAttentionRowsPerTile = 64;
 /// Query rows per CTA of the fp16/bf16 kernel's small form, the one that splits keys: chosen where the split runs
-/// (at least 4 key tiles of 64, and even 16-row CTAs fewer than the device's SMs).
+/// (at least 4 key tiles of 64, and twice the 16-row CTAs at most the device's SMs).
 inline constexpr int64_t kAttentionSmallRowsPerTile = 16;
 
 /// One launch: the strided description the CPU loop takes too (attention_args.h; element type chosen at run time),

@@ -715,9 +715,9 @@ TEST(CudaAttention, MaskThroughOddStrides) {
 }
 
 // The form chosen by grid size (nothing forced): layout 1 with BERT's [b,1,1,s] key mask. 16-row CTAs with the key
-// split where there are at least 4 key tiles and even the 16-row CTAs are fewer than the SMs (b1 h2 s300: 38 of
-// them), 64-row CTAs otherwise: fewer than 4 key tiles (b1 h1 s1, b1 h12 s128, b3 h5 s65, b8 h12 s128) or 16-row
-// CTAs that would fill the SMs (b2 h16 s200, b1 h12 s384).
+// split where there are at least 4 key tiles and twice the 16-row CTAs are at most the SMs (b1 h2 s300: 38 of
+// them), 64-row CTAs otherwise: fewer than 4 key tiles (b1 h1 s1, b1 h12 s128, b3 h5 s65, b8 h12 s128) or too many
+// 16-row CTAs to split (b2 h16 s200, b1 h12 s384).
 TEST(CudaAttention, RowsPerCtaChosenByGridSize) {
   KILN_REQUIRE_GPU();
   ScopedRowsPerCta automatic(0);
