@@ -21,15 +21,6 @@ using namespace cudatest;  // NOLINT: test helpers
 constexpr int kWarmup = 3;
 constexpr int kIterations = 50;
 
-// Device memory freed on scope exit.
-struct DeviceBytes {
-  void* p = nullptr;
-  explicit DeviceBytes(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
-  ~DeviceBytes() { (void)cudaFree(p); }
-  DeviceBytes(DeviceBytes const&) = delete;
-  DeviceBytes& operator=(DeviceBytes const&) = delete;
-};
-
 // Mean milliseconds of one launchAttention over kIterations after kWarmup; -1 when a launch failed.
 double timeAttention(cuda::AttentionArgs const& a) {
   auto launch = [&] { return cuda::launchAttention(static_cast<int32_t>(DataType::kHALF), a, nullptr); };
@@ -83,8 +74,8 @@ TEST(CudaAttentionBench, BertMaskedAndUnmasked) {
   constexpr int64_t kH = 12, kS = 128, kD = 64;
   for (int64_t batch : {128, 1}) {
     int64_t const qkv = batch * kS * 3 * kH * kD, y = batch * kS * kH * kD;
-    DeviceBytes dqkv(static_cast<size_t>(qkv) * 2), dy(static_cast<size_t>(y) * 2);
-    DeviceBytes rowMask(static_cast<size_t>(batch * kS) * 2), tileMask(static_cast<size_t>(batch * kS * kS) * 2);
+    DeviceMemory dqkv(static_cast<size_t>(qkv) * 2), dy(static_cast<size_t>(y) * 2);
+    DeviceMemory rowMask(static_cast<size_t>(batch * kS) * 2), tileMask(static_cast<size_t>(batch * kS * kS) * 2);
     HostTensor const x = randomTensor(DataType::kHALF, {qkv}, 101, -1, 1);
     ASSERT_EQ(cudaMemcpy(dqkv.p, x.data(), x.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
     // Each sequence keeps a different number of leading keys (the rest -10000, as BERT's extended mask).
@@ -132,7 +123,7 @@ TEST(CudaAttentionBench, BertMaskedAndUnmasked) {
 TEST(CudaAttentionBench, VitBatch1) {
   KILN_REQUIRE_GPU();
   constexpr int64_t kH = 12, kS = 197, kD = 64;
-  DeviceBytes dqkv(static_cast<size_t>(kS * 3 * kH * kD) * 2), dy(static_cast<size_t>(kS * kH * kD) * 2);
+  DeviceMemory dqkv(static_cast<size_t>(kS * 3 * kH * kD) * 2), dy(static_cast<size_t>(kS * kH * kD) * 2);
   HostTensor const x = randomTensor(DataType::kHALF, {kS * 3 * kH * kD}, 131, -1, 1);
   ASSERT_EQ(cudaMemcpy(dqkv.p, x.data(), x.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
   cuda::AttentionArgs const a = packedQkvArgs(dqkv.p, dy.p, 1, kH, kS, kD);
@@ -165,7 +156,7 @@ namespace {
 TEST(CudaAttentionBench, FewQueriesManyKeys) {
   KILN_REQUIRE_GPU();
   constexpr int64_t kH = 12, kSq = 16, kSkv = 4096, kD = 64;
-  DeviceBytes dq(static_cast<size_t>(kH * kSq * kD) * 2), dk(static_cast<size_t>(kH * kSkv * kD) * 2),
+  DeviceMemory dq(static_cast<size_t>(kH * kSq * kD) * 2), dk(static_cast<size_t>(kH * kSkv * kD) * 2),
       dv(static_cast<size_t>(kH * kSkv * kD) * 2), dy(static_cast<size_t>(kH * kSq * kD) * 2),
       dm(static_cast<size_t>(kSkv) * 2);
   HostTensor const q = randomTensor(DataType::kHALF, {kH * kSq * kD}, 121, -1, 1);

@@ -195,15 +195,6 @@ TEST(CudaAttention, MmaKernelMasksAndMaskedRows) {
 
 // ---- [B, S, H, D] views through AttentionArgs' row and batch strides (launchAttention called directly) ----
 
-// Device memory freed on scope exit.
-struct DeviceMemory {
-  void* p = nullptr;
-  explicit DeviceMemory(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
-  ~DeviceMemory() { (void)cudaFree(p); }
-  DeviceMemory(DeviceMemory const&) = delete;
-  DeviceMemory& operator=(DeviceMemory const&) = delete;
-};
-
 // The reference backend's attention of q [b, h, sq, d], k [b, h, skv, d], v [b, h, skv, dv] (mask optional).
 std::optional<HostTensor> referenceAttention(HostTensor const& q, HostTensor const& k, HostTensor const& v,
                                              HostTensor const* mask, double scale, bool nanToZero) {

@@ -280,6 +280,16 @@ inline std::vector<TacticResult> expectMatchesReference(NodeSpec const& spec, do
   return results;
 }
 
+/// Device memory (cudaMalloc) freed on scope exit, for tests that call the launchers directly; a failed allocation
+/// fails the test and leaves p null.
+struct DeviceMemory {
+  void* p = nullptr;
+  explicit DeviceMemory(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  ~DeviceMemory() { (void)cudaFree(p); }
+  DeviceMemory(DeviceMemory const&) = delete;
+  DeviceMemory& operator=(DeviceMemory const&) = delete;
+};
+
 inline ir::Attributes attrs(std::initializer_list<std::pair<std::string const, ir::AttrValue>> kv) {
   return reftest::attrs(kv);
 }

@@ -62,9 +62,9 @@ TEST(CudaGemmEpilogueBench, FfnInGeluErfPass) {
   };
   for (Shape const sh : {Shape{"BERT b1", 128}, Shape{"ViT b1", 197}, Shape{"BERT b128", 16384}}) {
     int64_t const count = sh.m * kN;
-    void *y = nullptr, *bias = nullptr;
-    ASSERT_EQ(cudaMalloc(&y, static_cast<size_t>(count) * 2), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&bias, static_cast<size_t>(kN) * 2), cudaSuccess);
+    DeviceMemory yMem(static_cast<size_t>(count) * 2), biasMem(static_cast<size_t>(kN) * 2);
+    void* y = yMem.p;
+    void* bias = biasMem.p;
     HostTensor const y0 = randomTensor(DataType::kHALF, {count}, 91, -3, 3);
     HostTensor const b0 = randomTensor(DataType::kHALF, {kN}, 92, -1, 1);
     ASSERT_EQ(cudaMemcpy(y, y0.data(), y0.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
@@ -85,8 +85,6 @@ TEST(CudaGemmEpilogueBench, FfnInGeluErfPass) {
           sh.name, static_cast<long long>(sh.m), static_cast<long long>(kN), vectors, us,
           us > 0 ? 2.0 * 2 * static_cast<double>(count) / (us * 1e6) : 0.0);
     }
-    (void)cudaFree(y);
-    (void)cudaFree(bias);
   }
 }
 
