@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "backends/attention_head_args.h"
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/cuda_test_util.h"
 
@@ -40,30 +41,20 @@ double timeAttention(cuda::AttentionArgs const& a) {
   return ms / kIterations;
 }
 
-// Arguments of attention over q/k/v packed [B, S, 3, H, D] (layout 1: q, k, v slots H*D apart in rows of 3*H*D)
-// into y [B, S, H, D], as merge_qkv_projections leaves them.
+// Arguments of attention over q/k/v packed [B, S, 3, H, D] into y [B, S, H, D], as merge_qkv_projections leaves
+// them: the attention tactic's own mapping for layout 1, packed (ir::attentionHeadGeometry,
+// fillHeadMajorAttentionArgs), scale 1/8 (head dim 64), no mask.
 cuda::AttentionArgs packedQkvArgs(void const* qkv, void* y, int64_t batch, int64_t heads, int64_t tokens,
                                   int64_t headDim) {
+  Dims const packed = makeDims({batch, tokens, 3, heads, headDim});
+  auto const g =
+      ir::attentionHeadGeometry("bench", 1, true, packed, packed, packed, makeDims({batch, tokens, heads, headDim}));
+  EXPECT_TRUE(g.isOk()) << g.status().toString();
   cuda::AttentionArgs a;
-  auto const* qkvBytes = static_cast<unsigned char const*>(qkv);
-  a.q = qkvBytes;
-  a.k = qkvBytes + heads * headDim * 2;
-  a.v = qkvBytes + 2 * heads * headDim * 2;
-  a.y = y;
-  a.sq = a.skv = tokens;
-  a.d = a.dv = headDim;
-  a.batchRank = 2;
-  a.batch[0] = batch;
-  a.batch[1] = heads;
+  if (!g.isOk()) return a;
+  Status const s = backends::fillHeadMajorAttentionArgs<void>("bench", *g, 2, qkv, qkv, qkv, nullptr, Dims{}, y, a);
+  EXPECT_TRUE(s.isOk()) << s.toString();
   a.batchCount = batch * heads;
-  for (int64_t* s : {a.qStride, a.kStride, a.vStride}) {
-    s[0] = tokens * 3 * heads * headDim;
-    s[1] = headDim;
-  }
-  a.qRowStride = a.kRowStride = a.vRowStride = 3 * heads * headDim;
-  a.yStride[0] = tokens * heads * headDim;
-  a.yStride[1] = headDim;
-  a.yRowStride = heads * headDim;
   a.yStrided = true;
   a.scale = 0.125f;
   return a;
